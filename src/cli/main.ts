@@ -1,0 +1,296 @@
+import { parseArgs } from "node:util";
+import { KeyService } from "../access/keys.ts";
+import { ConfigError, type Config, loadConfig } from "../config.ts";
+import { parsePlanName, PLAN_NAMES } from "../domain/api-key.ts";
+import { COINS, type Coin, MARKET_TYPES, type MarketType, parseCoin, parseMarketType } from "../domain/market.ts";
+import { parseIsoMicros, systemClock } from "../domain/time.ts";
+import { WireFormatError } from "../domain/wire.ts";
+import { ArchiveError, type ExportFormat, exportArchive, importArchive, openInput, openOutput } from "../ingest/archive.ts";
+import { DEFAULT_DEMO_COUNTS, seedDemo } from "../ingest/demo.ts";
+import { formatImportReport, ImportError, importUpstream } from "../ingest/upstream-import.ts";
+import { serve } from "../server.ts";
+import { openStore } from "../store/open.ts";
+import type { Store } from "../store/store.ts";
+import { Progress } from "./progress.ts";
+
+const HELP: Record<string, string> = {
+  main: `updown: historical Polymarket Up or Down market data
+
+Usage: updown <command> [options]
+
+Commands:
+  serve     Run the HTTP API (what npm start runs)
+  migrate   Create or upgrade the database schema
+  seed      Generate deterministic demo data
+  import    Import upstream recordings or one of our archives
+  export    Export markets and snapshots (NDJSON archive or CSV)
+  keys      Create, list and revoke API keys
+
+Run 'updown <command> --help' for a command's options.
+Configuration comes from the environment (PORT, HOST, DATABASE_URL, REDIS_URL, PLANS_FILE, LOG_LEVEL,
+PAGE_CACHE_MB, SEED_DEMO); flags override it. See docs/configuration.md.`,
+  serve: `updown serve [--port N] [--host H] [--database-url URL] [--no-seed]
+
+Serves the API, /docs and /openapi.json on one port. On first start with an empty database it seeds
+demo data and creates one demo key per plan (printed, and written to demo-keys.json beside the SQLite
+file). --no-seed (or SEED_DEMO=0) skips both.`,
+  migrate: `updown migrate [--database-url URL]
+
+Creates or upgrades the schema. serve and every other command also do this on start.`,
+  seed: `updown seed [--seed N] [--anchor ISO|now] [--counts 5m=60,15m=60,1h=12,4h=3,24h=2] [--coins btc,eth,sol]
+
+Generates deterministic demo markets and snapshots: the same options give the same data. --anchor is the
+"now" of the data (default: now); the latest market of each series contains it and is live. --counts
+sets markets per series per coin (defaults shown). Idempotent: existing rows are kept.`,
+  import: `updown import upstream --markets FILE --feed FILE [--max-staleness SECONDS]
+updown import archive FILE
+
+upstream: market rows with their raw Gamma objects (JSONL, .gz accepted) and the settlement feed (CSV,
+.gz accepted), as in the recorded fixtures. The winner comes from the upstream outcome; the feed gives
+coin prices and a cross-check whose report (agreements, disagreements, markets the feed cannot decide,
+with reasons) is printed. --max-staleness (default 10) is the oldest a feed tick may be and still
+decide a market in the cross-check.
+archive: our own NDJSON export format (see 'updown export'), .gz accepted.
+Both are idempotent: importing twice changes nothing.`,
+  export: `updown export --out FILE|- [--format ndjson|csv] [--books] [--coin C] [--type T] [--slug S]...
+
+Writes markets and their snapshots oldest first. ndjson (default) is our archive format, importable
+with 'updown import archive'; csv is one snapshot a row for analysis tools. --books includes both
+order books. A FILE ending in .gz is gzipped. Filters: --coin, --type, or one or more --slug.`,
+  keys: `updown keys create --plan starter|pro|enterprise [--name TEXT] [--per-minute N]
+updown keys list
+updown keys revoke KEY_ID
+
+create prints only the new key on stdout (shown once; only its SHA-256 is stored). list shows ids,
+plans, names and states, never keys. revoke takes the id shown by list (the 8 characters after ud_).`,
+};
+
+class UsageError extends Error {}
+
+type OptionSpec = Record<string, { type: "string" | "boolean"; default?: string | boolean; multiple?: boolean }>;
+type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+function commandOptions(args: string[], options: OptionSpec): { values: OptionValues; positionals: string[] } {
+  const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean" } }, allowPositionals: true, strict: true });
+  return { values: parsed.values as OptionValues, positionals: parsed.positionals };
+}
+
+function configFrom(values: OptionValues): Config {
+  return loadConfig(process.env, {
+    port: values.port === undefined ? undefined : Number(values.port),
+    host: values.host as string | undefined,
+    databaseUrl: values["database-url"] as string | undefined,
+    seedDemo: values["no-seed"] ? false : undefined,
+  });
+}
+
+async function withStore<T>(values: OptionValues, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(configFrom(values).databaseUrl);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function parseCounts(text: string | undefined): Record<MarketType, number> {
+  const counts = { ...DEFAULT_DEMO_COUNTS };
+  if (!text) return counts;
+  for (const part of text.split(",")) {
+    const [name, value] = part.split("=");
+    const type = parseMarketType(name ?? "");
+    const n = Number(value);
+    if (!type || !Number.isInteger(n) || n < 0) throw new UsageError(`--counts: "${part}" is not TYPE=N`);
+    counts[type] = n;
+  }
+  return counts;
+}
+
+function parseCoins(text: string | undefined): Coin[] {
+  if (!text) return [...COINS];
+  return text.split(",").map((c) => {
+    const coin = parseCoin(c);
+    if (!coin) throw new UsageError(`--coins: ${c} is not one of ${COINS.join(", ")}`);
+    return coin;
+  });
+}
+
+const storeFlag = { "database-url": { type: "string" } } as const;
+
+async function run(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (!command || command === "--help" || command === "help") {
+    process.stdout.write(`${HELP.main}\n`);
+    return;
+  }
+  if (!(command in HELP) || command === "main") throw new UsageError(`unknown command ${command}\n\n${HELP.main}`);
+  if (rest.includes("--help")) {
+    process.stdout.write(`${HELP[command]}\n`);
+    return;
+  }
+
+  if (command === "serve") {
+    const { values } = commandOptions(rest, {
+      ...storeFlag,
+      port: { type: "string" },
+      host: { type: "string" },
+      "no-seed": { type: "boolean" },
+    });
+    await serve(configFrom(values));
+    return;
+  }
+
+  if (command === "migrate") {
+    const { values } = commandOptions(rest, storeFlag);
+    await withStore(values, async () => process.stdout.write("Schema is up to date.\n"));
+    return;
+  }
+
+  if (command === "seed") {
+    const { values } = commandOptions(rest, {
+      ...storeFlag,
+      seed: { type: "string", default: "1" },
+      anchor: { type: "string", default: "now" },
+      counts: { type: "string" },
+      coins: { type: "string" },
+    });
+    const anchorUs = values.anchor === "now" ? systemClock.nowMicros() : parseIsoMicros(String(values.anchor));
+    if (anchorUs === null) throw new UsageError("--anchor must be an ISO 8601 time or now");
+    const seed = Number(values.seed);
+    if (!Number.isInteger(seed)) throw new UsageError("--seed must be an integer");
+    await withStore(values, async (store) => {
+      const progress = new Progress("Seeding demo data");
+      const result = await seedDemo(store, {
+        seed,
+        anchor: Math.floor(anchorUs / 1e6),
+        counts: parseCounts(values.counts as string | undefined),
+        coins: parseCoins(values.coins as string | undefined),
+        onProgress: (d, t) => progress.update(d, t),
+      });
+      progress.done(`${result.markets} markets, ${result.snapshots.toLocaleString("en-US")} snapshots`);
+    });
+    return;
+  }
+
+  if (command === "import") {
+    const { values, positionals } = commandOptions(rest, {
+      ...storeFlag,
+      markets: { type: "string" },
+      feed: { type: "string" },
+      "max-staleness": { type: "string", default: "10" },
+    });
+    const [kind, file] = positionals;
+    if (kind === "upstream") {
+      if (!values.markets || !values.feed) throw new UsageError("import upstream needs --markets FILE and --feed FILE");
+      const maxStalenessSeconds = Number(values["max-staleness"]);
+      if (!Number.isInteger(maxStalenessSeconds) || maxStalenessSeconds < 0) {
+        throw new UsageError("--max-staleness must be a whole number of seconds");
+      }
+      await withStore(values, async (store) => {
+        const progress = new Progress("Importing markets");
+        const report = await importUpstream({
+          store,
+          marketsPath: String(values.markets),
+          feedPath: String(values.feed),
+          maxStalenessSeconds,
+          onProgress: (d, t) => progress.update(d, t),
+        });
+        progress.done(`${report.markets} markets`);
+        process.stdout.write(`${formatImportReport(report)}\n`);
+      });
+      return;
+    }
+    if (kind === "archive" && file) {
+      await withStore(values, async (store) => {
+        const progress = new Progress("Importing archive");
+        const r = await importArchive(store, openInput(file), (m, s) => progress.update(s, s));
+        progress.done(`${r.markets} markets, ${r.snapshots} snapshots (${r.added} new)`);
+      });
+      return;
+    }
+    throw new UsageError(HELP.import);
+  }
+
+  if (command === "export") {
+    const { values } = commandOptions(rest, {
+      ...storeFlag,
+      out: { type: "string" },
+      format: { type: "string", default: "ndjson" },
+      books: { type: "boolean", default: false },
+      coin: { type: "string" },
+      type: { type: "string" },
+      slug: { type: "string", multiple: true },
+    });
+    if (!values.out) throw new UsageError("export needs --out FILE (or - for stdout)");
+    if (values.format !== "ndjson" && values.format !== "csv") throw new UsageError("--format must be ndjson or csv");
+    const coin = values.coin ? parseCoins(String(values.coin))[0] : undefined;
+    const marketType = values.type ? (parseMarketType(String(values.type)) ?? undefined) : undefined;
+    if (values.type && !marketType) throw new UsageError(`--type must be one of ${MARKET_TYPES.join(", ")}`);
+    await withStore(values, async (store) => {
+      const progress = new Progress("Exporting");
+      const { out, done } = openOutput(String(values.out));
+      const r = await exportArchive({
+        store,
+        out,
+        format: values.format as ExportFormat,
+        books: Boolean(values.books),
+        coin,
+        marketType,
+        slugs: values.slug as string[] | undefined,
+        onProgress: (_m, s) => progress.update(s, s),
+      });
+      await done();
+      progress.done(`${r.markets} markets, ${r.snapshots} snapshots`);
+    });
+    return;
+  }
+
+  if (command === "keys") {
+    const { values, positionals } = commandOptions(rest, {
+      ...storeFlag,
+      plan: { type: "string" },
+      name: { type: "string" },
+      "per-minute": { type: "string" },
+    });
+    const [action, id] = positionals;
+    await withStore(values, async (store) => {
+      const keys = new KeyService(store, systemClock);
+      if (action === "create") {
+        const plan = parsePlanName(String(values.plan ?? ""));
+        if (!plan) throw new UsageError(`keys create needs --plan ${PLAN_NAMES.join("|")}`);
+        const perMinute = values["per-minute"] === undefined ? null : Number(values["per-minute"]);
+        if (perMinute !== null && (!Number.isInteger(perMinute) || perMinute < 1)) {
+          throw new UsageError("--per-minute must be a positive integer");
+        }
+        const created = await keys.create(plan, (values.name as string | undefined) ?? null, perMinute);
+        process.stdout.write(`${created.key}\n`);
+      } else if (action === "list") {
+        for (const k of await keys.list()) {
+          const state = k.revokedAt === null ? "active" : "revoked";
+          process.stdout.write(`${k.id}\t${k.plan}\t${state}\t${k.name ?? ""}\n`);
+        }
+      } else if (action === "revoke" && id) {
+        const bareId = id.startsWith("ud_") ? id.slice(3, 11) : id;
+        if (!(await keys.revoke(bareId))) throw new UsageError(`no active key with id ${bareId}`);
+        process.stderr.write(`Revoked ${bareId}.\n`);
+      } else {
+        throw new UsageError(HELP.keys);
+      }
+    });
+  }
+}
+
+const KNOWN_ERRORS = [UsageError, ConfigError, ImportError, ArchiveError, WireFormatError];
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await run(argv);
+  } catch (err) {
+    const known = KNOWN_ERRORS.some((E) => err instanceof E) || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    if (known) {
+      process.stderr.write(`error: ${(err as Error).message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}

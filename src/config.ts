@@ -1,0 +1,64 @@
+import { dirname, join } from "node:path";
+
+/** Everything the service can be told, with its defaults merged in one place (DESIGN 4). */
+export interface Config {
+  port: number;
+  host: string;
+  /** `sqlite:<path>` (default) or `postgres://...`. */
+  databaseUrl: string;
+  /** Unset: the in-process rate limiter. */
+  redisUrl: string | null;
+  plansFile: string | null;
+  logLevel: string;
+  /** Bytes of rendered snapshot pages of resolved markets kept in memory. */
+  pageCacheBytes: number;
+  /** Seed demo data and demo keys into an empty database on `serve`. */
+  seedDemo: boolean;
+}
+
+export const DEFAULT_CONFIG: Config = {
+  port: 8080,
+  host: "127.0.0.1",
+  databaseUrl: "sqlite:./data/updown.db",
+  redisUrl: null,
+  plansFile: null,
+  logLevel: "info",
+  pageCacheBytes: 128 * 1024 * 1024,
+  seedDemo: true,
+};
+
+export class ConfigError extends Error {}
+
+function intFrom(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
+  if (text === undefined || text === "") return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
+  }
+  return n;
+}
+
+/** Reads the environment; `overrides` (from command-line flags) win over it. */
+export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = {}): Config {
+  const fromEnv: Config = {
+    port: intFrom("PORT", env.PORT, DEFAULT_CONFIG.port, 0, 65535),
+    host: env.HOST || DEFAULT_CONFIG.host,
+    databaseUrl: env.DATABASE_URL || DEFAULT_CONFIG.databaseUrl,
+    redisUrl: env.REDIS_URL || null,
+    plansFile: env.PLANS_FILE || null,
+    logLevel: env.LOG_LEVEL || DEFAULT_CONFIG.logLevel,
+    pageCacheBytes:
+      intFrom("PAGE_CACHE_MB", env.PAGE_CACHE_MB, DEFAULT_CONFIG.pageCacheBytes / 1048576, 0, 65536) * 1048576,
+    seedDemo: env.SEED_DEMO !== "0" && env.SEED_DEMO !== "false",
+  };
+  const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
+  return { ...fromEnv, ...defined };
+}
+
+/** Where demo keys are written: beside the SQLite file, or in the working directory otherwise. */
+export function demoKeysPath(databaseUrl: string): string {
+  if (databaseUrl.startsWith("sqlite:") && !databaseUrl.endsWith(":memory:")) {
+    return join(dirname(databaseUrl.slice("sqlite:".length)), "demo-keys.json");
+  }
+  return "demo-keys.json";
+}

@@ -1,0 +1,118 @@
+/**
+ * Time in this service is an integer count of microseconds since the Unix epoch, held in a JS number.
+ * A double holds integers exactly up to 2^53 µs (year 2255), so no precision is lost; a `Date` would
+ * drop everything below the millisecond.
+ */
+export type Micros = number;
+
+export const MICROS_PER_SECOND = 1_000_000;
+
+export interface Clock {
+  nowMicros(): Micros;
+}
+
+export const systemClock: Clock = {
+  nowMicros: () => Math.round((performance.timeOrigin + performance.now()) * 1000),
+};
+
+/** A clock that only moves when told to; for tests and deterministic generation. */
+export class ManualClock implements Clock {
+  private now: Micros;
+  constructor(start: Micros) {
+    this.now = start;
+  }
+  nowMicros(): Micros {
+    return this.now;
+  }
+  set(micros: Micros): void {
+    this.now = micros;
+  }
+  advance(micros: Micros): void {
+    this.now += micros;
+  }
+}
+
+const DAY_SECONDS = 86_400;
+let cachedDay = Number.NaN;
+let cachedDayPrefix = "";
+
+function pad2(n: number): string {
+  return n < 10 ? `0${n}` : `${n}`;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS` for a Unix second; the date part is cached because pages walk one day. */
+function isoSecondsBody(sec: number): string {
+  const day = Math.floor(sec / DAY_SECONDS);
+  if (day !== cachedDay) {
+    cachedDay = day;
+    cachedDayPrefix = new Date(day * DAY_SECONDS * 1000).toISOString().slice(0, 11);
+  }
+  const inDay = sec - day * DAY_SECONDS;
+  const h = Math.floor(inDay / 3600);
+  const m = Math.floor((inDay % 3600) / 60);
+  const s = inDay % 60;
+  return `${cachedDayPrefix}${pad2(h)}:${pad2(m)}:${pad2(s)}`;
+}
+
+/** ISO 8601 UTC at second precision: `2026-07-24T00:00:00Z`. */
+export function isoSeconds(sec: number): string {
+  return `${isoSecondsBody(sec)}Z`;
+}
+
+/** ISO 8601 UTC at microsecond precision: `2026-07-24T00:00:00.943587Z`. */
+export function isoMicros(us: Micros): string {
+  const sec = Math.floor(us / MICROS_PER_SECOND);
+  const frac = us - sec * MICROS_PER_SECOND;
+  return `${isoSecondsBody(sec)}.${String(frac).padStart(6, "0")}Z`;
+}
+
+const ISO_RE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+/**
+ * Parses an ISO 8601 timestamp to microseconds, keeping up to six fractional digits (more are
+ * truncated). A missing zone means UTC. Returns null for anything that is not a valid timestamp.
+ */
+export function parseIsoMicros(text: string): Micros | null {
+  const m = ISO_RE.exec(text.trim());
+  if (!m) return null;
+  const [, y, mo, d, h = "0", mi = "0", s = "0", frac = "", zone = "Z"] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return null;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
+  const check = new Date(ms);
+  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return null;
+  let offsetMinutes = 0;
+  if (zone !== "Z") {
+    const sign = zone[0] === "-" ? -1 : 1;
+    const digits = zone.slice(1).replace(":", "");
+    const zh = Number(digits.slice(0, 2));
+    const zm = digits.length > 2 ? Number(digits.slice(2)) : 0;
+    if (zh > 23 || zm > 59) return null;
+    offsetMinutes = sign * (zh * 60 + zm);
+  }
+  const micros = Number(frac.padEnd(6, "0").slice(0, 6));
+  return (ms / 1000 - offsetMinutes * 60) * MICROS_PER_SECOND + micros;
+}
+
+/**
+ * A time given by a user: ISO 8601, or an integer count of epoch milliseconds (as Binance and most
+ * trading APIs use). Returns microseconds, or null when the text is neither.
+ */
+export function parseUserTime(text: string): Micros | null {
+  if (/^\d{1,16}$/.test(text)) return Number(text) * 1000;
+  return parseIsoMicros(text);
+}
+
+export function secondsToMicros(sec: number): Micros {
+  return sec * MICROS_PER_SECOND;
+}
+
+export function microsToSeconds(us: Micros): number {
+  return Math.floor(us / MICROS_PER_SECOND);
+}

@@ -1,0 +1,157 @@
+import { encodeBooks, renderBooksJson } from "./book-codec.ts";
+import type { OrderBook } from "./book.ts";
+import { type Coin, type Market, type MarketType, type Outcome, parseCoin, parseMarketType } from "./market.ts";
+import type { SnapshotRow } from "./snapshot.ts";
+import { isoMicros, isoSeconds, parseIsoMicros } from "./time.ts";
+
+/**
+ * The JSON shapes the service speaks: the API's market record and snapshot, which are also the lines
+ * of our own export format. Field names and order follow the spec (sections 2.1 and 2.2); `coin` and
+ * `polymarket_slug` are additions at the end.
+ */
+export interface MarketWire {
+  slug: string;
+  winner: Outcome | null;
+  market_id: string;
+  event_id: string;
+  market_type: MarketType;
+  start_time: string;
+  end_time: string;
+  coin_price_start: number | null;
+  coin_price_end: number | null;
+  condition_id: string;
+  clob_token_up: string;
+  clob_token_down: string;
+  final_volume: number | null;
+  final_liquidity: number | null;
+  resolved_at: string | null;
+  created_at: string;
+  updated_at: string;
+  coin: Coin;
+  polymarket_slug: string | null;
+}
+
+export function marketToWire(m: Market): MarketWire {
+  return {
+    slug: m.slug,
+    winner: m.winner,
+    market_id: m.marketId,
+    event_id: m.eventId,
+    market_type: m.marketType,
+    start_time: isoSeconds(m.startTime),
+    end_time: isoSeconds(m.endTime),
+    coin_price_start: m.coinPriceStart,
+    coin_price_end: m.coinPriceEnd,
+    condition_id: m.conditionId,
+    clob_token_up: m.clobTokenUp,
+    clob_token_down: m.clobTokenDown,
+    final_volume: m.finalVolume,
+    final_liquidity: m.finalLiquidity,
+    resolved_at: m.resolvedAt === null ? null : isoSeconds(m.resolvedAt),
+    created_at: isoMicros(m.createdAt),
+    updated_at: isoMicros(m.updatedAt),
+    coin: m.coin,
+    polymarket_slug: m.polymarketSlug,
+  };
+}
+
+export class WireFormatError extends Error {}
+
+function requireSeconds(text: unknown, field: string): number {
+  const us = typeof text === "string" ? parseIsoMicros(text) : null;
+  if (us === null) throw new WireFormatError(`${field} is not an ISO 8601 timestamp`);
+  return Math.floor(us / 1_000_000);
+}
+
+function requireMicros(text: unknown, field: string): number {
+  const us = typeof text === "string" ? parseIsoMicros(text) : null;
+  if (us === null) throw new WireFormatError(`${field} is not an ISO 8601 timestamp`);
+  return us;
+}
+
+function requireString(v: unknown, field: string): string {
+  if (typeof v !== "string" || v === "") throw new WireFormatError(`${field} must be a non-empty string`);
+  return v;
+}
+
+function numberOrNull(v: unknown, field: string): number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== "number" || !Number.isFinite(v)) throw new WireFormatError(`${field} must be a number or null`);
+  return v;
+}
+
+/** Reads a market record in the wire shape (our export format) back into a Market. */
+export function marketFromWire(w: Record<string, unknown>): Market {
+  const coin = parseCoin(String(w.coin ?? String(w.slug ?? "").split("-")[0]));
+  const marketType = parseMarketType(String(w.market_type));
+  if (!coin) throw new WireFormatError("coin must be btc, eth or sol");
+  if (!marketType) throw new WireFormatError("market_type must be one of 5m, 15m, 1h, 4h, 24h");
+  if (w.winner !== null && w.winner !== undefined && w.winner !== "Up" && w.winner !== "Down") {
+    throw new WireFormatError("winner must be Up, Down or null");
+  }
+  return {
+    slug: requireString(w.slug, "slug"),
+    polymarketSlug: typeof w.polymarket_slug === "string" ? w.polymarket_slug : null,
+    coin,
+    marketType,
+    marketId: requireString(w.market_id, "market_id"),
+    eventId: requireString(w.event_id, "event_id"),
+    startTime: requireSeconds(w.start_time, "start_time"),
+    endTime: requireSeconds(w.end_time, "end_time"),
+    coinPriceStart: numberOrNull(w.coin_price_start, "coin_price_start"),
+    coinPriceEnd: numberOrNull(w.coin_price_end, "coin_price_end"),
+    conditionId: requireString(w.condition_id, "condition_id"),
+    clobTokenUp: requireString(w.clob_token_up, "clob_token_up"),
+    clobTokenDown: requireString(w.clob_token_down, "clob_token_down"),
+    winner: (w.winner as Outcome | null | undefined) ?? null,
+    finalVolume: numberOrNull(w.final_volume, "final_volume"),
+    finalLiquidity: numberOrNull(w.final_liquidity, "final_liquidity"),
+    resolvedAt: w.resolved_at === null || w.resolved_at === undefined ? null : requireSeconds(w.resolved_at, "resolved_at"),
+    createdAt: requireMicros(w.created_at, "created_at"),
+    updatedAt: requireMicros(w.updated_at, "updated_at"),
+  };
+}
+
+const EMPTY_BOOK_JSON = '{"bids":[],"asks":[]}';
+
+/**
+ * One snapshot as JSON text. With books, a snapshot whose books were not recorded carries two empty
+ * books, so that every snapshot of a page has both (spec 4.1 rule 2).
+ */
+export function snapshotJson(row: SnapshotRow, withBooks: boolean): string {
+  const head = `{"time":"${isoMicros(row.time)}","coin_price":${row.coinPrice},"price_up":${row.priceUp},"price_down":${row.priceDown}`;
+  if (!withBooks) return `${head}}`;
+  if (!row.books) return `${head},"orderbook_up":${EMPTY_BOOK_JSON},"orderbook_down":${EMPTY_BOOK_JSON}}`;
+  const books = renderBooksJson(row.books);
+  return `${head},"orderbook_up":${books.up},"orderbook_down":${books.down}}`;
+}
+
+function bookFromWire(v: unknown, field: string): OrderBook {
+  const b = v as { bids?: unknown; asks?: unknown } | null;
+  if (!b || !Array.isArray(b.bids) || !Array.isArray(b.asks)) throw new WireFormatError(`${field} needs bids and asks`);
+  const levels = (side: unknown[], name: string) =>
+    side.map((l) => {
+      const level = l as { price?: unknown; size?: unknown };
+      if (typeof level.price !== "number" || typeof level.size !== "number") {
+        throw new WireFormatError(`${field}.${name} levels need numeric price and size`);
+      }
+      return { price: level.price, size: level.size };
+    });
+  return { bids: levels(b.bids, "bids"), asks: levels(b.asks, "asks") };
+}
+
+/** Reads a snapshot in the wire shape back into a stored row (books re-encoded). */
+export function snapshotFromWire(w: Record<string, unknown>): SnapshotRow {
+  const time = requireMicros(w.time, "time");
+  const coinPrice = numberOrNull(w.coin_price, "coin_price");
+  const priceUp = numberOrNull(w.price_up, "price_up");
+  const priceDown = numberOrNull(w.price_down, "price_down");
+  if (coinPrice === null || priceUp === null || priceDown === null) {
+    throw new WireFormatError("coin_price, price_up and price_down are required");
+  }
+  const hasBooks = w.orderbook_up !== undefined || w.orderbook_down !== undefined;
+  const books = hasBooks
+    ? encodeBooks(bookFromWire(w.orderbook_up, "orderbook_up"), bookFromWire(w.orderbook_down, "orderbook_down"))
+    : null;
+  return { time, coinPrice, priceUp, priceDown, books };
+}

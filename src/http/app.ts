@@ -1,0 +1,134 @@
+import { randomUUID } from "node:crypto";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { KeyService } from "../access/keys.ts";
+import { type Config, DEFAULT_CONFIG } from "../config.ts";
+import type { ApiKeyRecord } from "../domain/api-key.ts";
+import { type Clock, isoMicros, systemClock } from "../domain/time.ts";
+import type { Store } from "../store/store.ts";
+import { ApiError, errorEnvelope, notFound, unauthorized, validationError } from "./errors.ts";
+import { PageCache } from "./page-cache.ts";
+import { marketRoutes } from "./routes/markets.ts";
+import { snapshotRoutes } from "./routes/snapshots.ts";
+import { errorSchema, marketSchema, snapshotSchema } from "./schemas.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The caller's key record, set by authentication on /v1 routes. */
+    apiKey: ApiKeyRecord | null;
+  }
+}
+
+export interface AppOptions {
+  store: Store;
+  clock?: Clock;
+  config?: Partial<Config>;
+  /** Fastify logger setting; false in tests. */
+  logger?: boolean | { level: string };
+}
+
+/** What every route gets: the app's dependencies, built once. */
+export interface AppContext {
+  store: Store;
+  clock: Clock;
+  config: Config;
+  keys: KeyService;
+  pageCache: PageCache;
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers["x-request-id"];
+  return typeof given === "string" && REQUEST_ID_RE.test(given) ? given : randomUUID();
+}
+
+/** Turns Fastify's schema-validation error into a message naming the parameter and its rule. */
+function describeValidation(err: FastifyError): ApiError {
+  const first = err.validation?.[0];
+  if (!first) return validationError(err.message);
+  const missing = (first.params as { missingProperty?: string }).missingProperty;
+  const parameter = missing ?? first.instancePath.replace(/^\//, "").replaceAll("/", ".");
+  const message = missing ? `${parameter} is required` : `${parameter || err.validationContext} ${first.message}`;
+  return validationError(message, { parameter, rule: first.keyword, in: err.validationContext });
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const config: Config = { ...DEFAULT_CONFIG, ...options.config };
+  const clock = options.clock ?? systemClock;
+  const ctx: AppContext = {
+    store: options.store,
+    clock,
+    config,
+    keys: new KeyService(options.store, clock),
+    pageCache: new PageCache(config.pageCacheBytes),
+  };
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    disableRequestLogging: false,
+    ajv: { customOptions: { coerceTypes: true, allErrors: false, removeAdditional: false } },
+  });
+  app.decorateRequest("apiKey", null);
+
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("x-request-id", req.id);
+  });
+
+  const sendError = (err: ApiError, req: FastifyRequest, reply: FastifyReply) => {
+    for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+    return reply.code(err.status).send(errorEnvelope(err, req.id, isoMicros(clock.nowMicros())));
+  };
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (err instanceof ApiError) return sendError(err, req, reply);
+    if (err.validation) return sendError(describeValidation(err), req, reply);
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      const apiErr = err.statusCode === 404 ? notFound(err.message) : validationError(err.message);
+      return sendError(apiErr, req, reply);
+    }
+    req.log.error({ err }, "request failed");
+    return sendError(new ApiError("INTERNAL_ERROR", "An internal error occurred."), req, reply);
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    sendError(notFound(`No route ${req.method} ${req.url.split("?")[0]}. The API lives under /v1.`), req, reply),
+  );
+
+  for (const schema of [marketSchema, snapshotSchema, errorSchema]) app.addSchema(schema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Up or Down history API",
+        version: "1.0.0",
+        description:
+          "Recorded history of Polymarket's short-interval crypto Up or Down markets: market records and per-second snapshots with order books.",
+      },
+      components: { securitySchemes: { apiKey: { type: "apiKey", in: "header", name: "X-API-Key" } } },
+      security: [{ apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(
+    async (v1) => {
+      v1.addHook("onRequest", async (req) => {
+        const header = req.headers["x-api-key"];
+        const record = await ctx.keys.authenticate(typeof header === "string" ? header : undefined);
+        if (!record) throw unauthorized();
+        req.apiKey = record;
+      });
+      await v1.register(async (scope) => marketRoutes(scope, ctx));
+      await v1.register(async (scope) => snapshotRoutes(scope, ctx));
+    },
+    { prefix: "/v1" },
+  );
+
+  return app;
+}

@@ -1,0 +1,164 @@
+import { createReadStream, createWriteStream } from "node:fs";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
+import { finished } from "node:stream/promises";
+import { createGunzip, createGzip } from "node:zlib";
+import { BookEncodingError, decodeBooks } from "../domain/book-codec.ts";
+import type { Coin, MarketType } from "../domain/market.ts";
+import type { SnapshotRow } from "../domain/snapshot.ts";
+import { isoMicros } from "../domain/time.ts";
+import { marketFromWire, marketToWire, snapshotFromWire, snapshotJson, WireFormatError } from "../domain/wire.ts";
+import type { Store, StoredMarket } from "../store/store.ts";
+
+/**
+ * Our own export format ("archive"): NDJSON, one object a line. A market line
+ * `{"type":"market","market":{...}}` (the API's market record) is followed by its snapshot lines
+ * `{"type":"snapshot","slug":"...","snapshot":{...}}` (the API's snapshot, oldest first, books included
+ * when exported with books). Importing an archive gives back the same API responses.
+ *
+ * CSV is offered for analysis tools: one snapshot a row, books as JSON text columns; it has no market
+ * records, so it cannot be imported back.
+ */
+export type ExportFormat = "ndjson" | "csv";
+
+export interface ExportOptions {
+  store: Store;
+  out: Writable;
+  format: ExportFormat;
+  books: boolean;
+  coin?: Coin;
+  marketType?: MarketType;
+  slugs?: string[];
+  onProgress?: (markets: number, snapshots: number) => void;
+}
+
+const PAGE = 5000;
+const CSV_HEADER = "slug,time,coin_price,price_up,price_down";
+
+async function write(out: Writable, text: string): Promise<void> {
+  if (!out.write(text)) await once(out, "drain");
+}
+
+async function* marketsToExport(o: ExportOptions): AsyncGenerator<StoredMarket> {
+  if (o.slugs?.length) {
+    for (const slug of o.slugs) {
+      const m = await o.store.getMarket(slug);
+      if (!m) throw new WireFormatError(`no market with slug ${slug}`);
+      yield m;
+    }
+    return;
+  }
+  for (let offset = 0; ; offset += 100) {
+    const { markets } = await o.store.listMarkets({ coin: o.coin, marketType: o.marketType, limit: 100, offset });
+    yield* markets;
+    if (markets.length < 100) return;
+  }
+}
+
+function csvQuote(text: string): string {
+  return `"${text.replaceAll('"', '""')}"`;
+}
+
+function csvRow(slug: string, r: SnapshotRow, books: boolean): string {
+  const base = `${slug},${isoMicros(r.time)},${r.coinPrice},${r.priceUp},${r.priceDown}`;
+  if (!books) return `${base}\n`;
+  const b = r.books ? decodeBooks(r.books) : { up: { bids: [], asks: [] }, down: { bids: [], asks: [] } };
+  return `${base},${csvQuote(JSON.stringify(b.up))},${csvQuote(JSON.stringify(b.down))}\n`;
+}
+
+export async function exportArchive(o: ExportOptions): Promise<{ markets: number; snapshots: number }> {
+  let markets = 0;
+  let snapshots = 0;
+  if (o.format === "csv") await write(o.out, `${CSV_HEADER}${o.books ? ",orderbook_up,orderbook_down" : ""}\n`);
+  for await (const m of marketsToExport(o)) {
+    markets++;
+    if (o.format === "ndjson") await write(o.out, `{"type":"market","market":${JSON.stringify(marketToWire(m))}}\n`);
+    const slugJson = JSON.stringify(m.slug);
+    for (let offset = 0; offset < m.snapshotCount; offset += PAGE) {
+      const rows = await o.store.snapshotPage(m.key, { order: "asc", limit: PAGE, offset, books: o.books });
+      let chunk = "";
+      for (const r of rows) {
+        chunk +=
+          o.format === "csv"
+            ? csvRow(m.slug, r, o.books)
+            : `{"type":"snapshot","slug":${slugJson},"snapshot":${snapshotJson(r, o.books)}}\n`;
+      }
+      await write(o.out, chunk);
+      snapshots += rows.length;
+      o.onProgress?.(markets, snapshots);
+    }
+  }
+  return { markets, snapshots };
+}
+
+/** Writes to a file, gzipped when the name ends in .gz, or to stdout for "-". */
+export function openOutput(path: string): { out: Writable; done: () => Promise<void> } {
+  if (path === "-") return { out: process.stdout, done: async () => {} };
+  const file = createWriteStream(path);
+  if (!path.endsWith(".gz")) {
+    return { out: file, done: async () => { file.end(); await finished(file); } };
+  }
+  const gzip = createGzip();
+  gzip.pipe(file);
+  return { out: gzip, done: async () => { gzip.end(); await finished(file); } };
+}
+
+export function openInput(path: string): Readable {
+  const file = createReadStream(path);
+  return path.endsWith(".gz") ? file.pipe(createGunzip()) : file;
+}
+
+export class ArchiveError extends Error {}
+
+/**
+ * Imports an archive: markets upserted, snapshots inserted in batches; rows already stored are left
+ * as they are, so importing twice changes nothing.
+ */
+export async function importArchive(
+  store: Store,
+  input: Readable,
+  onProgress?: (markets: number, snapshots: number) => void,
+): Promise<{ markets: number; snapshots: number; added: number }> {
+  let market: StoredMarket | null = null;
+  let batch: SnapshotRow[] = [];
+  let markets = 0;
+  let snapshots = 0;
+  let added = 0;
+  const flush = async () => {
+    if (market && batch.length) added += await store.insertSnapshots(market.key, batch);
+    batch = [];
+    onProgress?.(markets, snapshots);
+  };
+  let lineNo = 0;
+  for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+    lineNo++;
+    if (line.trim() === "") continue;
+    try {
+      const obj = JSON.parse(line) as { type?: unknown; market?: unknown; slug?: unknown; snapshot?: unknown };
+      if (obj.type === "market") {
+        if (typeof obj.market !== "object" || obj.market === null) throw new WireFormatError("market line needs a market");
+        await flush();
+        market = await store.upsertMarket(marketFromWire(obj.market as Record<string, unknown>));
+        markets++;
+      } else if (obj.type === "snapshot") {
+        if (!market || obj.slug !== market.slug) throw new WireFormatError("snapshot line does not follow its market");
+        if (typeof obj.snapshot !== "object" || obj.snapshot === null) {
+          throw new WireFormatError("snapshot line needs a snapshot");
+        }
+        batch.push(snapshotFromWire(obj.snapshot as Record<string, unknown>));
+        snapshots++;
+        if (batch.length >= PAGE) await flush();
+      } else {
+        throw new WireFormatError('each line needs "type": "market" or "snapshot"');
+      }
+    } catch (err) {
+      if (err instanceof SyntaxError || err instanceof WireFormatError || err instanceof BookEncodingError) {
+        throw new ArchiveError(`line ${lineNo}: ${err.message}`);
+      }
+      throw err;
+    }
+  }
+  await flush();
+  return { markets, snapshots, added };
+}

@@ -1,0 +1,456 @@
+import { createReadStream } from "node:fs";
+import { createInterface } from "node:readline";
+import { createGunzip } from "node:zlib";
+import {
+  type Coin,
+  type Market,
+  type MarketType,
+  marketTypeFromSeconds,
+  type Outcome,
+  parseCoin,
+} from "../domain/market.ts";
+import { formatSlug, polymarketSlug } from "../domain/slug.ts";
+import { isoSeconds, type Micros, parseIsoMicros } from "../domain/time.ts";
+import type { Store } from "../store/store.ts";
+import { PriceFeed, scaledDecimalToNumber, type TickInEffect } from "./price-feed.ts";
+
+/**
+ * Import of the recorded upstream formats (see test/fixtures/real-btc-5m-2026-07-24 and the shared
+ * fixtures README): a JSON-lines file of Gamma markets plus the Chainlink settlement feed as CSV. Every
+ * market becomes a market record; every resolved one is also re-settled from the feed alone, so that a
+ * winner we cannot reproduce is reported instead of silently trusted.
+ */
+
+export interface ImportOptions {
+  store: Store;
+  marketsPath: string;
+  feedPath: string;
+  /** A feed tick older than this at a market's start or end cannot settle it. Default 10. */
+  maxStalenessSeconds?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface Disagreement {
+  slug: string;
+  upstream: Outcome;
+  feed: Outcome;
+  startPrice: number;
+  endPrice: number;
+  startTickAgeS: number;
+  endTickAgeS: number;
+}
+
+export interface Undecidable {
+  slug: string;
+  reason: string;
+}
+
+export interface ImportReport {
+  markets: number;
+  resolved: number;
+  agreements: number;
+  disagreements: Disagreement[];
+  undecidable: Undecidable[];
+}
+
+/** A bad input file: names the file and, when the problem is one line, its 1-based line number. */
+export class ImportError extends Error {
+  readonly file: string;
+  readonly line: number | null;
+  constructor(file: string, line: number | null, reason: string) {
+    super(line === null ? `${file}: ${reason}` : `${file}:${line}: ${reason}`);
+    this.name = "ImportError";
+    this.file = file;
+    this.line = line;
+  }
+}
+
+/** A problem with one field of one line; the reader adds the file and line number. */
+class FieldError extends Error {}
+
+const DEFAULT_MAX_STALENESS_S = 10;
+
+export async function importUpstream(opts: ImportOptions): Promise<ImportReport> {
+  const maxStale = opts.maxStalenessSeconds ?? DEFAULT_MAX_STALENESS_S;
+  const feed = await readFeed(opts.feedPath);
+  // Every market line is parsed before the first write, so a bad file leaves the store untouched.
+  const upstream = await readMarkets(opts.marketsPath);
+  const report: ImportReport = { markets: 0, resolved: 0, agreements: 0, disagreements: [], undecidable: [] };
+  for (const u of upstream) {
+    const market = toMarket(u, feed);
+    await opts.store.upsertMarket(market);
+    report.markets++;
+    if (market.winner !== null) {
+      report.resolved++;
+      recordCrossCheck(report, crossCheck(market.slug, market.winner, u, feed, maxStale));
+    }
+    opts.onProgress?.(report.markets, upstream.length);
+  }
+  return report;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reading files
+
+/** The lines of a plain or gzipped (`.gz`) text file with 1-based numbers, streamed. */
+async function* readLines(path: string): AsyncGenerator<{ text: string; no: number }> {
+  const source = createReadStream(path);
+  const input = path.endsWith(".gz") ? source.pipe(createGunzip()) : source;
+  // pipe() does not forward errors; without this a missing .gz file would leave the reader waiting.
+  if (input !== source) source.on("error", (err) => input.destroy(err));
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  let no = 0;
+  try {
+    for await (const text of lines) {
+      no++;
+      yield { text, no };
+    }
+  } catch (err) {
+    if (err instanceof ImportError) throw err;
+    throw new ImportError(path, null, `cannot read: ${errorMessage(err)}`);
+  } finally {
+    lines.close();
+    input.destroy();
+  }
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Runs `parse` on one line, turning any failure into an ImportError naming the file and line. */
+function atLine<T>(path: string, no: number, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new ImportError(path, no, errorMessage(err));
+  }
+}
+
+const FEED_COLUMNS = ["feed_ts_ms", "full_accuracy_value", "recv_ms"] as const;
+type FeedColumn = (typeof FEED_COLUMNS)[number];
+
+/** Reads the Chainlink CSV (`feed_ts_ms,value,full_accuracy_value,server_ts_ms,recv_ms`) into a feed. */
+async function readFeed(path: string): Promise<PriceFeed> {
+  const feed = new PriceFeed();
+  let columns: Record<FeedColumn, number> | null = null;
+  let width = 0;
+  for await (const { text, no } of readLines(path)) {
+    if (text.trim() === "") continue;
+    const cells = text.split(",");
+    if (columns === null) {
+      columns = atLine(path, no, () => feedHeader(cells));
+      width = cells.length;
+      continue;
+    }
+    const header = columns;
+    atLine(path, no, () => {
+      if (cells.length !== width) throw new FieldError(`expected ${width} columns, found ${cells.length}`);
+      const ms = integerCell(cells[header.feed_ts_ms], "feed_ts_ms");
+      const value = scaledCell(cells[header.full_accuracy_value], "full_accuracy_value");
+      const recv = integerCell(cells[header.recv_ms], "recv_ms");
+      feed.addTick(Math.floor(ms / 1000), value, recv);
+    });
+  }
+  if (columns === null) throw new ImportError(path, null, "empty file: no header line");
+  return feed;
+}
+
+function feedHeader(cells: string[]): Record<FeedColumn, number> {
+  const names = cells.map((c) => c.trim());
+  const index = (name: FeedColumn): number => {
+    const i = names.indexOf(name);
+    if (i < 0) throw new FieldError(`header lacks column ${name} (found: ${names.join(",")})`);
+    return i;
+  };
+  return {
+    feed_ts_ms: index("feed_ts_ms"),
+    full_accuracy_value: index("full_accuracy_value"),
+    recv_ms: index("recv_ms"),
+  };
+}
+
+function integerCell(cell: string, name: string): number {
+  const text = cell.trim();
+  if (!/^-?\d+$/.test(text)) throw new FieldError(`${name} is not an integer: ${JSON.stringify(cell)}`);
+  return Number(text);
+}
+
+function scaledCell(cell: string, name: string): number {
+  const text = cell.trim();
+  if (!/^-?\d+$/.test(text)) throw new FieldError(`${name} is not a scaled integer: ${JSON.stringify(cell)}`);
+  return scaledDecimalToNumber(text);
+}
+
+/** One market line, checked and narrowed; `raw` keeps only the Gamma fields the record needs. */
+interface UpstreamMarket {
+  slug: string;
+  coin: Coin;
+  marketType: MarketType;
+  conditionId: string;
+  tokenUp: string;
+  tokenDown: string;
+  startSec: number;
+  endSec: number;
+  /** From `resolved` and `outcome_prices`; null while unresolved or when the prices are not 1/0. */
+  winner: Outcome | null;
+  strike: number | null;
+  marketId: string;
+  eventId: string;
+  volume: number | null;
+  liquidity: number | null;
+  resolvedAt: number | null;
+  createdAt: Micros;
+  updatedAt: Micros;
+}
+
+async function readMarkets(path: string): Promise<UpstreamMarket[]> {
+  const out: UpstreamMarket[] = [];
+  for await (const { text, no } of readLines(path)) {
+    if (text.trim() === "") continue;
+    out.push(atLine(path, no, () => parseMarketLine(text)));
+  }
+  return out;
+}
+
+function parseMarketLine(text: string): UpstreamMarket {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new FieldError(`not valid JSON: ${errorMessage(err)}`);
+  }
+  const line = requireObject(value, "line");
+  const raw = requireObject(line.raw, "raw");
+  const asset = requireString(line.asset, "asset");
+  const coin = parseCoin(asset);
+  if (!coin) throw new FieldError(`asset ${JSON.stringify(asset)} is not btc, eth or sol`);
+  const interval = requireInteger(line.interval_sec, "interval_sec");
+  const marketType = marketTypeFromSeconds(interval);
+  if (!marketType) throw new FieldError(`interval_sec ${interval} is not a known market length`);
+  const startSec = requireInteger(line.start_sec, "start_sec");
+  const endSec = requireInteger(line.end_sec, "end_sec");
+  if (endSec <= startSec) throw new FieldError(`end_sec ${endSec} is not after start_sec ${startSec}`);
+  const tokens = line.token_ids;
+  if (!Array.isArray(tokens) || tokens.length !== 2) throw new FieldError("token_ids must be [Up, Down]");
+  const marketId = requireId(raw.id, "raw.id");
+  return {
+    slug: requireString(line.slug, "slug"),
+    coin,
+    marketType,
+    conditionId: requireString(line.condition_id, "condition_id"),
+    tokenUp: requireString(tokens[0], "token_ids[0]"),
+    tokenDown: requireString(tokens[1], "token_ids[1]"),
+    startSec,
+    endSec,
+    winner: line.resolved === true ? winnerFromPrices(line.outcome_prices) : null,
+    strike: strikeOf(line.strike_value),
+    marketId,
+    eventId: eventIdOf(raw, marketId),
+    volume: amountOf(raw.volumeNum, raw.volume),
+    liquidity: amountOf(raw.liquidityNum, raw.liquidity),
+    resolvedAt: resolvedAtOf(raw),
+    createdAt: requireIso(raw.createdAt, "raw.createdAt"),
+    updatedAt: requireIso(raw.updatedAt, "raw.updatedAt"),
+  };
+}
+
+function requireObject(v: unknown, field: string): Record<string, unknown> {
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new FieldError(`${field} must be an object`);
+  return v as Record<string, unknown>;
+}
+
+function requireString(v: unknown, field: string): string {
+  if (typeof v !== "string" || v === "") throw new FieldError(`${field} must be a non-empty string`);
+  return v;
+}
+
+function requireInteger(v: unknown, field: string): number {
+  if (typeof v !== "number" || !Number.isInteger(v)) throw new FieldError(`${field} must be an integer`);
+  return v;
+}
+
+/** Gamma ids are numeric strings, but a number is accepted and kept as its decimal text. */
+function requireId(v: unknown, field: string): string {
+  if (typeof v === "number" && Number.isInteger(v)) return String(v);
+  return requireString(v, field);
+}
+
+function requireIso(v: unknown, field: string): Micros {
+  const us = typeof v === "string" ? parseIsoMicros(v) : null;
+  if (us === null) throw new FieldError(`${field} is not an ISO 8601 timestamp: ${JSON.stringify(v)}`);
+  return us;
+}
+
+/** `["1","0"]` is Up, `["0","1"]` Down; anything else (a market voided or mid-dispute) has no winner. */
+function winnerFromPrices(prices: unknown): Outcome | null {
+  if (!Array.isArray(prices) || prices.length !== 2) return null;
+  if (prices[0] === "1" && prices[1] === "0") return "Up";
+  if (prices[0] === "0" && prices[1] === "1") return "Down";
+  return null;
+}
+
+function strikeOf(v: unknown): number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== "string" || !/^-?\d+$/.test(v)) {
+    throw new FieldError(`strike_value must be a scaled integer string or null, got ${JSON.stringify(v)}`);
+  }
+  return scaledDecimalToNumber(v);
+}
+
+/**
+ * Gamma nests a market in an event and reports it as `events[0].id`; some market rows (all of the
+ * recorded fixture's) come without `events`, and some carry a flat `eventId`. With neither, the market
+ * id stands in: these series have exactly one market per event, so it still identifies the event
+ * uniquely, and the record's event_id must not be empty.
+ */
+function eventIdOf(raw: Record<string, unknown>, marketId: string): string {
+  const events = raw.events;
+  if (Array.isArray(events) && events.length > 0) {
+    const first: unknown = events[0];
+    if (typeof first === "object" && first !== null && "id" in first) {
+      const id = (first as { id: unknown }).id;
+      if ((typeof id === "string" && id !== "") || typeof id === "number") return String(id);
+    }
+  }
+  if ((typeof raw.eventId === "string" && raw.eventId !== "") || typeof raw.eventId === "number") {
+    return String(raw.eventId);
+  }
+  return marketId;
+}
+
+/** Gamma gives volume and liquidity both as a number (`volumeNum`) and as text (`volume`); either may be absent. */
+function amountOf(numeric: unknown, text: unknown): number | null {
+  if (typeof numeric === "number" && Number.isFinite(numeric)) return numeric;
+  if (typeof text === "string" && text.trim() !== "") {
+    const n = Number(text);
+    if (Number.isFinite(n)) return n;
+  }
+  return null;
+}
+
+/** `closedTime` ("2026-07-24 00:00:16+00") is when Gamma closed the market; `umaEndDate` is the oracle's. */
+function resolvedAtOf(raw: Record<string, unknown>): number | null {
+  for (const v of [raw.closedTime, raw.umaEndDate]) {
+    const us = typeof v === "string" ? parseIsoMicros(v) : null;
+    if (us !== null) return Math.floor(us / 1_000_000);
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Records and the cross-check
+
+function toMarket(u: UpstreamMarket, feed: PriceFeed): Market {
+  const ours = formatSlug(u.coin, u.marketType, u.startSec);
+  const resolved = u.winner !== null;
+  return {
+    slug: ours,
+    // An upstream slug not in our shape is kept as the alias, so lookups by it keep working.
+    polymarketSlug: u.slug === ours ? polymarketSlug(u.coin, u.marketType, u.startSec) : u.slug,
+    coin: u.coin,
+    marketType: u.marketType,
+    marketId: u.marketId,
+    eventId: u.eventId,
+    startTime: u.startSec,
+    endTime: u.endSec,
+    // The strike is upstream's own start price; only without it does the feed fill in.
+    coinPriceStart: u.strike ?? feed.inEffectAt(u.startSec)?.value ?? null,
+    // The end price, volume, liquidity and resolution time are final only once the market resolved.
+    coinPriceEnd: resolved ? (feed.inEffectAt(u.endSec)?.value ?? null) : null,
+    conditionId: u.conditionId,
+    clobTokenUp: u.tokenUp,
+    clobTokenDown: u.tokenDown,
+    winner: u.winner,
+    finalVolume: resolved ? u.volume : null,
+    finalLiquidity: resolved ? u.liquidity : null,
+    resolvedAt: resolved ? u.resolvedAt : null,
+    createdAt: u.createdAt,
+    updatedAt: u.updatedAt,
+  };
+}
+
+type CrossCheck =
+  | { kind: "agree" }
+  | { kind: "disagree"; disagreement: Disagreement }
+  | { kind: "undecidable"; undecidable: Undecidable };
+
+/**
+ * Settles the market again from the feed alone (Up iff the tick in effect at the end is >= the one in
+ * effect at the start). The strike is deliberately not used: the point is an independent check.
+ */
+function crossCheck(
+  slug: string,
+  upstream: Outcome,
+  u: UpstreamMarket,
+  feed: PriceFeed,
+  maxStale: number,
+): CrossCheck {
+  const start = feed.inEffectAt(u.startSec);
+  const end = feed.inEffectAt(u.endSec);
+  const problems = [
+    tickProblem("start", u.startSec, start, maxStale),
+    tickProblem("end", u.endSec, end, maxStale),
+  ].filter((p) => p !== null);
+  if (problems.length > 0 || start === null || end === null) {
+    return { kind: "undecidable", undecidable: { slug, reason: problems.join("; ") } };
+  }
+  const feedWinner: Outcome = end.value >= start.value ? "Up" : "Down";
+  if (feedWinner === upstream) return { kind: "agree" };
+  return {
+    kind: "disagree",
+    disagreement: {
+      slug,
+      upstream,
+      feed: feedWinner,
+      startPrice: start.value,
+      endPrice: end.value,
+      startTickAgeS: u.startSec - start.tickSecond,
+      endTickAgeS: u.endSec - end.tickSecond,
+    },
+  };
+}
+
+/** Why the tick in effect at one side cannot settle the market, or null when it can. */
+function tickProblem(
+  side: string,
+  second: number,
+  tick: TickInEffect | null,
+  maxStale: number,
+): string | null {
+  if (tick === null) return `no feed tick at or before ${side} ${isoSeconds(second)}`;
+  const age = second - tick.tickSecond;
+  if (age > maxStale) return `feed gap: the tick in effect at ${side} is ${age} s old (max ${maxStale} s)`;
+  return null;
+}
+
+function recordCrossCheck(report: ImportReport, check: CrossCheck): void {
+  if (check.kind === "agree") report.agreements++;
+  else if (check.kind === "disagree") report.disagreements.push(check.disagreement);
+  else report.undecidable.push(check.undecidable);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Report
+
+/** The report for people: counts first, then one line per disagreement and per undecidable market. */
+export function formatImportReport(report: ImportReport): string {
+  const lines = [
+    `markets imported: ${report.markets}`,
+    `resolved: ${report.resolved} (unresolved, not cross-checked: ${report.markets - report.resolved})`,
+    `feed agrees with upstream winner: ${report.agreements}`,
+    `feed disagrees: ${report.disagreements.length}`,
+    `undecidable from the feed: ${report.undecidable.length}`,
+  ];
+  if (report.disagreements.length > 0) lines.push("", "disagreements:");
+  for (const d of report.disagreements) {
+    lines.push(
+      `  ${d.slug}: upstream ${d.upstream}, feed ${d.feed} (start ${d.startPrice} from a tick ${d.startTickAgeS} s old, ` +
+        `end ${d.endPrice} from a tick ${d.endTickAgeS} s old)`,
+    );
+  }
+  if (report.undecidable.length > 0) lines.push("", "undecidable:");
+  for (const u of report.undecidable) lines.push(`  ${u.slug}: ${u.reason}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,58 @@
+import { writeFileSync } from "node:fs";
+import type { FastifyInstance } from "fastify";
+import { KeyService } from "./access/keys.ts";
+import { type Config, demoKeysPath } from "./config.ts";
+import { PLAN_NAMES, type PlanName } from "./domain/api-key.ts";
+import { systemClock } from "./domain/time.ts";
+import { buildApp } from "./http/app.ts";
+import { DEFAULT_DEMO_COUNTS, seedDemo } from "./ingest/demo.ts";
+import { openStore } from "./store/open.ts";
+import type { Store } from "./store/store.ts";
+import { Progress } from "./cli/progress.ts";
+import { COINS } from "./domain/market.ts";
+
+/** Fills an empty database with demo markets, and a keyless one with one demo key per plan. */
+async function prepareFirstStart(store: Store, config: Config): Promise<void> {
+  if ((await store.countMarkets()) === 0) {
+    const progress = new Progress("Seeding demo data");
+    const result = await seedDemo(store, {
+      seed: 1,
+      anchor: Math.floor(systemClock.nowMicros() / 1e6),
+      counts: DEFAULT_DEMO_COUNTS,
+      coins: [...COINS],
+      onProgress: (done, total) => progress.update(done, total),
+    });
+    progress.done(`${result.markets} markets, ${result.snapshots.toLocaleString("en-US")} snapshots`);
+  }
+  if ((await store.listApiKeys()).length === 0) {
+    const keys = new KeyService(store, systemClock);
+    const demo = {} as Record<PlanName, string>;
+    for (const plan of PLAN_NAMES) demo[plan] = (await keys.create(plan, `demo ${plan}`)).key;
+    const path = demoKeysPath(config.databaseUrl);
+    writeFileSync(path, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+    process.stdout.write(`\nDemo API keys (also in ${path}):\n`);
+    for (const plan of PLAN_NAMES) process.stdout.write(`  ${plan.padEnd(10)} ${demo[plan]}\n`);
+    process.stdout.write("\n");
+  }
+}
+
+/** The thin runner: open the store, build the app, listen, and close cleanly on SIGTERM/SIGINT. */
+export async function serve(config: Config): Promise<FastifyInstance> {
+  const store = await openStore(config.databaseUrl);
+  if (config.seedDemo) await prepareFirstStart(store, config);
+  const app = await buildApp({ store, config, logger: { level: config.logLevel } });
+  app.addHook("onClose", async () => store.close());
+  await app.listen({ port: config.port, host: config.host });
+  const base = `http://${config.host}:${(app.server.address() as { port: number }).port}`;
+  process.stdout.write(`Serving ${base}/v1 (docs: ${base}/docs)\n`);
+  let closing = false;
+  const shutdown = async () => {
+    if (closing) return;
+    closing = true;
+    await app.close();
+    process.exit(0);
+  };
+  process.once("SIGTERM", shutdown);
+  process.once("SIGINT", shutdown);
+  return app;
+}

@@ -1,0 +1,290 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
+import type { Coin, Market, MarketType, Outcome } from "../../domain/market.ts";
+import type { SnapshotRow } from "../../domain/snapshot.ts";
+import type { Micros } from "../../domain/time.ts";
+import type { MarketFilter, SnapshotQuery, Store, StoredMarket } from "../store.ts";
+import { SQLITE_MIGRATIONS } from "./migrations.ts";
+
+type Row = Record<string, SQLInputValue>;
+
+const MARKET_COLUMNS = `id, slug, polymarket_slug, coin, market_type, market_id, event_id, start_time, end_time,
+  coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner, final_volume,
+  final_liquidity, resolved_at, created_at, updated_at, snapshot_count`;
+
+function marketFromRow(r: Row): StoredMarket {
+  return {
+    key: r.id as number,
+    slug: r.slug as string,
+    polymarketSlug: r.polymarket_slug as string | null,
+    coin: r.coin as Coin,
+    marketType: r.market_type as MarketType,
+    marketId: r.market_id as string,
+    eventId: r.event_id as string,
+    startTime: r.start_time as number,
+    endTime: r.end_time as number,
+    coinPriceStart: r.coin_price_start as number | null,
+    coinPriceEnd: r.coin_price_end as number | null,
+    conditionId: r.condition_id as string,
+    clobTokenUp: r.clob_token_up as string,
+    clobTokenDown: r.clob_token_down as string,
+    winner: r.winner as Outcome | null,
+    finalVolume: r.final_volume as number | null,
+    finalLiquidity: r.final_liquidity as number | null,
+    resolvedAt: r.resolved_at as number | null,
+    createdAt: r.created_at as number,
+    updatedAt: r.updated_at as number,
+    snapshotCount: r.snapshot_count as number,
+  };
+}
+
+function keyFromRow(r: Row): ApiKeyRecord {
+  return {
+    id: r.id as string,
+    hash: r.hash as string,
+    plan: r.plan as PlanName,
+    name: r.name as string | null,
+    createdAt: r.created_at as number,
+    revokedAt: r.revoked_at as number | null,
+    perMinuteLimit: r.per_minute_limit as number | null,
+  };
+}
+
+function snapshotFromRow(r: Row): SnapshotRow {
+  return {
+    time: r.time_us as number,
+    coinPrice: r.coin_price as number,
+    priceUp: r.price_up as number,
+    priceDown: r.price_down as number,
+    books: (r.books as Uint8Array | null | undefined) ?? null,
+  };
+}
+
+/** Parses `sqlite:./data/updown.db`, `sqlite::memory:` or a bare path. */
+export function sqlitePathOf(url: string): string {
+  return url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
+}
+
+/**
+ * The embedded store. node:sqlite is synchronous; every call here finishes before it returns, so the
+ * async interface costs one microtask and no thread hops.
+ */
+export class SqliteStore implements Store {
+  readonly kind = "sqlite" as const;
+  readonly db: DatabaseSync;
+  private readonly statements = new Map<string, StatementSync>();
+
+  constructor(path: string) {
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    this.db = new DatabaseSync(path);
+    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
+  }
+
+  private stmt(sql: string): StatementSync {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  private transaction<T>(work: () => T): T {
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      const result = work();
+      this.db.exec("COMMIT");
+      return result;
+    } catch (err) {
+      this.db.exec("ROLLBACK");
+      throw err;
+    }
+  }
+
+  async migrate(): Promise<void> {
+    this.db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)");
+    const done = new Set(
+      (this.db.prepare("SELECT version FROM schema_migrations").all() as Row[]).map((r) => r.version as number),
+    );
+    for (const m of SQLITE_MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      this.transaction(() => {
+        this.db.exec(m.sql);
+        this.db.prepare("INSERT INTO schema_migrations VALUES (?, ?)").run(m.version, Date.now());
+      });
+    }
+  }
+
+  async close(): Promise<void> {
+    this.statements.clear();
+    if (this.db.isOpen) this.db.close();
+  }
+
+  async upsertMarket(m: Market): Promise<StoredMarket> {
+    const row = this.stmt(
+      `INSERT INTO markets (slug, polymarket_slug, coin, market_type, market_id, event_id, start_time, end_time,
+         coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner, final_volume,
+         final_liquidity, resolved_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (slug) DO UPDATE SET polymarket_slug = excluded.polymarket_slug, coin = excluded.coin,
+         market_type = excluded.market_type, market_id = excluded.market_id, event_id = excluded.event_id,
+         start_time = excluded.start_time, end_time = excluded.end_time,
+         coin_price_start = excluded.coin_price_start, coin_price_end = excluded.coin_price_end,
+         condition_id = excluded.condition_id, clob_token_up = excluded.clob_token_up,
+         clob_token_down = excluded.clob_token_down, winner = excluded.winner,
+         final_volume = excluded.final_volume, final_liquidity = excluded.final_liquidity,
+         resolved_at = excluded.resolved_at, created_at = excluded.created_at, updated_at = excluded.updated_at
+       RETURNING ${MARKET_COLUMNS}`,
+    ).get(
+      m.slug,
+      m.polymarketSlug,
+      m.coin,
+      m.marketType,
+      m.marketId,
+      m.eventId,
+      m.startTime,
+      m.endTime,
+      m.coinPriceStart,
+      m.coinPriceEnd,
+      m.conditionId,
+      m.clobTokenUp,
+      m.clobTokenDown,
+      m.winner,
+      m.finalVolume,
+      m.finalLiquidity,
+      m.resolvedAt,
+      m.createdAt,
+      m.updatedAt,
+    ) as Row;
+    return marketFromRow(row);
+  }
+
+  async getMarket(slug: string): Promise<StoredMarket | null> {
+    const row = this.stmt(`SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ? OR polymarket_slug = ?`).get(
+      slug,
+      slug,
+    ) as Row | undefined;
+    return row ? marketFromRow(row) : null;
+  }
+
+  async listMarkets(f: MarketFilter): Promise<{ markets: StoredMarket[]; total: number }> {
+    const where: string[] = [];
+    const params: SQLInputValue[] = [];
+    if (f.coin) {
+      where.push("coin = ?");
+      params.push(f.coin);
+    }
+    if (f.marketType) {
+      where.push("market_type = ?");
+      params.push(f.marketType);
+    }
+    if (f.resolved !== undefined) where.push(f.resolved ? "winner IS NOT NULL" : "winner IS NULL");
+    if (f.startFrom !== undefined) {
+      where.push("start_time >= ?");
+      params.push(f.startFrom);
+    }
+    if (f.startTo !== undefined) {
+      where.push("start_time <= ?");
+      params.push(f.startTo);
+    }
+    for (const h of f.hiddenBefore ?? []) {
+      where.push("NOT (coin = ? AND market_type = ? AND start_time < ?)");
+      params.push(h.coin, h.marketType, h.startTime);
+    }
+    const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
+    const total = (this.db.prepare(`SELECT count(*) AS n FROM markets ${clause}`).get(...params) as Row).n as number;
+    const rows = this.db
+      .prepare(`SELECT ${MARKET_COLUMNS} FROM markets ${clause} ORDER BY start_time DESC, slug LIMIT ? OFFSET ?`)
+      .all(...params, f.limit, f.offset) as Row[];
+    return { markets: rows.map(marketFromRow), total };
+  }
+
+  async latestStartTimes(coin: Coin, marketType: MarketType, count: number): Promise<number[]> {
+    const rows = this.stmt(
+      "SELECT start_time FROM markets WHERE coin = ? AND market_type = ? ORDER BY start_time DESC LIMIT ?",
+    ).all(coin, marketType, count) as Row[];
+    return rows.map((r) => r.start_time as number);
+  }
+
+  async countMarkets(): Promise<number> {
+    return (this.stmt("SELECT count(*) AS n FROM markets").get() as Row).n as number;
+  }
+
+  async insertSnapshots(marketKey: number, rows: SnapshotRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const insertPrices = this.stmt(
+      "INSERT OR IGNORE INTO snapshots (market, time_us, coin_price, price_up, price_down) VALUES (?, ?, ?, ?, ?)",
+    );
+    const insertBooks = this.stmt("INSERT OR IGNORE INTO snapshot_books (market, time_us, books) VALUES (?, ?, ?)");
+    return this.transaction(() => {
+      let added = 0;
+      for (const r of rows) {
+        const res = insertPrices.run(marketKey, r.time, r.coinPrice, r.priceUp, r.priceDown);
+        if (res.changes === 0) continue;
+        added++;
+        if (r.books) insertBooks.run(marketKey, r.time, r.books);
+      }
+      if (added > 0) {
+        this.stmt("UPDATE markets SET snapshot_count = snapshot_count + ? WHERE id = ?").run(added, marketKey);
+      }
+      return added;
+    });
+  }
+
+  async countSnapshots(marketKey: number, from?: Micros, to?: Micros): Promise<number> {
+    const row = this.stmt(
+      "SELECT count(*) AS n FROM snapshots WHERE market = ? AND time_us >= ? AND time_us <= ?",
+    ).get(marketKey, from ?? Number.MIN_SAFE_INTEGER, to ?? Number.MAX_SAFE_INTEGER) as Row;
+    return row.n as number;
+  }
+
+  async snapshotPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
+    const dir = q.order === "asc" ? "ASC" : "DESC";
+    const sql = q.books
+      ? `SELECT s.time_us, s.coin_price, s.price_up, s.price_down, b.books FROM snapshots s
+           LEFT JOIN snapshot_books b ON b.market = s.market AND b.time_us = s.time_us
+           WHERE s.market = ? AND s.time_us >= ? AND s.time_us <= ? ORDER BY s.time_us ${dir} LIMIT ? OFFSET ?`
+      : `SELECT time_us, coin_price, price_up, price_down FROM snapshots
+           WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us ${dir} LIMIT ? OFFSET ?`;
+    const rows = this.stmt(sql).all(
+      marketKey,
+      q.from ?? Number.MIN_SAFE_INTEGER,
+      q.to ?? Number.MAX_SAFE_INTEGER,
+      q.limit,
+      q.offset,
+    ) as Row[];
+    return rows.map(snapshotFromRow);
+  }
+
+  async snapshotAtOrBefore(marketKey: number, time: Micros, books: boolean): Promise<SnapshotRow | null> {
+    const sql = books
+      ? `SELECT s.time_us, s.coin_price, s.price_up, s.price_down, b.books FROM snapshots s
+           LEFT JOIN snapshot_books b ON b.market = s.market AND b.time_us = s.time_us
+           WHERE s.market = ? AND s.time_us <= ? ORDER BY s.time_us DESC LIMIT 1`
+      : `SELECT time_us, coin_price, price_up, price_down FROM snapshots
+           WHERE market = ? AND time_us <= ? ORDER BY time_us DESC LIMIT 1`;
+    const row = this.stmt(sql).get(marketKey, time) as Row | undefined;
+    return row ? snapshotFromRow(row) : null;
+  }
+
+  async insertApiKey(k: ApiKeyRecord): Promise<void> {
+    this.stmt(
+      "INSERT INTO api_keys (id, hash, plan, name, created_at, revoked_at, per_minute_limit) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ).run(k.id, k.hash, k.plan, k.name, k.createdAt, k.revokedAt, k.perMinuteLimit);
+  }
+
+  async findApiKey(id: string): Promise<ApiKeyRecord | null> {
+    const row = this.stmt("SELECT * FROM api_keys WHERE id = ?").get(id) as Row | undefined;
+    return row ? keyFromRow(row) : null;
+  }
+
+  async listApiKeys(): Promise<ApiKeyRecord[]> {
+    return (this.stmt("SELECT * FROM api_keys ORDER BY created_at, id").all() as Row[]).map(keyFromRow);
+  }
+
+  async revokeApiKey(id: string, at: Micros): Promise<boolean> {
+    return this.stmt("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(at, id).changes > 0;
+  }
+}

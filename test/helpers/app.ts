@@ -1,0 +1,114 @@
+import type { FastifyInstance, LightMyRequestResponse } from "fastify";
+import { KeyService } from "../../src/access/keys.ts";
+import type { PlanName } from "../../src/domain/api-key.ts";
+import { encodeBooks } from "../../src/domain/book-codec.ts";
+import type { Market } from "../../src/domain/market.ts";
+import { ManualClock } from "../../src/domain/time.ts";
+import { buildApp } from "../../src/http/app.ts";
+import { seedDemo } from "../../src/ingest/demo.ts";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import type { Store } from "../../src/store/store.ts";
+
+/** 2026-07-24T00:20:34Z: inside a 5m, 15m and 1h market, so each series has a live one. */
+export const ANCHOR = 1784852434;
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: Store;
+  clock: ManualClock;
+  keys: KeyService;
+  key: string;
+  keyFor(plan: PlanName): Promise<string>;
+  get(url: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export async function openTestStore(): Promise<SqliteStore> {
+  const store = new SqliteStore(":memory:");
+  await store.migrate();
+  return store;
+}
+
+/** A fresh in-memory database with a little demo data, the app over it, and a pro key. */
+export async function makeTestApp(options: { seed?: boolean; store?: Store } = {}): Promise<TestApp> {
+  const store = options.store ?? (await openTestStore());
+  if (options.seed !== false) {
+    await seedDemo(store, {
+      seed: 7,
+      anchor: ANCHOR,
+      counts: { "5m": 3, "15m": 2, "1h": 1, "4h": 1, "24h": 0 },
+      coins: ["btc", "eth"],
+    });
+  }
+  const clock = new ManualClock(ANCHOR * 1e6 + 123_456);
+  const app = await buildApp({ store, clock });
+  const keys = new KeyService(store, clock);
+  const keyFor = async (plan: PlanName) => (await keys.create(plan)).key;
+  const key = await keyFor("pro");
+  return {
+    app,
+    store,
+    clock,
+    keys,
+    key,
+    keyFor,
+    get: (url, headers = {}) => app.inject({ method: "GET", url, headers: { "x-api-key": key, ...headers } }),
+    close: async () => {
+      await app.close();
+      await store.close();
+    },
+  };
+}
+
+/** A resolved market with hand-written values, for byte-for-byte checks. */
+export const HAND_MARKET: Market = {
+  slug: "sol-updown-15m-1784851200",
+  polymarketSlug: null,
+  coin: "sol",
+  marketType: "15m",
+  marketId: "3047973",
+  eventId: "901234",
+  startTime: 1784851200,
+  endTime: 1784852100,
+  coinPriceStart: 150.125,
+  coinPriceEnd: 150.5,
+  conditionId: "0x36cb924e956b2d13bcafe194cb4c59fbd13d3cccbf1368b081d07924ab20f329",
+  clobTokenUp: "113284799581609751589891550166136992389699845333635525538167662371764318518311",
+  clobTokenDown: "48265563723288791013647874716778794965875981985781900232388978043327398639215",
+  winner: "Up",
+  finalVolume: 87923.58,
+  finalLiquidity: 12000.5,
+  resolvedAt: 1784852118,
+  createdAt: 1784764800_000001,
+  updatedAt: 1784852118_178216,
+};
+
+/** Two seconds of HAND_MARKET: the second one without recorded books. */
+export async function insertHandMarket(store: Store): Promise<void> {
+  const m = await store.upsertMarket(HAND_MARKET);
+  const up = {
+    // Upstream order (worst first) on purpose: the codec stores best first.
+    bids: [
+      { price: 0.5, size: 10 },
+      { price: 0.51, size: 120.5 },
+    ],
+    asks: [
+      { price: 0.54, size: 3 },
+      { price: 0.53, size: 7.25 },
+    ],
+  };
+  const down = {
+    bids: [
+      { price: 0.47, size: 7.25 },
+      { price: 0.46, size: 3 },
+    ],
+    asks: [
+      { price: 0.49, size: 120.5 },
+      { price: 0.5, size: 10 },
+    ],
+  };
+  await store.insertSnapshots(m.key, [
+    { time: 1784851200_000000, coinPrice: 150.125, priceUp: 0.52, priceDown: 0.48, books: encodeBooks(up, down) },
+    { time: 1784851201_500000, coinPrice: 150.13, priceUp: 0.525, priceDown: 0.475, books: null },
+  ]);
+}
