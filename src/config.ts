@@ -1,4 +1,8 @@
 import { dirname, join } from "node:path";
+import { type MarketType, parseMarketType } from "./domain/market.ts";
+
+/** Demo markets per series per coin seeded on first start (DEMO_COUNTS, `updown seed --counts`). */
+export const DEFAULT_DEMO_COUNTS: Record<MarketType, number> = { "5m": 60, "15m": 60, "1h": 12, "4h": 3, "24h": 2 };
 
 /** Everything the service can be told, with its defaults merged in one place (DESIGN 4). */
 export interface Config {
@@ -14,6 +18,7 @@ export interface Config {
   pageCacheBytes: number;
   /** Seed demo data and demo keys into an empty database on `serve`. */
   seedDemo: boolean;
+  demoCounts: Record<MarketType, number>;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -25,6 +30,7 @@ export const DEFAULT_CONFIG: Config = {
   logLevel: "info",
   pageCacheBytes: 128 * 1024 * 1024,
   seedDemo: true,
+  demoCounts: DEFAULT_DEMO_COUNTS,
 };
 
 export class ConfigError extends Error {}
@@ -50,6 +56,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
     pageCacheBytes:
       intFrom("PAGE_CACHE_MB", env.PAGE_CACHE_MB, DEFAULT_CONFIG.pageCacheBytes / 1048576, 0, 65536) * 1048576,
     seedDemo: env.SEED_DEMO !== "0" && env.SEED_DEMO !== "false",
+    demoCounts: parseDemoCounts(env.DEMO_COUNTS),
   };
   const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
   return { ...fromEnv, ...defined };
@@ -61,4 +68,18 @@ export function demoKeysPath(databaseUrl: string): string {
     return join(dirname(databaseUrl.slice("sqlite:".length)), "demo-keys.json");
   }
   return "demo-keys.json";
+}
+
+/** `5m=60,15m=60,...`: markets per series; types left out keep their default. */
+export function parseDemoCounts(text: string | undefined): Record<MarketType, number> {
+  const counts = { ...DEFAULT_DEMO_COUNTS };
+  if (!text) return counts;
+  for (const part of text.split(",")) {
+    const [name, value] = part.split("=");
+    const type = parseMarketType(name ?? "");
+    const n = Number(value);
+    if (!type || !Number.isInteger(n) || n < 0) throw new ConfigError(`demo counts: "${part}" is not TYPE=N`);
+    counts[type] = n;
+  }
+  return counts;
 }

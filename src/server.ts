@@ -5,7 +5,7 @@ import { type Config, demoKeysPath } from "./config.ts";
 import { PLAN_NAMES, type PlanName } from "./domain/api-key.ts";
 import { systemClock } from "./domain/time.ts";
 import { buildApp } from "./http/app.ts";
-import { DEFAULT_DEMO_COUNTS, seedDemo } from "./ingest/demo.ts";
+import { seedDemo } from "./ingest/demo.ts";
 import { openStore } from "./store/open.ts";
 import type { Store } from "./store/store.ts";
 import { Progress } from "./cli/progress.ts";
@@ -18,7 +18,7 @@ async function prepareFirstStart(store: Store, config: Config): Promise<void> {
     const result = await seedDemo(store, {
       seed: 1,
       anchor: Math.floor(systemClock.nowMicros() / 1e6),
-      counts: DEFAULT_DEMO_COUNTS,
+      counts: config.demoCounts,
       coins: [...COINS],
       onProgress: (done, total) => progress.update(done, total),
     });

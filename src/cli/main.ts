@@ -1,12 +1,12 @@
 import { parseArgs } from "node:util";
 import { KeyService } from "../access/keys.ts";
-import { ConfigError, type Config, loadConfig } from "../config.ts";
+import { ConfigError, type Config, loadConfig, parseDemoCounts } from "../config.ts";
 import { parsePlanName, PLAN_NAMES } from "../domain/api-key.ts";
-import { COINS, type Coin, MARKET_TYPES, type MarketType, parseCoin, parseMarketType } from "../domain/market.ts";
+import { COINS, type Coin, MARKET_TYPES, parseCoin, parseMarketType } from "../domain/market.ts";
 import { parseIsoMicros, systemClock } from "../domain/time.ts";
 import { WireFormatError } from "../domain/wire.ts";
 import { ArchiveError, type ExportFormat, exportArchive, importArchive, openInput, openOutput } from "../ingest/archive.ts";
-import { DEFAULT_DEMO_COUNTS, seedDemo } from "../ingest/demo.ts";
+import { seedDemo } from "../ingest/demo.ts";
 import { formatImportReport, ImportError, importUpstream } from "../ingest/upstream-import.ts";
 import { serve } from "../server.ts";
 import { openStore } from "../store/open.ts";
@@ -28,7 +28,7 @@ Commands:
 
 Run 'updown <command> --help' for a command's options.
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, REDIS_URL, PLANS_FILE, LOG_LEVEL,
-PAGE_CACHE_MB, SEED_DEMO); flags override it. See docs/configuration.md.`,
+PAGE_CACHE_MB, SEED_DEMO, DEMO_COUNTS); flags override it. See docs/configuration.md.`,
   serve: `updown serve [--port N] [--host H] [--database-url URL] [--no-seed]
 
 Serves the API, /docs and /openapi.json on one port. On first start with an empty database it seeds
@@ -93,19 +93,6 @@ async function withStore<T>(values: OptionValues, work: (store: Store) => Promis
   }
 }
 
-function parseCounts(text: string | undefined): Record<MarketType, number> {
-  const counts = { ...DEFAULT_DEMO_COUNTS };
-  if (!text) return counts;
-  for (const part of text.split(",")) {
-    const [name, value] = part.split("=");
-    const type = parseMarketType(name ?? "");
-    const n = Number(value);
-    if (!type || !Number.isInteger(n) || n < 0) throw new UsageError(`--counts: "${part}" is not TYPE=N`);
-    counts[type] = n;
-  }
-  return counts;
-}
-
 function parseCoins(text: string | undefined): Coin[] {
   if (!text) return [...COINS];
   return text.split(",").map((c) => {
@@ -163,7 +150,7 @@ async function run(argv: string[]): Promise<void> {
       const result = await seedDemo(store, {
         seed,
         anchor: Math.floor(anchorUs / 1e6),
-        counts: parseCounts(values.counts as string | undefined),
+        counts: parseDemoCounts(values.counts as string | undefined),
         coins: parseCoins(values.coins as string | undefined),
         onProgress: (d, t) => progress.update(d, t),
       });

@@ -154,7 +154,9 @@ export async function importArchive(
       }
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof WireFormatError || err instanceof BookEncodingError) {
-        throw new ArchiveError(`line ${lineNo}: ${err.message}`);
+        // Keep every good line before the bad one; a corrected re-run skips what is already stored.
+        await flush();
+        throw new ArchiveError(`line ${lineNo}: ${err.message} (the lines before it were imported)`);
       }
       throw err;
     }

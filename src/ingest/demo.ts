@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { encodeBooks } from "../domain/book-codec.ts";
 import { displayedPrice, type Level, mirrorBook, type OrderBook } from "../domain/book.ts";
+import { encodeBooks } from "../domain/book-codec.ts";
 import {
   type Coin,
   MARKET_TYPE_SECONDS,
@@ -33,7 +33,13 @@ export interface DemoOptions {
   onProgress?: (doneSnapshots: number, totalSnapshots: number) => void;
 }
 
-export const DEFAULT_DEMO_COUNTS: Record<MarketType, number> = { "5m": 60, "15m": 60, "1h": 12, "4h": 3, "24h": 2 };
+export const DEFAULT_DEMO_COUNTS: Record<MarketType, number> = {
+  "5m": 60,
+  "15m": 60,
+  "1h": 12,
+  "4h": 3,
+  "24h": 2,
+};
 
 // ---------------------------------------------------------------------------------------------------
 // Randomness
@@ -100,28 +106,35 @@ export class Rng {
 }
 
 /**
- * Standard normal CDF via the Chebyshev erfc of Numerical Recipes (fractional error below 1.2e-7
- * everywhere), which stays accurate in the tails where 1 - erf would cancel.
+ * Standard normal CDF by Hart's rational approximation (algorithm 5666, as given by West 2005), good
+ * to about 1e-14 and exactly 0.5 at 0, so a market that has not moved sits at even odds.
  */
 export function normalCdf(x: number): number {
-  const z = Math.abs(x) / Math.SQRT2;
-  const t = 1 / (1 + 0.5 * z);
-  const erfc =
-    t *
-    Math.exp(
-      -z * z -
-        1.26551223 +
-        t *
-          (1.00002368 +
-            t *
-              (0.37409196 +
-                t *
-                  (0.09678418 +
-                    t *
-                      (-0.18628806 +
-                        t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
-    );
-  return x >= 0 ? 1 - 0.5 * erfc : 0.5 * erfc;
+  const a = Math.abs(x);
+  if (a > 37) return x > 0 ? 1 : 0;
+  const e = Math.exp((-a * a) / 2);
+  let tail: number;
+  if (a < 7.07106781186547) {
+    let num = 3.52624965998911e-2 * a + 0.700383064443688;
+    num = num * a + 6.37396220353165;
+    num = num * a + 33.912866078383;
+    num = num * a + 112.079291497871;
+    num = num * a + 221.213596169931;
+    num = num * a + 220.206867912376;
+    let den = 8.83883476483184e-2 * a + 1.75566716318264;
+    den = den * a + 16.064177579207;
+    den = den * a + 86.7807322029461;
+    den = den * a + 296.564248779674;
+    den = den * a + 637.333633378831;
+    den = den * a + 793.826512519948;
+    den = den * a + 440.413735824752;
+    tail = (e * num) / den;
+  } else {
+    // Continued fraction for the far tail.
+    const cf = a + 1 / (a + 2 / (a + 3 / (a + 4 / (a + 0.65))));
+    tail = e / cf / 2.506628274631;
+  }
+  return x > 0 ? 1 - tail : tail;
 }
 
 function roundTo(value: number, decimals: number): number {
@@ -166,7 +179,8 @@ export function feedSeries(path: CoinPath, feed: SettlementFeed): Float64Array {
 }
 
 export function priceAt(path: CoinPath, feed: SettlementFeed, second: number): number {
-  if (second < path.from || second > path.to) throw new RangeError(`second ${second} is outside the price path`);
+  if (second < path.from || second > path.to)
+    throw new RangeError(`second ${second} is outside the price path`);
   return feedSeries(path, feed)[second - path.from];
 }
 
@@ -226,11 +240,18 @@ export function seriesStarts(type: MarketType, count: number, anchor: number): n
   return Array.from({ length: count }, (_, i) => live - (count - 1 - i) * len);
 }
 
+/** Markets wanted of a series; counts built from user input may leave a type out or go negative. */
+function countOf(counts: Record<MarketType, number>, type: MarketType): number {
+  const n = counts[type];
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
+}
+
 /** First second any series reaches back to: where the coin price paths begin. */
 export function demoSpanStart(anchor: number, counts: Record<MarketType, number>): number {
   let from = anchor;
   for (const type of MARKET_TYPES) {
-    if (counts[type] > 0) from = Math.min(from, seriesStarts(type, counts[type], anchor)[0]);
+    const count = countOf(counts, type);
+    if (count > 0) from = Math.min(from, seriesStarts(type, count, anchor)[0]);
   }
   return from;
 }
@@ -268,7 +289,14 @@ function logUniform(rng: Rng, lo: number, hi: number): number {
 }
 
 /** Builds the market record; `path` must cover the market's start and, once resolved, its end. */
-export function buildMarket(seed: number, coin: Coin, type: MarketType, startTime: number, path: CoinPath, anchor: number): Market {
+export function buildMarket(
+  seed: number,
+  coin: Coin,
+  type: MarketType,
+  startTime: number,
+  path: CoinPath,
+  anchor: number,
+): Market {
   const endTime = startTime + MARKET_TYPE_SECONDS[type];
   const slug = formatSlug(coin, type, startTime);
   const rng = Rng.named(seed, `meta:${slug}`);
@@ -328,7 +356,12 @@ const RESAMPLE_CHANCE = 0.15;
 const WALL_CHANCE = 0.01;
 
 /** P(end price >= start price) for a driftless log-price walk, kept off the 0 and 1 edges like the real books. */
-export function upProbability(price: number, startPrice: number, sigma: number, remainingSeconds: number): number {
+export function upProbability(
+  price: number,
+  startPrice: number,
+  sigma: number,
+  remainingSeconds: number,
+): number {
   const p = normalCdf(Math.log(price / startPrice) / (sigma * Math.sqrt(remainingSeconds)));
   return Math.min(0.99, Math.max(0.01, p));
 }
@@ -354,10 +387,13 @@ export class BookModel {
 
   /** Resting size in cents of a share: lognormal, deeper levels larger, and now and then a wall. */
   private drawSize(level: number): number {
-    if (level >= 3 && this.rng.next() < WALL_CHANCE) return Math.round(this.rng.uniform(10_000, 50_000) * 100);
+    if (level >= 3 && this.rng.next() < WALL_CHANCE)
+      return Math.round(this.rng.uniform(10_000, 50_000) * 100);
     const median = 60 * (1 + level) ** 1.1;
-    const shares = Math.min(6_000, Math.max(5, median * Math.exp(0.7 * this.rng.normal())));
-    return Math.round(shares * 100);
+    // Truncating the normal (rather than clamping the size) keeps odd round sizes from piling up at a cap.
+    let z = this.rng.normal();
+    while (Math.abs(z) > 2.5) z = this.rng.normal();
+    return Math.round(median * Math.exp(0.7 * z) * 100);
   }
 
   private step(): void {
@@ -377,7 +413,10 @@ export class BookModel {
   /** Advances one second and returns the Up book around the given probability, best first. */
   next(probability: number): OrderBook {
     this.step();
-    const bestBid = Math.max(MIN_TICK, Math.min(MAX_TICK - this.spread, Math.floor(probability * 100 + 1e-9)));
+    const bestBid = Math.max(
+      MIN_TICK,
+      Math.min(MAX_TICK - this.spread, Math.floor(probability * 100 + 1e-9)),
+    );
     const bestAsk = bestBid + this.spread;
     const bids: Level[] = [];
     const asks: Level[] = [];
@@ -402,7 +441,12 @@ export interface DemoMarket {
 }
 
 /** Snapshot rows of a market, one per second from its start to its end (exclusive) or the anchor (inclusive). */
-export function* marketSnapshots(seed: number, market: Market, path: CoinPath, anchor: number): Generator<SnapshotRow> {
+export function* marketSnapshots(
+  seed: number,
+  market: Market,
+  path: CoinPath,
+  anchor: number,
+): Generator<SnapshotRow> {
   const prices = feedSeries(path, SETTLEMENT_FEED[market.marketType]);
   const startPrice = priceAt(path, SETTLEMENT_FEED[market.marketType], market.startTime);
   const last = Math.min(market.endTime - 1, anchor);
@@ -446,7 +490,8 @@ export function* generateDemo(options: Omit<DemoOptions, "onProgress">): Generat
   for (const coin of options.coins) {
     const path = buildCoinPath(options.seed, coin, from, options.anchor);
     for (const type of MARKET_TYPES) {
-      if (options.counts[type] > 0) yield* generateSeries(options.seed, path, type, options.counts[type], options.anchor);
+      const count = countOf(options.counts, type);
+      if (count > 0) yield* generateSeries(options.seed, path, type, count, options.anchor);
     }
   }
 }
@@ -456,7 +501,7 @@ export function demoSnapshotTotal(options: Omit<DemoOptions, "onProgress">): num
   let total = 0;
   for (const type of MARKET_TYPES) {
     const len = MARKET_TYPE_SECONDS[type];
-    for (const start of seriesStarts(type, Math.max(0, options.counts[type]), options.anchor)) {
+    for (const start of seriesStarts(type, countOf(options.counts, type), options.anchor)) {
       total += snapshotCountOf(start, start + len, options.anchor);
     }
   }
@@ -469,7 +514,10 @@ const BATCH_ROWS = 5_000;
  * Writes the demo into a store. Returns the markets and snapshot rows written; rerunning it over the
  * same store rewrites the markets and leaves the stored snapshots as they are (inserts are idempotent).
  */
-export async function seedDemo(store: Store, options: DemoOptions): Promise<{ markets: number; snapshots: number }> {
+export async function seedDemo(
+  store: Store,
+  options: DemoOptions,
+): Promise<{ markets: number; snapshots: number }> {
   const total = demoSnapshotTotal(options);
   let markets = 0;
   let done = 0;

@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough, Readable } from "node:stream";
+import { after, before, describe, test } from "node:test";
+import { ArchiveError, exportArchive, importArchive, openInput, openOutput } from "../src/ingest/archive.ts";
+import { insertHandMarket, makeTestApp, openTestStore, type TestApp } from "./helpers/app.ts";
+
+let source: TestApp;
+let dir: string;
+before(async () => {
+  source = await makeTestApp();
+  await insertHandMarket(source.store);
+  dir = mkdtempSync(join(tmpdir(), "updown-archive-"));
+});
+after(async () => {
+  await source.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const PAGES = [
+  "/v1/markets?limit=100",
+  "/v1/markets/btc-updown-5m-1784851800/snapshots?include_orderbook=true",
+  "/v1/markets/eth-updown-1h-1784851200/snapshots?include_orderbook=true&order=asc&limit=7&offset=3",
+  "/v1/markets/sol-updown-15m-1784851200/snapshots?include_orderbook=true",
+  "/v1/markets/btc-updown-4h-1784851200/snapshots/at?time=2026-07-24T00:05:00.5Z&include_orderbook=true",
+];
+
+describe("our archive format", () => {
+  test("export then import gives back the same API answers, byte for byte (gzipped file)", async () => {
+    const path = join(dir, "all.ndjson.gz");
+    const { out, done } = openOutput(path);
+    const exported = await exportArchive({ store: source.store, out, format: "ndjson", books: true });
+    await done();
+    assert.equal(exported.markets, 15);
+
+    const target = await makeTestApp({ seed: false });
+    try {
+      const imported = await importArchive(target.store, openInput(path));
+      assert.deepEqual(imported, { markets: 15, snapshots: exported.snapshots, added: exported.snapshots });
+      for (const url of PAGES) {
+        const a = await source.get(url);
+        const b = await target.get(url);
+        assert.equal(b.statusCode, 200, url);
+        assert.equal(b.body, a.body, url);
+      }
+      const again = await importArchive(target.store, openInput(path));
+      assert.equal(again.added, 0, "importing twice changes nothing");
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("a bad line is reported by number, and what came before it is kept", async () => {
+    const path = join(dir, "one.ndjson");
+    const { out, done } = openOutput(path);
+    await exportArchive({ store: source.store, out, format: "ndjson", books: false, slugs: ["sol-updown-15m-1784851200"] });
+    await done();
+    const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+    assert.equal(lines.length, 3);
+    writeFileSync(path, `${lines.join("\n")}\n{"type":"snapshot","slug":"sol-updown-15m-1784851200","snapshot":{"time":"no"}}\n`);
+    const store = await openTestStore();
+    await assert.rejects(importArchive(store, openInput(path)), (err: Error) => {
+      assert.ok(err instanceof ArchiveError);
+      assert.match(err.message, /^line 4: time is not an ISO 8601 timestamp/);
+      return true;
+    });
+    assert.equal((await store.getMarket("sol-updown-15m-1784851200"))?.snapshotCount, 2);
+    await assert.rejects(importArchive(store, Readable.from(["not json\n"])), /line 1:/);
+    await assert.rejects(importArchive(store, Readable.from(['{"type":"snapshot","slug":"x","snapshot":{}}\n'])), /does not follow its market/);
+    await store.close();
+  });
+
+  test("CSV: one snapshot a row, books as JSON columns", async () => {
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on("data", (c: Buffer) => chunks.push(c));
+    await exportArchive({ store: source.store, out, format: "csv", books: true, slugs: ["sol-updown-15m-1784851200"] });
+    const text = Buffer.concat(chunks).toString();
+    const lines = text.trimEnd().split("\n");
+    assert.equal(lines[0], "slug,time,coin_price,price_up,price_down,orderbook_up,orderbook_down");
+    assert.equal(lines[2], 'sol-updown-15m-1784851200,2026-07-24T00:00:01.500000Z,150.13,0.525,0.475,"{""bids"":[],""asks"":[]}","{""bids"":[],""asks"":[]}"');
+    assert.ok(lines[1].startsWith('sol-updown-15m-1784851200,2026-07-24T00:00:00.000000Z,150.125,0.52,0.48,"{""bids"":[{""price"":0.51,'));
+  });
+});

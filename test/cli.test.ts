@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+
+const BIN = join(import.meta.dirname, "..", "bin", "updown.mjs");
+const FIXTURE = join(import.meta.dirname, "fixtures", "real-btc-5m-2026-07-24");
+let dir: string;
+
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), "updown-cli-"));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function updown(args: string[], env: Record<string, string> = {}) {
+  const res = spawnSync(process.execPath, [BIN, ...args], {
+    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, "cli.db")}`, ...env },
+    encoding: "utf8",
+  });
+  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+describe("updown keys", () => {
+  test("create prints only the key; list shows ids and plans but never keys; revoke takes the id", () => {
+    const created = updown(["keys", "create", "--plan", "pro", "--name", "ci"]);
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stdout, /^ud_[0-9A-Za-z]{8}_[0-9A-Za-z]{32}\n$/);
+    const key = created.stdout.trim();
+    const id = key.slice(3, 11);
+    const listed = updown(["keys", "list"]);
+    assert.equal(listed.stdout, `${id}\tpro\tactive\tci\n`);
+    assert.ok(!listed.stdout.includes(key.slice(12)));
+    assert.equal(updown(["keys", "revoke", id]).code, 0);
+    assert.equal(updown(["keys", "list"]).stdout, `${id}\tpro\trevoked\tci\n`);
+    const again = updown(["keys", "revoke", id]);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /^error: no active key/);
+  });
+
+  test("bad usage is a one-line error and exit 2, --help documents options", () => {
+    const bad = updown(["keys", "create", "--plan", "gold"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^error: keys create needs --plan starter\|pro\|enterprise/);
+    const unknownFlag = updown(["keys", "list", "--colour"]);
+    assert.equal(unknownFlag.code, 2);
+    assert.match(updown(["--help"]).stdout, /Commands:/);
+    assert.match(updown(["export", "--help"]).stdout, /--format ndjson\|csv/);
+    assert.equal(updown(["frobnicate"]).code, 2);
+  });
+});
+
+describe("updown import upstream", () => {
+  test("imports the real fixture and prints the cross-check report", () => {
+    const res = updown([
+      "import",
+      "upstream",
+      "--markets",
+      join(FIXTURE, "markets-00-12utc.jsonl.gz"),
+      "--feed",
+      join(FIXTURE, "chainlink-btcusd-00-12utc.csv.gz"),
+    ]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /145/);
+    assert.match(res.stdout, /btc-updown-5m-1784868900/);
+    const missing = updown(["import", "upstream", "--markets", join(dir, "nope.jsonl"), "--feed", join(dir, "nope.csv")]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^error: .*nope/);
+  });
+});
+
+function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+      const m = pattern.exec(seen);
+      if (m) resolve(m[0]);
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code} before ${pattern}: ${seen}`)));
+  });
+}
+
+describe("updown serve", () => {
+  test("first start seeds demo data, prints and writes demo keys, serves them, and stops cleanly on SIGTERM", async () => {
+    const dataDir = join(dir, "serve");
+    const env = {
+      ...process.env,
+      DATABASE_URL: `sqlite:${join(dataDir, "updown.db")}`,
+      PORT: "0",
+      LOG_LEVEL: "warn",
+      DEMO_COUNTS: "5m=2,15m=1,1h=1,4h=0,24h=0",
+    };
+    const start = async () => {
+      const child = spawn(process.execPath, [BIN, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (c: Buffer) => {
+        out += c.toString();
+      });
+      const url = (await waitForLine(child, /http:\/\/127\.0\.0\.1:\d+/)).trim();
+      return { child, url, output: () => out };
+    };
+
+    const first = await start();
+    const keysFile = join(dataDir, "demo-keys.json");
+    assert.ok(existsSync(keysFile));
+    const keys = JSON.parse(readFileSync(keysFile, "utf8")) as Record<string, string>;
+    assert.deepEqual(Object.keys(keys), ["starter", "pro", "enterprise"]);
+    for (const k of Object.values(keys)) assert.ok(first.output().includes(k), "each demo key is printed");
+    const res = await fetch(`${first.url}/v1/markets?coin=btc`, { headers: { "x-api-key": keys.starter } });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { total: number }).total, 4);
+    const exited = new Promise((r) => first.child.once("exit", r));
+    first.child.kill("SIGTERM");
+    assert.equal(await exited, 0);
+
+    const second = await start();
+    assert.ok(!second.output().includes("Demo API keys"), "a second start neither seeds nor makes keys");
+    const again = await fetch(`${second.url}/v1/markets?coin=btc`, { headers: { "x-api-key": keys.pro } });
+    assert.equal(((await again.json()) as { total: number }).total, 4);
+    const stopped = new Promise((r) => second.child.once("exit", r));
+    second.child.kill("SIGTERM");
+    assert.equal(await stopped, 0);
+  });
+});
