@@ -1,8 +1,6 @@
 import { dirname, join } from "node:path";
 import { type MarketType, parseMarketType } from "./domain/market.ts";
-
-/** Demo markets per series per coin seeded on first start (DEMO_COUNTS, `updown seed --counts`). */
-export const DEFAULT_DEMO_COUNTS: Record<MarketType, number> = { "5m": 60, "15m": 60, "1h": 12, "4h": 3, "24h": 2 };
+import { DEFAULT_DEMO_COUNTS } from "./ingest/demo.ts";
 
 /** Everything the service can be told, with its defaults merged in one place (DESIGN 4). */
 export interface Config {
@@ -54,7 +52,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
     plansFile: env.PLANS_FILE || null,
     logLevel: env.LOG_LEVEL || DEFAULT_CONFIG.logLevel,
     pageCacheBytes:
-      intFrom("PAGE_CACHE_MB", env.PAGE_CACHE_MB, DEFAULT_CONFIG.pageCacheBytes / 1048576, 0, 65536) * 1048576,
+      intFrom("PAGE_CACHE_MB", env.PAGE_CACHE_MB, DEFAULT_CONFIG.pageCacheBytes / 1048576, 0, 65536) *
+      1048576,
     seedDemo: env.SEED_DEMO !== "0" && env.SEED_DEMO !== "false",
     demoCounts: parseDemoCounts(env.DEMO_COUNTS),
   };

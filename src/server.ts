@@ -1,15 +1,15 @@
 import { writeFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { KeyService } from "./access/keys.ts";
+import { Progress } from "./cli/progress.ts";
 import { type Config, demoKeysPath } from "./config.ts";
 import { PLAN_NAMES, type PlanName } from "./domain/api-key.ts";
+import { COINS } from "./domain/market.ts";
 import { systemClock } from "./domain/time.ts";
 import { buildApp } from "./http/app.ts";
 import { seedDemo } from "./ingest/demo.ts";
 import { openStore } from "./store/open.ts";
 import type { Store } from "./store/store.ts";
-import { Progress } from "./cli/progress.ts";
-import { COINS } from "./domain/market.ts";
 
 /** Fills an empty database with demo markets, and a keyless one with one demo key per plan. */
 async function prepareFirstStart(store: Store, config: Config): Promise<void> {

@@ -55,11 +55,20 @@ describe("our archive format", () => {
   test("a bad line is reported by number, and what came before it is kept", async () => {
     const path = join(dir, "one.ndjson");
     const { out, done } = openOutput(path);
-    await exportArchive({ store: source.store, out, format: "ndjson", books: false, slugs: ["sol-updown-15m-1784851200"] });
+    await exportArchive({
+      store: source.store,
+      out,
+      format: "ndjson",
+      books: false,
+      slugs: ["sol-updown-15m-1784851200"],
+    });
     await done();
     const lines = readFileSync(path, "utf8").trimEnd().split("\n");
     assert.equal(lines.length, 3);
-    writeFileSync(path, `${lines.join("\n")}\n{"type":"snapshot","slug":"sol-updown-15m-1784851200","snapshot":{"time":"no"}}\n`);
+    writeFileSync(
+      path,
+      `${lines.join("\n")}\n{"type":"snapshot","slug":"sol-updown-15m-1784851200","snapshot":{"time":"no"}}\n`,
+    );
     const store = await openTestStore();
     await assert.rejects(importArchive(store, openInput(path)), (err: Error) => {
       assert.ok(err instanceof ArchiveError);
@@ -68,7 +77,10 @@ describe("our archive format", () => {
     });
     assert.equal((await store.getMarket("sol-updown-15m-1784851200"))?.snapshotCount, 2);
     await assert.rejects(importArchive(store, Readable.from(["not json\n"])), /line 1:/);
-    await assert.rejects(importArchive(store, Readable.from(['{"type":"snapshot","slug":"x","snapshot":{}}\n'])), /does not follow its market/);
+    await assert.rejects(
+      importArchive(store, Readable.from(['{"type":"snapshot","slug":"x","snapshot":{}}\n'])),
+      /does not follow its market/,
+    );
     await store.close();
   });
 
@@ -76,11 +88,24 @@ describe("our archive format", () => {
     const out = new PassThrough();
     const chunks: Buffer[] = [];
     out.on("data", (c: Buffer) => chunks.push(c));
-    await exportArchive({ store: source.store, out, format: "csv", books: true, slugs: ["sol-updown-15m-1784851200"] });
+    await exportArchive({
+      store: source.store,
+      out,
+      format: "csv",
+      books: true,
+      slugs: ["sol-updown-15m-1784851200"],
+    });
     const text = Buffer.concat(chunks).toString();
     const lines = text.trimEnd().split("\n");
     assert.equal(lines[0], "slug,time,coin_price,price_up,price_down,orderbook_up,orderbook_down");
-    assert.equal(lines[2], 'sol-updown-15m-1784851200,2026-07-24T00:00:01.500000Z,150.13,0.525,0.475,"{""bids"":[],""asks"":[]}","{""bids"":[],""asks"":[]}"');
-    assert.ok(lines[1].startsWith('sol-updown-15m-1784851200,2026-07-24T00:00:00.000000Z,150.125,0.52,0.48,"{""bids"":[{""price"":0.51,'));
+    assert.equal(
+      lines[2],
+      'sol-updown-15m-1784851200,2026-07-24T00:00:01.500000Z,150.13,0.525,0.475,"{""bids"":[],""asks"":[]}","{""bids"":[],""asks"":[]}"',
+    );
+    assert.ok(
+      lines[1].startsWith(
+        'sol-updown-15m-1784851200,2026-07-24T00:00:00.000000Z,150.125,0.52,0.48,"{""bids"":[{""price"":0.51,',
+      ),
+    );
   });
 });

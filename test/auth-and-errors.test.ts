@@ -19,9 +19,19 @@ describe("API keys", () => {
     const unknown = `${KEY_PREFIX}AAAAAAAA_${"b".repeat(32)}`;
     const sameIdWrongSecret = `${revoked.key.slice(0, 12)}${"c".repeat(32)}`;
     const answers = [];
-    for (const headers of [{}, { "x-api-key": "" }, { "x-api-key": "nope" }, { "x-api-key": unknown },
-      { "x-api-key": sameIdWrongSecret }, { "x-api-key": revoked.key }]) {
-      const res = await t.app.inject({ method: "GET", url: URL, headers: { ...headers, "x-request-id": "req-1" } });
+    for (const headers of [
+      {},
+      { "x-api-key": "" },
+      { "x-api-key": "nope" },
+      { "x-api-key": unknown },
+      { "x-api-key": sameIdWrongSecret },
+      { "x-api-key": revoked.key },
+    ]) {
+      const res = await t.app.inject({
+        method: "GET",
+        url: URL,
+        headers: { ...headers, "x-request-id": "req-1" },
+      });
       assert.equal(res.statusCode, 401);
       answers.push(res.body);
     }
@@ -94,17 +104,27 @@ describe("documentation", () => {
     assert.equal(res.statusCode, 200);
     const doc = res.json();
     assert.equal(doc.openapi, "3.1.0");
-    for (const path of ["/v1/markets", "/v1/markets/{slug}", "/v1/markets/{slug}/snapshots", "/v1/markets/{slug}/snapshots/at"]) {
+    for (const path of [
+      "/v1/markets",
+      "/v1/markets/{slug}",
+      "/v1/markets/{slug}/snapshots",
+      "/v1/markets/{slug}/snapshots/at",
+    ]) {
       assert.ok(doc.paths[path]?.get, path);
     }
-    const limit = doc.paths["/v1/markets/{slug}/snapshots"].get.parameters.find((p: { name: string }) => p.name === "limit");
+    const limit = doc.paths["/v1/markets/{slug}/snapshots"].get.parameters.find(
+      (p: { name: string }) => p.name === "limit",
+    );
     assert.deepEqual([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 1000, 1000]);
     assert.equal(doc.components.securitySchemes.apiKey.name, "X-API-Key");
   });
 
   test("/docs serves the documentation page without a key", async () => {
     const res = await t.app.inject({ method: "GET", url: "/docs" });
-    const page = res.statusCode === 302 ? await t.app.inject({ method: "GET", url: res.headers.location as string }) : res;
+    const page =
+      res.statusCode === 302
+        ? await t.app.inject({ method: "GET", url: res.headers.location as string })
+        : res;
     assert.equal(page.statusCode, 200);
     assert.match(page.headers["content-type"] as string, /text\/html/);
   });

@@ -64,7 +64,14 @@ describe("updown import upstream", () => {
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /145/);
     assert.match(res.stdout, /btc-updown-5m-1784868900/);
-    const missing = updown(["import", "upstream", "--markets", join(dir, "nope.jsonl"), "--feed", join(dir, "nope.csv")]);
+    const missing = updown([
+      "import",
+      "upstream",
+      "--markets",
+      join(dir, "nope.jsonl"),
+      "--feed",
+      join(dir, "nope.csv"),
+    ]);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /^error: .*nope/);
   });

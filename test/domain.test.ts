@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import {
+  complementPrice,
+  displayedPrice,
+  mirrorBook,
+  type OrderBook,
+  sortBestFirst,
+} from "../src/domain/book.ts";
 import { BookEncodingError, decodeBooks, encodeBooks, renderBooksJson } from "../src/domain/book-codec.ts";
-import { complementPrice, displayedPrice, mirrorBook, type OrderBook, sortBestFirst } from "../src/domain/book.ts";
 import { parseMarketType, winnerOf } from "../src/domain/market.ts";
 import { canonicalSlug, formatSlug, parseSlug, polymarketSlug } from "../src/domain/slug.ts";
 import { isoMicros, isoSeconds, parseIsoMicros, parseUserTime } from "../src/domain/time.ts";
@@ -38,7 +44,11 @@ describe("time", () => {
 describe("slugs", () => {
   test("our shape for every type, parsed in any case and with hr spellings", () => {
     assert.equal(formatSlug("btc", "4h", 1784851200), "btc-updown-4h-1784851200");
-    assert.deepEqual(parseSlug("ETH-UpDown-24hr-1784851200"), { coin: "eth", marketType: "24h", startTime: 1784851200 });
+    assert.deepEqual(parseSlug("ETH-UpDown-24hr-1784851200"), {
+      coin: "eth",
+      marketType: "24h",
+      startTime: 1784851200,
+    });
     assert.equal(canonicalSlug("sol-updown-1hr-1784851200"), "sol-updown-1h-1784851200");
     assert.equal(parseSlug("doge-updown-5m-1"), null);
     assert.equal(parseSlug("btc-updown-7m-1"), null);
@@ -49,8 +59,14 @@ describe("slugs", () => {
     // 2026-06-03T07:00:00Z is 3am EDT.
     const start = Date.UTC(2026, 5, 3, 7) / 1000;
     assert.equal(polymarketSlug("btc", "1h", start), "bitcoin-up-or-down-june-3-2026-3am-et");
-    assert.equal(polymarketSlug("eth", "1h", Date.UTC(2026, 0, 5, 17) / 1000), "ethereum-up-or-down-january-5-2026-12pm-et");
-    assert.equal(polymarketSlug("sol", "24h", Date.UTC(2026, 5, 2, 16) / 1000), "solana-up-or-down-on-june-3-2026");
+    assert.equal(
+      polymarketSlug("eth", "1h", Date.UTC(2026, 0, 5, 17) / 1000),
+      "ethereum-up-or-down-january-5-2026-12pm-et",
+    );
+    assert.equal(
+      polymarketSlug("sol", "24h", Date.UTC(2026, 5, 2, 16) / 1000),
+      "solana-up-or-down-on-june-3-2026",
+    );
     assert.equal(polymarketSlug("btc", "5m", start), null);
   });
 });
@@ -79,8 +95,14 @@ describe("order books", () => {
 
   test("sorted best first whatever order upstream sends", () => {
     const b = sortBestFirst(upstream);
-    assert.deepEqual(b.bids.map((l) => l.price), [0.5, 0.48, 0.01]);
-    assert.deepEqual(b.asks.map((l) => l.price), [0.51, 0.53, 0.99]);
+    assert.deepEqual(
+      b.bids.map((l) => l.price),
+      [0.5, 0.48, 0.01],
+    );
+    assert.deepEqual(
+      b.asks.map((l) => l.price),
+      [0.51, 0.53, 0.99],
+    );
   });
 
   test("the Down book mirrors the Up book at 1-p in exact decimals", () => {
@@ -97,7 +119,11 @@ describe("order books", () => {
       asks: ask === null ? [] : [{ price: ask, size: 1 }],
     });
     assert.equal(displayedPrice(book(0.51, 0.52), 0.9), 0.515);
-    assert.equal(displayedPrice(book(0.51, 0.61), 0.9), 0.56, "a spread of exactly 0.10 still shows the midpoint");
+    assert.equal(
+      displayedPrice(book(0.51, 0.61), 0.9),
+      0.56,
+      "a spread of exactly 0.10 still shows the midpoint",
+    );
     assert.equal(displayedPrice(book(0.5, 0.61), 0.9), 0.9, "wider than 0.10: last trade");
     assert.equal(displayedPrice(book(null, 0.6), 0.55), 0.55);
     assert.equal(displayedPrice(book(0.4, null), null), 0.4);
@@ -135,7 +161,13 @@ describe("order books", () => {
   });
 
   test("rejects values it cannot store exactly", () => {
-    assert.throws(() => encodeBooks({ bids: [{ price: Math.PI / 10, size: 1 }], asks: [] }, { bids: [], asks: [] }), BookEncodingError);
-    assert.throws(() => encodeBooks({ bids: [{ price: 0.5, size: -1 }], asks: [] }, { bids: [], asks: [] }), BookEncodingError);
+    assert.throws(
+      () => encodeBooks({ bids: [{ price: Math.PI / 10, size: 1 }], asks: [] }, { bids: [], asks: [] }),
+      BookEncodingError,
+    );
+    assert.throws(
+      () => encodeBooks({ bids: [{ price: 0.5, size: -1 }], asks: [] }, { bids: [], asks: [] }),
+      BookEncodingError,
+    );
   });
 });

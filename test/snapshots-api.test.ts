@@ -103,7 +103,9 @@ describe("GET /v1/markets/{slug}/snapshots", () => {
       const seen: string[] = [];
       let total = Number.POSITIVE_INFINITY;
       for (let offset = 0; offset < total; offset += 7) {
-        const body = await page(`/v1/markets/${RESOLVED}/snapshots?limit=7&offset=${offset}&include_orderbook=${books}`);
+        const body = await page(
+          `/v1/markets/${RESOLVED}/snapshots?limit=7&offset=${offset}&include_orderbook=${books}`,
+        );
         total = body.total;
         seen.push(...body.snapshots.map((s) => s.time));
       }
@@ -178,7 +180,10 @@ describe("GET /v1/markets/{slug}/snapshots", () => {
       '{"time":"2026-07-24T00:00:00.000000Z","coin_price":150.125,"price_up":0.52,"price_down":0.48,' +
       '"orderbook_up":{"bids":[{"price":0.51,"size":120.5},{"price":0.5,"size":10}],"asks":[{"price":0.53,"size":7.25},{"price":0.54,"size":3}]},' +
       '"orderbook_down":{"bids":[{"price":0.47,"size":7.25},{"price":0.46,"size":3}],"asks":[{"price":0.49,"size":120.5},{"price":0.5,"size":10}]}}';
-    assert.equal(res.body, `{"market":${market},"snapshots":[${newest},${oldest}],"total":2,"limit":1000,"offset":0}`);
+    assert.equal(
+      res.body,
+      `{"market":${market},"snapshots":[${newest},${oldest}],"total":2,"limit":1000,"offset":0}`,
+    );
   });
 
   test("limit and offset are validated with a 400 naming the parameter", async () => {

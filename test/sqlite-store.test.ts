@@ -20,7 +20,9 @@ test("a SQLite file keeps everything across a reopen", async () => {
     const url = `sqlite:${join(dir, "nested", "db.sqlite")}`;
     const first = await openStore(url);
     const m = await first.upsertMarket(HAND_MARKET);
-    await first.insertSnapshots(m.key, [{ time: 1e15, coinPrice: 1, priceUp: 0.5, priceDown: 0.5, books: null }]);
+    await first.insertSnapshots(m.key, [
+      { time: 1e15, coinPrice: 1, priceUp: 0.5, priceDown: 0.5, books: null },
+    ]);
     await first.close();
     const second = await openStore(url);
     assert.equal((await second.getMarket(HAND_MARKET.slug))?.snapshotCount, 1);

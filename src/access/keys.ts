@@ -17,7 +17,11 @@ export class KeyService {
     this.clock = clock;
   }
 
-  async create(plan: PlanName, name: string | null = null, perMinuteLimit: number | null = null): Promise<CreatedKey> {
+  async create(
+    plan: PlanName,
+    name: string | null = null,
+    perMinuteLimit: number | null = null,
+  ): Promise<CreatedKey> {
     const { key, id, hash } = generateKey();
     const record: ApiKeyRecord = {
       id,

@@ -1,11 +1,18 @@
 import { parseArgs } from "node:util";
 import { KeyService } from "../access/keys.ts";
-import { ConfigError, type Config, loadConfig, parseDemoCounts } from "../config.ts";
-import { parsePlanName, PLAN_NAMES } from "../domain/api-key.ts";
+import { type Config, ConfigError, loadConfig, parseDemoCounts } from "../config.ts";
+import { PLAN_NAMES, parsePlanName } from "../domain/api-key.ts";
 import { COINS, type Coin, MARKET_TYPES, parseCoin, parseMarketType } from "../domain/market.ts";
 import { parseIsoMicros, systemClock } from "../domain/time.ts";
 import { WireFormatError } from "../domain/wire.ts";
-import { ArchiveError, type ExportFormat, exportArchive, importArchive, openInput, openOutput } from "../ingest/archive.ts";
+import {
+  ArchiveError,
+  type ExportFormat,
+  exportArchive,
+  importArchive,
+  openInput,
+  openOutput,
+} from "../ingest/archive.ts";
 import { seedDemo } from "../ingest/demo.ts";
 import { formatImportReport, ImportError, importUpstream } from "../ingest/upstream-import.ts";
 import { serve } from "../server.ts";
@@ -67,11 +74,22 @@ plans, names and states, never keys. revoke takes the id shown by list (the 8 ch
 
 class UsageError extends Error {}
 
-type OptionSpec = Record<string, { type: "string" | "boolean"; default?: string | boolean; multiple?: boolean }>;
+type OptionSpec = Record<
+  string,
+  { type: "string" | "boolean"; default?: string | boolean; multiple?: boolean }
+>;
 type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
-function commandOptions(args: string[], options: OptionSpec): { values: OptionValues; positionals: string[] } {
-  const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean" } }, allowPositionals: true, strict: true });
+function commandOptions(
+  args: string[],
+  options: OptionSpec,
+): { values: OptionValues; positionals: string[] } {
+  const parsed = parseArgs({
+    args,
+    options: { ...options, help: { type: "boolean" } },
+    allowPositionals: true,
+    strict: true,
+  });
   return { values: parsed.values as OptionValues, positionals: parsed.positionals };
 }
 
@@ -110,7 +128,8 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(`${HELP.main}\n`);
     return;
   }
-  if (!(command in HELP) || command === "main") throw new UsageError(`unknown command ${command}\n\n${HELP.main}`);
+  if (!(command in HELP) || command === "main")
+    throw new UsageError(`unknown command ${command}\n\n${HELP.main}`);
   if (rest.includes("--help")) {
     process.stdout.write(`${HELP[command]}\n`);
     return;
@@ -141,7 +160,8 @@ async function run(argv: string[]): Promise<void> {
       counts: { type: "string" },
       coins: { type: "string" },
     });
-    const anchorUs = values.anchor === "now" ? systemClock.nowMicros() : parseIsoMicros(String(values.anchor));
+    const anchorUs =
+      values.anchor === "now" ? systemClock.nowMicros() : parseIsoMicros(String(values.anchor));
     if (anchorUs === null) throw new UsageError("--anchor must be an ISO 8601 time or now");
     const seed = Number(values.seed);
     if (!Number.isInteger(seed)) throw new UsageError("--seed must be an integer");
@@ -168,7 +188,8 @@ async function run(argv: string[]): Promise<void> {
     });
     const [kind, file] = positionals;
     if (kind === "upstream") {
-      if (!values.markets || !values.feed) throw new UsageError("import upstream needs --markets FILE and --feed FILE");
+      if (!values.markets || !values.feed)
+        throw new UsageError("import upstream needs --markets FILE and --feed FILE");
       const maxStalenessSeconds = Number(values["max-staleness"]);
       if (!Number.isInteger(maxStalenessSeconds) || maxStalenessSeconds < 0) {
         throw new UsageError("--max-staleness must be a whole number of seconds");
@@ -190,7 +211,9 @@ async function run(argv: string[]): Promise<void> {
     if (kind === "archive" && file) {
       await withStore(values, async (store) => {
         const progress = new Progress("Importing archive");
-        const r = await importArchive(store, openInput(file), (m, s) => progress.update(s, s));
+        const r = await importArchive(store, openInput(file), (_markets, snapshots) =>
+          progress.count(snapshots, "snapshots"),
+        );
         progress.done(`${r.markets} markets, ${r.snapshots} snapshots (${r.added} new)`);
       });
       return;
@@ -209,7 +232,8 @@ async function run(argv: string[]): Promise<void> {
       slug: { type: "string", multiple: true },
     });
     if (!values.out) throw new UsageError("export needs --out FILE (or - for stdout)");
-    if (values.format !== "ndjson" && values.format !== "csv") throw new UsageError("--format must be ndjson or csv");
+    if (values.format !== "ndjson" && values.format !== "csv")
+      throw new UsageError("--format must be ndjson or csv");
     const coin = values.coin ? parseCoins(String(values.coin))[0] : undefined;
     const marketType = values.type ? (parseMarketType(String(values.type)) ?? undefined) : undefined;
     if (values.type && !marketType) throw new UsageError(`--type must be one of ${MARKET_TYPES.join(", ")}`);
@@ -224,7 +248,7 @@ async function run(argv: string[]): Promise<void> {
         coin,
         marketType,
         slugs: values.slug as string[] | undefined,
-        onProgress: (_m, s) => progress.update(s, s),
+        onProgress: (_markets, snapshots) => progress.count(snapshots, "snapshots"),
       });
       await done();
       progress.done(`${r.markets} markets, ${r.snapshots} snapshots`);
@@ -273,7 +297,9 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await run(argv);
   } catch (err) {
-    const known = KNOWN_ERRORS.some((E) => err instanceof E) || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    const known =
+      KNOWN_ERRORS.some((E) => err instanceof E) ||
+      (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
     if (known) {
       process.stderr.write(`error: ${(err as Error).message}\n`);
       process.exit(2);

@@ -12,12 +12,22 @@ export class Progress {
     this.label = label;
   }
 
+  /** Work of known size: `done` of `total` units. */
   update(done: number, total: number): void {
-    const now = performance.now();
-    if (now - this.lastPrint < (this.tty ? 200 : 5000) && done < total) return;
-    this.lastPrint = now;
     const pct = total > 0 ? ((100 * done) / total).toFixed(1) : "100.0";
-    const line = `${this.label}: ${done.toLocaleString("en-US")} / ${total.toLocaleString("en-US")} (${pct}%)`;
+    this.print(`${done.toLocaleString("en-US")} / ${total.toLocaleString("en-US")} (${pct}%)`, done >= total);
+  }
+
+  /** Work of unknown size (a stream): how many units so far. */
+  count(done: number, unit: string): void {
+    this.print(`${done.toLocaleString("en-US")} ${unit}`, false);
+  }
+
+  private print(text: string, force: boolean): void {
+    const now = performance.now();
+    if (!force && now - this.lastPrint < (this.tty ? 200 : 5000)) return;
+    this.lastPrint = now;
+    const line = `${this.label}: ${text}`;
     process.stderr.write(this.tty ? `\r${line}\x1b[K` : `${line}\n`);
   }
 

@@ -1,4 +1,12 @@
-import { type Level, mirrorBook, booksEqual, decimalsOf, type OrderBook, pow10, sortBestFirst } from "./book.ts";
+import {
+  booksEqual,
+  decimalsOf,
+  type Level,
+  mirrorBook,
+  type OrderBook,
+  pow10,
+  sortBestFirst,
+} from "./book.ts";
 
 /**
  * Compact encoding of a snapshot's two order books (DESIGN 5): integer ticks and sizes as varints,
@@ -59,7 +67,13 @@ class ByteWriter {
   }
 }
 
-function writeSide(w: ByteWriter, levels: Level[], descending: boolean, pScale: number, sScale: number): void {
+function writeSide(
+  w: ByteWriter,
+  levels: Level[],
+  descending: boolean,
+  pScale: number,
+  sScale: number,
+): void {
   w.varint(levels.length);
   let prev = 0;
   for (let i = 0; i < levels.length; i++) {
@@ -141,7 +155,10 @@ function readRaw(buf: Uint8Array): { up: RawBook; down: RawBook; pd: number; sd:
   let down: RawBook;
   if (r.mirrored) {
     const one = pow10(r.pd);
-    const flip = (s: { ticks: number[]; sizes: number[] }) => ({ ticks: s.ticks.map((t) => one - t), sizes: s.sizes });
+    const flip = (s: { ticks: number[]; sizes: number[] }) => ({
+      ticks: s.ticks.map((t) => one - t),
+      sizes: s.sizes,
+    });
     down = { bids: flip(up.asks), asks: flip(up.bids) };
   } else {
     down = { bids: r.side(true), asks: r.side(false) };

@@ -43,7 +43,13 @@ const etParts = new Intl.DateTimeFormat("en-US", {
   hour12: true,
 });
 
-function easternParts(sec: number): { month: string; day: string; year: string; hour: string; dayPeriod: string } {
+function easternParts(sec: number): {
+  month: string;
+  day: string;
+  year: string;
+  hour: string;
+  dayPeriod: string;
+} {
   const out: Record<string, string> = {};
   for (const p of etParts.formatToParts(new Date(sec * 1000))) out[p.type] = p.value;
   return {

@@ -1,6 +1,13 @@
-import { encodeBooks, renderBooksJson } from "./book-codec.ts";
 import type { OrderBook } from "./book.ts";
-import { type Coin, type Market, type MarketType, type Outcome, parseCoin, parseMarketType } from "./market.ts";
+import { encodeBooks, renderBooksJson } from "./book-codec.ts";
+import {
+  type Coin,
+  type Market,
+  type MarketType,
+  type Outcome,
+  parseCoin,
+  parseMarketType,
+} from "./market.ts";
 import type { SnapshotRow } from "./snapshot.ts";
 import { isoMicros, isoSeconds, parseIsoMicros } from "./time.ts";
 
@@ -76,7 +83,8 @@ function requireString(v: unknown, field: string): string {
 
 function numberOrNull(v: unknown, field: string): number | null {
   if (v === null || v === undefined) return null;
-  if (typeof v !== "number" || !Number.isFinite(v)) throw new WireFormatError(`${field} must be a number or null`);
+  if (typeof v !== "number" || !Number.isFinite(v))
+    throw new WireFormatError(`${field} must be a number or null`);
   return v;
 }
 
@@ -106,7 +114,10 @@ export function marketFromWire(w: Record<string, unknown>): Market {
     winner: (w.winner as Outcome | null | undefined) ?? null,
     finalVolume: numberOrNull(w.final_volume, "final_volume"),
     finalLiquidity: numberOrNull(w.final_liquidity, "final_liquidity"),
-    resolvedAt: w.resolved_at === null || w.resolved_at === undefined ? null : requireSeconds(w.resolved_at, "resolved_at"),
+    resolvedAt:
+      w.resolved_at === null || w.resolved_at === undefined
+        ? null
+        : requireSeconds(w.resolved_at, "resolved_at"),
     createdAt: requireMicros(w.created_at, "created_at"),
     updatedAt: requireMicros(w.updated_at, "updated_at"),
   };
@@ -128,7 +139,8 @@ export function snapshotJson(row: SnapshotRow, withBooks: boolean): string {
 
 function bookFromWire(v: unknown, field: string): OrderBook {
   const b = v as { bids?: unknown; asks?: unknown } | null;
-  if (!b || !Array.isArray(b.bids) || !Array.isArray(b.asks)) throw new WireFormatError(`${field} needs bids and asks`);
+  if (!b || !Array.isArray(b.bids) || !Array.isArray(b.asks))
+    throw new WireFormatError(`${field} needs bids and asks`);
   const levels = (side: unknown[], name: string) =>
     side.map((l) => {
       const level = l as { price?: unknown; size?: unknown };
@@ -151,7 +163,10 @@ export function snapshotFromWire(w: Record<string, unknown>): SnapshotRow {
   }
   const hasBooks = w.orderbook_up !== undefined || w.orderbook_down !== undefined;
   const books = hasBooks
-    ? encodeBooks(bookFromWire(w.orderbook_up, "orderbook_up"), bookFromWire(w.orderbook_down, "orderbook_down"))
+    ? encodeBooks(
+        bookFromWire(w.orderbook_up, "orderbook_up"),
+        bookFromWire(w.orderbook_down, "orderbook_down"),
+      )
     : null;
   return { time, coinPrice, priceUp, priceDown, books };
 }

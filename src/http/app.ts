@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
 import { KeyService } from "../access/keys.ts";
 import { type Config, DEFAULT_CONFIG } from "../config.ts";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
@@ -50,7 +55,9 @@ function describeValidation(err: FastifyError): ApiError {
   if (!first) return validationError(err.message);
   const missing = (first.params as { missingProperty?: string }).missingProperty;
   const parameter = missing ?? first.instancePath.replace(/^\//, "").replaceAll("/", ".");
-  const message = missing ? `${parameter} is required` : `${parameter || err.validationContext} ${first.message}`;
+  const message = missing
+    ? `${parameter} is required`
+    : `${parameter || err.validationContext} ${first.message}`;
   return validationError(message, { parameter, rule: first.keyword, in: err.validationContext });
 }
 
@@ -95,7 +102,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.setNotFoundHandler((req, reply) =>
-    sendError(notFound(`No route ${req.method} ${req.url.split("?")[0]}. The API lives under /v1.`), req, reply),
+    sendError(
+      notFound(`No route ${req.method} ${req.url.split("?")[0]}. The API lives under /v1.`),
+      req,
+      reply,
+    ),
   );
 
   for (const schema of [marketSchema, snapshotSchema, errorSchema]) app.addSchema(schema);

@@ -1,4 +1,11 @@
-import { type Coin, COINS, MARKET_TYPES, type MarketType, parseCoin, parseMarketType } from "../domain/market.ts";
+import {
+  COINS,
+  type Coin,
+  MARKET_TYPES,
+  type MarketType,
+  parseCoin,
+  parseMarketType,
+} from "../domain/market.ts";
 import { canonicalSlug } from "../domain/slug.ts";
 import { type Micros, parseUserTime } from "../domain/time.ts";
 import type { Store, StoredMarket } from "../store/store.ts";
@@ -7,7 +14,8 @@ import { notFound, validationError } from "./errors.ts";
 export function coinParam(text: string | undefined): Coin | undefined {
   if (text === undefined) return undefined;
   const coin = parseCoin(text);
-  if (!coin) throw validationError(`coin must be one of ${COINS.join(", ")}`, { parameter: "coin", rule: "enum" });
+  if (!coin)
+    throw validationError(`coin must be one of ${COINS.join(", ")}`, { parameter: "coin", rule: "enum" });
   return coin;
 }
 
@@ -15,10 +23,13 @@ export function marketTypeParam(text: string | undefined): MarketType | undefine
   if (text === undefined) return undefined;
   const type = parseMarketType(text);
   if (!type) {
-    throw validationError(`market_type must be one of ${MARKET_TYPES.join(", ")} (1hr, 4hr, 24hr also accepted)`, {
-      parameter: "market_type",
-      rule: "enum",
-    });
+    throw validationError(
+      `market_type must be one of ${MARKET_TYPES.join(", ")} (1hr, 4hr, 24hr also accepted)`,
+      {
+        parameter: "market_type",
+        rule: "enum",
+      },
+    );
   }
   return type;
 }
@@ -35,11 +46,17 @@ export function timeParam(name: string, text: string | undefined): Micros | unde
   return us;
 }
 
-export function timeRange(start: string | undefined, end: string | undefined): { from?: Micros; to?: Micros } {
+export function timeRange(
+  start: string | undefined,
+  end: string | undefined,
+): { from?: Micros; to?: Micros } {
   const from = timeParam("start_time", start);
   const to = timeParam("end_time", end);
   if (from !== undefined && to !== undefined && from > to) {
-    throw validationError("start_time must not be after end_time", { parameter: "start_time", rule: "range" });
+    throw validationError("start_time must not be after end_time", {
+      parameter: "start_time",
+      rule: "range",
+    });
   }
   return { from, to };
 }

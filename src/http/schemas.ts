@@ -25,7 +25,9 @@ export const marketSchema = {
     created_at: { type: "string", format: "date-time", description: "Microsecond precision" },
     updated_at: { type: "string", format: "date-time", description: "Microsecond precision" },
     coin: { type: "string", enum: ["btc", "eth", "sol"] },
-    polymarket_slug: nullable("string", { description: "Polymarket's own slug (hourly, daily); an alias in paths" }),
+    polymarket_slug: nullable("string", {
+      description: "Polymarket's own slug (hourly, daily); an alias in paths",
+    }),
   },
   required: [
     "slug",
@@ -69,7 +71,10 @@ export const snapshotSchema = {
   properties: {
     time: { type: "string", format: "date-time", description: "Microsecond precision" },
     coin_price: { type: "number", description: "Settlement feed of the market's type at this time" },
-    price_up: { type: "number", description: "Displayed price of Up: midpoint, or last trade when spread > 0.10" },
+    price_up: {
+      type: "number",
+      description: "Displayed price of Up: midpoint, or last trade when spread > 0.10",
+    },
     price_down: { type: "number" },
     orderbook_up: orderBookSchema,
     orderbook_down: orderBookSchema,

@@ -1,5 +1,5 @@
-import { createReadStream, createWriteStream } from "node:fs";
 import { once } from "node:events";
+import { createReadStream, createWriteStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { finished } from "node:stream/promises";
@@ -8,7 +8,13 @@ import { BookEncodingError, decodeBooks } from "../domain/book-codec.ts";
 import type { Coin, MarketType } from "../domain/market.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { isoMicros } from "../domain/time.ts";
-import { marketFromWire, marketToWire, snapshotFromWire, snapshotJson, WireFormatError } from "../domain/wire.ts";
+import {
+  marketFromWire,
+  marketToWire,
+  snapshotFromWire,
+  snapshotJson,
+  WireFormatError,
+} from "../domain/wire.ts";
 import type { Store, StoredMarket } from "../store/store.ts";
 
 /**
@@ -50,7 +56,12 @@ async function* marketsToExport(o: ExportOptions): AsyncGenerator<StoredMarket> 
     return;
   }
   for (let offset = 0; ; offset += 100) {
-    const { markets } = await o.store.listMarkets({ coin: o.coin, marketType: o.marketType, limit: 100, offset });
+    const { markets } = await o.store.listMarkets({
+      coin: o.coin,
+      marketType: o.marketType,
+      limit: 100,
+      offset,
+    });
     yield* markets;
     if (markets.length < 100) return;
   }
@@ -70,10 +81,12 @@ function csvRow(slug: string, r: SnapshotRow, books: boolean): string {
 export async function exportArchive(o: ExportOptions): Promise<{ markets: number; snapshots: number }> {
   let markets = 0;
   let snapshots = 0;
-  if (o.format === "csv") await write(o.out, `${CSV_HEADER}${o.books ? ",orderbook_up,orderbook_down" : ""}\n`);
+  if (o.format === "csv")
+    await write(o.out, `${CSV_HEADER}${o.books ? ",orderbook_up,orderbook_down" : ""}\n`);
   for await (const m of marketsToExport(o)) {
     markets++;
-    if (o.format === "ndjson") await write(o.out, `{"type":"market","market":${JSON.stringify(marketToWire(m))}}\n`);
+    if (o.format === "ndjson")
+      await write(o.out, `{"type":"market","market":${JSON.stringify(marketToWire(m))}}\n`);
     const slugJson = JSON.stringify(m.slug);
     for (let offset = 0; offset < m.snapshotCount; offset += PAGE) {
       const rows = await o.store.snapshotPage(m.key, { order: "asc", limit: PAGE, offset, books: o.books });
@@ -97,11 +110,23 @@ export function openOutput(path: string): { out: Writable; done: () => Promise<v
   if (path === "-") return { out: process.stdout, done: async () => {} };
   const file = createWriteStream(path);
   if (!path.endsWith(".gz")) {
-    return { out: file, done: async () => { file.end(); await finished(file); } };
+    return {
+      out: file,
+      done: async () => {
+        file.end();
+        await finished(file);
+      },
+    };
   }
   const gzip = createGzip();
   gzip.pipe(file);
-  return { out: gzip, done: async () => { gzip.end(); await finished(file); } };
+  return {
+    out: gzip,
+    done: async () => {
+      gzip.end();
+      await finished(file);
+    },
+  };
 }
 
 export function openInput(path: string): Readable {
@@ -135,14 +160,21 @@ export async function importArchive(
     lineNo++;
     if (line.trim() === "") continue;
     try {
-      const obj = JSON.parse(line) as { type?: unknown; market?: unknown; slug?: unknown; snapshot?: unknown };
+      const obj = JSON.parse(line) as {
+        type?: unknown;
+        market?: unknown;
+        slug?: unknown;
+        snapshot?: unknown;
+      };
       if (obj.type === "market") {
-        if (typeof obj.market !== "object" || obj.market === null) throw new WireFormatError("market line needs a market");
+        if (typeof obj.market !== "object" || obj.market === null)
+          throw new WireFormatError("market line needs a market");
         await flush();
         market = await store.upsertMarket(marketFromWire(obj.market as Record<string, unknown>));
         markets++;
       } else if (obj.type === "snapshot") {
-        if (!market || obj.slug !== market.slug) throw new WireFormatError("snapshot line does not follow its market");
+        if (!market || obj.slug !== market.slug)
+          throw new WireFormatError("snapshot line does not follow its market");
         if (typeof obj.snapshot !== "object" || obj.snapshot === null) {
           throw new WireFormatError("snapshot line needs a snapshot");
         }

@@ -108,7 +108,13 @@ export async function insertHandMarket(store: Store): Promise<void> {
     ],
   };
   await store.insertSnapshots(m.key, [
-    { time: 1784851200_000000, coinPrice: 150.125, priceUp: 0.52, priceDown: 0.48, books: encodeBooks(up, down) },
+    {
+      time: 1784851200_000000,
+      coinPrice: 150.125,
+      priceUp: 0.52,
+      priceDown: 0.48,
+      books: encodeBooks(up, down),
+    },
     { time: 1784851201_500000, coinPrice: 150.13, priceUp: 0.525, priceDown: 0.475, books: null },
   ]);
 }

@@ -55,7 +55,10 @@ const pageSchema = {
       },
       required: ["market", "snapshots", "total", "limit", "offset"],
     },
-    304: { type: "null", description: "Not modified (If-None-Match matched the ETag of a resolved market's page)" },
+    304: {
+      type: "null",
+      description: "Not modified (If-None-Match matched the ETag of a resolved market's page)",
+    },
     ...errorResponses,
   },
 };

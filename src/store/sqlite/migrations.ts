@@ -6,7 +6,7 @@ export const SQLITE_MIGRATIONS: { version: number; sql: string }[] = [
 CREATE TABLE markets (
   id INTEGER PRIMARY KEY,
   slug TEXT NOT NULL UNIQUE,
-  polymarket_slug TEXT UNIQUE,
+  polymarket_slug TEXT,
   coin TEXT NOT NULL,
   market_type TEXT NOT NULL,
   market_id TEXT NOT NULL,
@@ -26,6 +26,8 @@ CREATE TABLE markets (
   updated_at INTEGER NOT NULL,
   snapshot_count INTEGER NOT NULL DEFAULT 0
 );
+-- Not unique: in the autumn, US Eastern time names two hourly markets "1am-et".
+CREATE INDEX markets_by_alias ON markets (polymarket_slug);
 CREATE INDEX markets_by_start ON markets (start_time DESC, slug);
 CREATE INDEX markets_by_series ON markets (coin, market_type, start_time DESC);
 

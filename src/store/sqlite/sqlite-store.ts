@@ -104,9 +104,13 @@ export class SqliteStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    this.db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)");
+    this.db.exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)",
+    );
     const done = new Set(
-      (this.db.prepare("SELECT version FROM schema_migrations").all() as Row[]).map((r) => r.version as number),
+      (this.db.prepare("SELECT version FROM schema_migrations").all() as Row[]).map(
+        (r) => r.version as number,
+      ),
     );
     for (const m of SQLITE_MIGRATIONS) {
       if (done.has(m.version)) continue;
@@ -162,10 +166,9 @@ export class SqliteStore implements Store {
   }
 
   async getMarket(slug: string): Promise<StoredMarket | null> {
-    const row = this.stmt(`SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ? OR polymarket_slug = ?`).get(
-      slug,
-      slug,
-    ) as Row | undefined;
+    const row = this.stmt(
+      `SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ? OR polymarket_slug = ? ORDER BY slug = ? DESC, start_time LIMIT 1`,
+    ).get(slug, slug, slug) as Row | undefined;
     return row ? marketFromRow(row) : null;
   }
 
@@ -194,9 +197,12 @@ export class SqliteStore implements Store {
       params.push(h.coin, h.marketType, h.startTime);
     }
     const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
-    const total = (this.db.prepare(`SELECT count(*) AS n FROM markets ${clause}`).get(...params) as Row).n as number;
+    const total = (this.db.prepare(`SELECT count(*) AS n FROM markets ${clause}`).get(...params) as Row)
+      .n as number;
     const rows = this.db
-      .prepare(`SELECT ${MARKET_COLUMNS} FROM markets ${clause} ORDER BY start_time DESC, slug LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT ${MARKET_COLUMNS} FROM markets ${clause} ORDER BY start_time DESC, slug LIMIT ? OFFSET ?`,
+      )
       .all(...params, f.limit, f.offset) as Row[];
     return { markets: rows.map(marketFromRow), total };
   }
@@ -217,7 +223,9 @@ export class SqliteStore implements Store {
     const insertPrices = this.stmt(
       "INSERT OR IGNORE INTO snapshots (market, time_us, coin_price, price_up, price_down) VALUES (?, ?, ?, ?, ?)",
     );
-    const insertBooks = this.stmt("INSERT OR IGNORE INTO snapshot_books (market, time_us, books) VALUES (?, ?, ?)");
+    const insertBooks = this.stmt(
+      "INSERT OR IGNORE INTO snapshot_books (market, time_us, books) VALUES (?, ?, ?)",
+    );
     return this.transaction(() => {
       let added = 0;
       for (const r of rows) {
@@ -227,7 +235,10 @@ export class SqliteStore implements Store {
         if (r.books) insertBooks.run(marketKey, r.time, r.books);
       }
       if (added > 0) {
-        this.stmt("UPDATE markets SET snapshot_count = snapshot_count + ? WHERE id = ?").run(added, marketKey);
+        this.stmt("UPDATE markets SET snapshot_count = snapshot_count + ? WHERE id = ?").run(
+          added,
+          marketKey,
+        );
       }
       return added;
     });
@@ -285,6 +296,9 @@ export class SqliteStore implements Store {
   }
 
   async revokeApiKey(id: string, at: Micros): Promise<boolean> {
-    return this.stmt("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(at, id).changes > 0;
+    return (
+      this.stmt("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(at, id)
+        .changes > 0
+    );
   }
 }
