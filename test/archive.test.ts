@@ -109,3 +109,61 @@ describe("our archive format", () => {
     );
   });
 });
+
+describe("GET /v1/markets/{slug}/snapshots/export", () => {
+  test("streams the market as an importable archive, gzipped when asked", async () => {
+    const { gunzipSync } = await import("node:zlib");
+    const plain = await source.get(
+      "/v1/markets/btc-updown-5m-1784851800/snapshots/export?include_orderbook=true",
+    );
+    assert.equal(plain.statusCode, 200);
+    assert.equal(plain.headers["content-type"], "application/x-ndjson; charset=utf-8");
+    assert.equal(
+      plain.headers["content-disposition"],
+      'attachment; filename="btc-updown-5m-1784851800.ndjson"',
+    );
+    const lines = plain.body.trimEnd().split("\n");
+    assert.equal(lines.length, 301);
+    assert.equal(JSON.parse(lines[0]).market.slug, "btc-updown-5m-1784851800");
+    assert.equal(JSON.parse(lines[1]).snapshot.time, "2026-07-24T00:10:00.000000Z");
+
+    const zipped = await source.get(
+      "/v1/markets/btc-updown-5m-1784851800/snapshots/export?include_orderbook=true",
+      {
+        "accept-encoding": "gzip, br",
+      },
+    );
+    assert.equal(zipped.headers["content-encoding"], "gzip");
+    assert.equal(gunzipSync(zipped.rawPayload).toString(), plain.body);
+
+    const target = await makeTestApp({ seed: false });
+    try {
+      await importArchive(target.store, Readable.from([plain.body]));
+      const url = "/v1/markets/btc-updown-5m-1784851800/snapshots?include_orderbook=true";
+      assert.equal((await target.get(url)).body, (await source.get(url)).body);
+    } finally {
+      await target.close();
+    }
+  });
+
+  test("CSV within a time range; bad format is a 400, unknown slug a 404", async () => {
+    const res = await source.get(
+      "/v1/markets/btc-updown-5m-1784851800/snapshots/export?format=csv&start_time=2026-07-24T00:10:05Z&end_time=2026-07-24T00:10:06Z",
+    );
+    assert.equal(res.headers["content-type"], "text/csv; charset=utf-8");
+    const lines = res.body.trimEnd().split("\n");
+    assert.deepEqual(
+      lines.map((l) => l.split(",").slice(0, 2).join(",")),
+      [
+        "slug,time",
+        "btc-updown-5m-1784851800,2026-07-24T00:10:05.000000Z",
+        "btc-updown-5m-1784851800,2026-07-24T00:10:06.000000Z",
+      ],
+    );
+    assert.equal(
+      (await source.get("/v1/markets/btc-updown-5m-1784851800/snapshots/export?format=xml")).statusCode,
+      400,
+    );
+    assert.equal((await source.get("/v1/markets/nope/snapshots/export")).statusCode, 404);
+  });
+});

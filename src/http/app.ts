@@ -14,6 +14,7 @@ import { type Clock, isoMicros, systemClock } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
 import { ApiError, errorEnvelope, notFound, unauthorized, validationError } from "./errors.ts";
 import { PageCache } from "./page-cache.ts";
+import { exportRoutes } from "./routes/export.ts";
 import { marketRoutes } from "./routes/markets.ts";
 import { snapshotRoutes } from "./routes/snapshots.ts";
 import { errorSchema, marketSchema, snapshotSchema } from "./schemas.ts";
@@ -137,6 +138,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       });
       await v1.register(async (scope) => marketRoutes(scope, ctx));
       await v1.register(async (scope) => snapshotRoutes(scope, ctx));
+      await v1.register(async (scope) => exportRoutes(scope, ctx));
     },
     { prefix: "/v1" },
   );

@@ -7,7 +7,7 @@ import { createGunzip, createGzip } from "node:zlib";
 import { BookEncodingError, decodeBooks } from "../domain/book-codec.ts";
 import type { Coin, MarketType } from "../domain/market.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
-import { isoMicros } from "../domain/time.ts";
+import { isoMicros, type Micros } from "../domain/time.ts";
 import {
   marketFromWire,
   marketToWire,
@@ -28,15 +28,27 @@ import type { Store, StoredMarket } from "../store/store.ts";
  */
 export type ExportFormat = "ndjson" | "csv";
 
-export interface ExportOptions {
-  store: Store;
-  out: Writable;
+/** Which markets and snapshots to export, and how. */
+export interface ExportSelection {
   format: ExportFormat;
   books: boolean;
   coin?: Coin;
   marketType?: MarketType;
   slugs?: string[];
+  /** Inclusive bounds on snapshot time. */
+  from?: Micros;
+  to?: Micros;
+}
+
+export interface ExportOptions extends ExportSelection {
+  store: Store;
+  out: Writable;
   onProgress?: (markets: number, snapshots: number) => void;
+}
+
+export interface ExportCounts {
+  markets: number;
+  snapshots: number;
 }
 
 const PAGE = 5000;
@@ -46,19 +58,19 @@ async function write(out: Writable, text: string): Promise<void> {
   if (!out.write(text)) await once(out, "drain");
 }
 
-async function* marketsToExport(o: ExportOptions): AsyncGenerator<StoredMarket> {
-  if (o.slugs?.length) {
-    for (const slug of o.slugs) {
-      const m = await o.store.getMarket(slug);
+async function* marketsToExport(store: Store, sel: ExportSelection): AsyncGenerator<StoredMarket> {
+  if (sel.slugs?.length) {
+    for (const slug of sel.slugs) {
+      const m = await store.getMarket(slug);
       if (!m) throw new WireFormatError(`no market with slug ${slug}`);
       yield m;
     }
     return;
   }
   for (let offset = 0; ; offset += 100) {
-    const { markets } = await o.store.listMarkets({
-      coin: o.coin,
-      marketType: o.marketType,
+    const { markets } = await store.listMarkets({
+      coin: sel.coin,
+      marketType: sel.marketType,
       limit: 100,
       offset,
     });
@@ -78,31 +90,54 @@ function csvRow(slug: string, r: SnapshotRow, books: boolean): string {
   return `${base},${csvQuote(JSON.stringify(b.up))},${csvQuote(JSON.stringify(b.down))}\n`;
 }
 
-export async function exportArchive(o: ExportOptions): Promise<{ markets: number; snapshots: number }> {
-  let markets = 0;
-  let snapshots = 0;
-  if (o.format === "csv")
-    await write(o.out, `${CSV_HEADER}${o.books ? ",orderbook_up,orderbook_down" : ""}\n`);
-  for await (const m of marketsToExport(o)) {
-    markets++;
-    if (o.format === "ndjson")
-      await write(o.out, `{"type":"market","market":${JSON.stringify(marketToWire(m))}}\n`);
+/**
+ * The export as text chunks (a few thousand snapshots each), oldest first, read page by page so that
+ * memory stays flat however large the export. `counts` is kept up to date as chunks are taken.
+ */
+export async function* exportChunks(
+  store: Store,
+  sel: ExportSelection,
+  counts: ExportCounts = { markets: 0, snapshots: 0 },
+): AsyncGenerator<string> {
+  if (sel.format === "csv") yield `${CSV_HEADER}${sel.books ? ",orderbook_up,orderbook_down" : ""}\n`;
+  for await (const m of marketsToExport(store, sel)) {
+    counts.markets++;
+    if (sel.format === "ndjson") yield `{"type":"market","market":${JSON.stringify(marketToWire(m))}}\n`;
     const slugJson = JSON.stringify(m.slug);
-    for (let offset = 0; offset < m.snapshotCount; offset += PAGE) {
-      const rows = await o.store.snapshotPage(m.key, { order: "asc", limit: PAGE, offset, books: o.books });
+    // Keyset paging (after the last time seen) reads each row once, unlike OFFSET.
+    let from = sel.from;
+    for (;;) {
+      const rows = await store.snapshotPage(m.key, {
+        order: "asc",
+        limit: PAGE,
+        offset: 0,
+        books: sel.books,
+        from,
+        to: sel.to,
+      });
+      if (rows.length === 0) break;
       let chunk = "";
       for (const r of rows) {
         chunk +=
-          o.format === "csv"
-            ? csvRow(m.slug, r, o.books)
-            : `{"type":"snapshot","slug":${slugJson},"snapshot":${snapshotJson(r, o.books)}}\n`;
+          sel.format === "csv"
+            ? csvRow(m.slug, r, sel.books)
+            : `{"type":"snapshot","slug":${slugJson},"snapshot":${snapshotJson(r, sel.books)}}\n`;
       }
-      await write(o.out, chunk);
-      snapshots += rows.length;
-      o.onProgress?.(markets, snapshots);
+      counts.snapshots += rows.length;
+      yield chunk;
+      if (rows.length < PAGE) break;
+      from = rows[rows.length - 1].time + 1;
     }
   }
-  return { markets, snapshots };
+}
+
+export async function exportArchive(o: ExportOptions): Promise<ExportCounts> {
+  const counts: ExportCounts = { markets: 0, snapshots: 0 };
+  for await (const chunk of exportChunks(o.store, o, counts)) {
+    await write(o.out, chunk);
+    o.onProgress?.(counts.markets, counts.snapshots);
+  }
+  return counts;
 }
 
 /** Writes to a file, gzipped when the name ends in .gz, or to stdout for "-". */

@@ -127,8 +127,7 @@ function atLine<T>(path: string, no: number, parse: () => T): T {
   }
 }
 
-const FEED_COLUMNS = ["feed_ts_ms", "full_accuracy_value", "recv_ms"] as const;
-type FeedColumn = (typeof FEED_COLUMNS)[number];
+type FeedColumn = "feed_ts_ms" | "full_accuracy_value" | "recv_ms";
 
 /** Reads the Chainlink CSV (`feed_ts_ms,value,full_accuracy_value,server_ts_ms,recv_ms`) into a feed. */
 async function readFeed(path: string): Promise<PriceFeed> {
