@@ -180,44 +180,235 @@ export function decodeBooks(buf: Uint8Array): { up: OrderBook; down: OrderBook }
   };
 }
 
-// Price strings repeat across every snapshot (at most 10^decimals of them), so they are made once.
-const priceTextCache: string[][] = [];
+/**
+ * A growable byte buffer that JSON text is written into directly, so that a page of snapshots
+ * becomes bytes without building (and then UTF-8 encoding) one long string. Meant to be reused:
+ * `reset()` and write, then copy the bytes out with `toBuffer()`.
+ */
+export class JsonBytes {
+  buf: Uint8Array;
+  pos = 0;
+  private static readonly encoder = new TextEncoder();
 
-function priceText(tick: number, pd: number): string {
-  let cache = priceTextCache[pd];
+  constructor(capacity = 1 << 16) {
+    this.buf = new Uint8Array(capacity);
+  }
+
+  reset(): void {
+    this.pos = 0;
+  }
+
+  /** Makes room for `n` more bytes; writers that index `buf` themselves call it first. */
+  reserve(n: number): void {
+    if (this.pos + n > this.buf.length) this.grow(n);
+  }
+
+  private grow(n: number): void {
+    let size = this.buf.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+  }
+
+  byte(b: number): void {
+    if (this.pos === this.buf.length) this.grow(1);
+    this.buf[this.pos++] = b;
+  }
+
+  /** Text the caller knows is ASCII (JSON punctuation, numbers, ISO times). */
+  ascii(s: string): void {
+    this.reserve(s.length);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i);
+    this.pos = p;
+  }
+
+  /** Any text, as UTF-8. */
+  utf8(s: string): void {
+    this.reserve(s.length * 3);
+    this.pos += JsonBytes.encoder.encodeInto(s, this.buf.subarray(this.pos)).written;
+  }
+
+  /** A copy of the bytes written, exactly as long as they are. */
+  toBuffer(): Buffer {
+    return Buffer.from(this.buf.subarray(0, this.pos));
+  }
+
+  /** Bytes [start, end) as a string; the text written is ASCII, so latin1 decoding is exact. */
+  text(start = 0, end = this.pos): string {
+    return Buffer.from(this.buf.buffer, this.buf.byteOffset + start, end - start).toString("latin1");
+  }
+}
+
+// Price texts repeat across every snapshot (at most 10^decimals of them), so each level's opening,
+// `{"price":0.53,"size":`, is made once per tick as bytes.
+const CACHED_TICKS = 100_000;
+const levelHeadCache: Uint8Array[][] = [];
+
+function levelHeadText(tick: number, pd: number): string {
+  return `{"price":${tick / pow10(pd)},"size":`;
+}
+
+function levelHead(tick: number, pd: number): Uint8Array {
+  let cache = levelHeadCache[pd];
   if (!cache) {
     cache = [];
-    priceTextCache[pd] = cache;
+    levelHeadCache[pd] = cache;
   }
-  if (tick <= 100_000) {
-    let s = cache[tick];
-    if (s === undefined) {
-      s = String(tick / pow10(pd));
-      cache[tick] = s;
+  if (tick >= 0 && tick <= CACHED_TICKS) {
+    let head = cache[tick];
+    if (head === undefined) {
+      head = Buffer.from(levelHeadText(tick, pd), "latin1");
+      cache[tick] = head;
     }
-    return s;
+    return head;
   }
-  return String(tick / pow10(pd));
+  return Buffer.from(levelHeadText(tick, pd), "latin1");
 }
 
-function sideJson(s: { ticks: number[]; sizes: number[] }, pd: number, ss: number): string {
-  let out = "[";
-  for (let i = 0; i < s.ticks.length; i++) {
-    if (i > 0) out += ",";
-    out += `{"price":${priceText(s.ticks[i], pd)},"size":${s.sizes[i] / ss}}`;
+const digitScratch = new Uint8Array(24);
+/** Sizes below this many units (per size decimals) print in exponent form; see writeUnits. */
+const MIN_FIXED_UNITS = [1, 1, 1, 1, 1, 1, 1, 10, 100, 1_000, 10_000];
+
+/**
+ * Writes `units / 10^sd` as JavaScript prints that number, from the integer: for an integer below
+ * 10^15 (at most 15 significant digits) the shortest text that reads back as the double is the
+ * decimal itself, so printing its digits gives the same bytes as String(units / 10^sd). Values that
+ * JavaScript prints in exponent form (below 1e-6) or with more digits go through String().
+ * The caller reserves 32 bytes.
+ */
+function writeUnits(w: JsonBytes, units: number, sd: number): void {
+  const buf = w.buf;
+  let p = w.pos;
+  if (units === 0) {
+    buf[p] = 48;
+    w.pos = p + 1;
+    return;
   }
-  return `${out}]`;
+  if (!(units < 1e15) || units < MIN_FIXED_UNITS[sd] || !Number.isInteger(units)) {
+    w.ascii(String(units / pow10(sd)));
+    return;
+  }
+  const d = digitScratch;
+  let n = 0;
+  let v = units;
+  while (v > 0) {
+    const q = Math.floor(v / 10);
+    d[n++] = v - q * 10;
+    v = q;
+  }
+  // Integer part: digits n-1 .. sd (least significant first in d), or 0.
+  if (n > sd) for (let k = n - 1; k >= sd; k--) buf[p++] = 48 + d[k];
+  else buf[p++] = 48;
+  // Fraction: digits sd-1 .. z, where digits below z are trailing zeros.
+  let z = 0;
+  while (z < sd && (z >= n || d[z] === 0)) z++;
+  if (z < sd) {
+    buf[p++] = 46;
+    for (let k = sd - 1; k >= z; k--) buf[p++] = k < n ? 48 + d[k] : 48;
+  }
+  w.pos = p;
 }
+
+/**
+ * Writes one side as a JSON array of levels straight from the blob, from `p` (at its count);
+ * returns the blob offset after the side. `flipOne` > 0 writes each price as flipOne - tick (the
+ * mirror of the other token's side).
+ */
+function writeSideJson(
+  w: JsonBytes,
+  blob: Uint8Array,
+  p: number,
+  descending: boolean,
+  flipOne: number,
+  pd: number,
+  sd: number,
+): number {
+  let n = 0;
+  let mul = 1;
+  let c: number;
+  do {
+    c = blob[p++];
+    n += (c & 127) * mul;
+    mul *= 128;
+  } while (c >= 128);
+  w.byte(91); // [
+  let prev = 0;
+  for (let i = 0; i < n; i++) {
+    let step = 0;
+    mul = 1;
+    do {
+      c = blob[p++];
+      step += (c & 127) * mul;
+      mul *= 128;
+    } while (c >= 128);
+    let units = 0;
+    mul = 1;
+    do {
+      c = blob[p++];
+      units += (c & 127) * mul;
+      mul *= 128;
+    } while (c >= 128);
+    const tick = i === 0 ? step : descending ? prev - step : prev + step;
+    prev = tick;
+    const head = levelHead(flipOne > 0 ? flipOne - tick : tick, pd);
+    w.reserve(head.length + 34);
+    const buf = w.buf;
+    let q = w.pos;
+    if (i > 0) buf[q++] = 44; // ,
+    for (let k = 0; k < head.length; k++) buf[q++] = head[k];
+    w.pos = q;
+    writeUnits(w, units, sd);
+    w.buf[w.pos++] = 125; // }
+  }
+  w.byte(93); // ]
+  if (p > blob.length) throw new BookEncodingError("truncated order book blob");
+  return p;
+}
+
+/**
+ * Writes the Up book as JSON, then `between`, then the Down book, straight from the blob: the same
+ * bytes as JSON.stringify of decodeBooks()'s books, without building them. Returns the offset in
+ * `w` where the Up book ends (where `between` starts).
+ */
+export function writeBooksJson(w: JsonBytes, blob: Uint8Array, between: string): number {
+  const mirrored = (blob[0] & FLAG_MIRRORED) !== 0;
+  const pd = blob[1] & 15;
+  const sd = blob[1] >> 4;
+  w.ascii('{"bids":');
+  const upAsks = writeSideJson(w, blob, 2, true, 0, pd, sd);
+  w.ascii(',"asks":');
+  const upEnd = writeSideJson(w, blob, upAsks, false, 0, pd, sd);
+  w.byte(125);
+  const mid = w.pos;
+  w.ascii(between);
+  w.ascii('{"bids":');
+  if (mirrored) {
+    // Down bids are the Up asks at 1 - p, Down asks the Up bids at 1 - p, in the same order.
+    const one = pow10(pd);
+    writeSideJson(w, blob, upAsks, false, one, pd, sd);
+    w.ascii(',"asks":');
+    writeSideJson(w, blob, 2, true, one, pd, sd);
+  } else {
+    const downAsks = writeSideJson(w, blob, upEnd, true, 0, pd, sd);
+    w.ascii(',"asks":');
+    writeSideJson(w, blob, downAsks, false, 0, pd, sd);
+  }
+  w.byte(125);
+  return mid;
+}
+
+const booksScratch = new JsonBytes(1 << 14);
 
 /**
  * The two books as JSON text, straight from the blob; the same bytes as JSON.stringify of
  * decodeBooks()'s books, without building the objects.
  */
 export function renderBooksJson(buf: Uint8Array): { up: string; down: string } {
-  const { up, down, pd, sd } = readRaw(buf);
-  const ss = pow10(sd);
-  return {
-    up: `{"bids":${sideJson(up.bids, pd, ss)},"asks":${sideJson(up.asks, pd, ss)}}`,
-    down: `{"bids":${sideJson(down.bids, pd, ss)},"asks":${sideJson(down.asks, pd, ss)}}`,
-  };
+  const w = booksScratch;
+  w.reset();
+  const mid = writeBooksJson(w, buf, "");
+  return { up: w.text(0, mid), down: w.text(mid, w.pos) };
 }

@@ -77,7 +77,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     genReqId: requestIdOf,
     requestIdHeader: false,
-    disableRequestLogging: false,
     ajv: { customOptions: { coerceTypes: true, allErrors: false, removeAdditional: false } },
   });
   app.decorateRequest("apiKey", null);

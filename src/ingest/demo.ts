@@ -109,26 +109,29 @@ export class Rng {
  * Standard normal CDF by Hart's rational approximation (algorithm 5666, as given by West 2005), good
  * to about 1e-14 and exactly 0.5 at 0, so a market that has not moved sits at even odds.
  */
+const HART_NUMERATOR = [
+  3.52624965998911e-2, 0.700383064443688, 6.37396220353165, 33.912866078383, 112.079291497871,
+  221.213596169931, 220.206867912376,
+];
+const HART_DENOMINATOR = [
+  8.83883476483184e-2, 1.75566716318264, 16.064177579207, 86.7807322029461, 296.564248779674,
+  637.333633378831, 793.826512519948, 440.413735824752,
+];
+
+/** A polynomial with coefficients from the highest power down, evaluated at x. */
+function horner(coefficients: number[], x: number): number {
+  let value = 0;
+  for (const c of coefficients) value = value * x + c;
+  return value;
+}
+
 export function normalCdf(x: number): number {
   const a = Math.abs(x);
   if (a > 37) return x > 0 ? 1 : 0;
   const e = Math.exp((-a * a) / 2);
   let tail: number;
   if (a < 7.07106781186547) {
-    let num = 3.52624965998911e-2 * a + 0.700383064443688;
-    num = num * a + 6.37396220353165;
-    num = num * a + 33.912866078383;
-    num = num * a + 112.079291497871;
-    num = num * a + 221.213596169931;
-    num = num * a + 220.206867912376;
-    let den = 8.83883476483184e-2 * a + 1.75566716318264;
-    den = den * a + 16.064177579207;
-    den = den * a + 86.7807322029461;
-    den = den * a + 296.564248779674;
-    den = den * a + 637.333633378831;
-    den = den * a + 793.826512519948;
-    den = den * a + 440.413735824752;
-    tail = (e * num) / den;
+    tail = (e * horner(HART_NUMERATOR, a)) / horner(HART_DENOMINATOR, a);
   } else {
     // Continued fraction for the far tail.
     const cf = a + 1 / (a + 2 / (a + 3 / (a + 4 / (a + 0.65))));
