@@ -105,6 +105,35 @@ export function encodeBooks(up: OrderBook, down: OrderBook): Uint8Array {
   return w.buf.slice(0, w.len);
 }
 
+/**
+ * Where the encoded books starting at `start` end (the offset after them), from their structure: the
+ * blobs are self-delimiting, so concatenated ones can be split again. An offset beyond the end means
+ * a truncated blob.
+ */
+export function booksByteLength(buf: Uint8Array, start: number): number {
+  const truncated = buf.length + 1;
+  if (start + 2 > buf.length) return truncated;
+  const sides = (buf[start] & FLAG_MIRRORED) !== 0 ? 2 : 4;
+  let p = start + 2;
+  for (let s = 0; s < sides; s++) {
+    let n = 0;
+    let mul = 1;
+    let c: number;
+    do {
+      if (p >= buf.length) return truncated;
+      c = buf[p++];
+      n += (c & 127) * mul;
+      mul *= 128;
+    } while (c >= 128);
+    // Each level is two varints: count the bytes that end one.
+    for (let left = 2 * n; left > 0;) {
+      if (p >= buf.length) return truncated;
+      if (buf[p++] < 128) left--;
+    }
+  }
+  return p;
+}
+
 /** Reads the blob side by side, giving integer price ticks and size units to a visitor. */
 class BookReader {
   pos = 2;
@@ -216,6 +245,12 @@ export class JsonBytes {
     this.buf[this.pos++] = b;
   }
 
+  bytes(b: Uint8Array): void {
+    this.reserve(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
   /** Text the caller knows is ASCII (JSON punctuation, numbers, ISO times). */
   ascii(s: string): void {
     this.reserve(s.length);
@@ -247,70 +282,137 @@ export class JsonBytes {
 const CACHED_TICKS = 100_000;
 const levelHeadCache: Uint8Array[][] = [];
 
-function levelHeadText(tick: number, pd: number): string {
-  return `{"price":${tick / pow10(pd)},"size":`;
-}
-
-function levelHead(tick: number, pd: number): Uint8Array {
+function levelHeadsFor(pd: number): Uint8Array[] {
   let cache = levelHeadCache[pd];
   if (!cache) {
     cache = [];
     levelHeadCache[pd] = cache;
   }
+  return cache;
+}
+
+function levelHead(cache: Uint8Array[], tick: number, pd: number): Uint8Array {
   if (tick >= 0 && tick <= CACHED_TICKS) {
     let head = cache[tick];
     if (head === undefined) {
-      head = Buffer.from(levelHeadText(tick, pd), "latin1");
+      head = Buffer.from(`{"price":${tick / pow10(pd)},"size":`, "latin1");
       cache[tick] = head;
     }
     return head;
   }
-  return Buffer.from(levelHeadText(tick, pd), "latin1");
+  return Buffer.from(`{"price":${tick / pow10(pd)},"size":`, "latin1");
 }
 
-const digitScratch = new Uint8Array(24);
-/** Sizes below this many units (per size decimals) print in exponent form; see writeUnits. */
-const MIN_FIXED_UNITS = [1, 1, 1, 1, 1, 1, 1, 10, 100, 1_000, 10_000];
+/** "00" to "99" as bytes, for writing integers two digits at a time. */
+const DIGIT_PAIRS = new Uint8Array(200);
+for (let i = 0; i < 100; i++) {
+  DIGIT_PAIRS[2 * i] = 48 + Math.floor(i / 10);
+  DIGIT_PAIRS[2 * i + 1] = 48 + (i % 10);
+}
 
-/**
- * Writes `units / 10^sd` as JavaScript prints that number, from the integer: for an integer below
- * 10^15 (at most 15 significant digits) the shortest text that reads back as the double is the
- * decimal itself, so printing its digits gives the same bytes as String(units / 10^sd). Values that
- * JavaScript prints in exponent form (below 1e-6) or with more digits go through String().
- * The caller reserves 32 bytes.
- */
-function writeUnits(w: JsonBytes, units: number, sd: number): void {
-  const buf = w.buf;
-  let p = w.pos;
-  if (units === 0) {
-    buf[p] = 48;
-    w.pos = p + 1;
-    return;
+/** Writes a non-negative int32 in decimal at `p`; returns the offset after it. */
+function writeUint(buf: Uint8Array, p: number, v: number): number {
+  if (v < 10) {
+    buf[p] = 48 + v;
+    return p + 1;
   }
-  if (!(units < 1e15) || units < MIN_FIXED_UNITS[sd] || !Number.isInteger(units)) {
-    w.ascii(String(units / pow10(sd)));
-    return;
-  }
-  const d = digitScratch;
-  let n = 0;
-  let v = units;
-  while (v > 0) {
-    const q = Math.floor(v / 10);
-    d[n++] = v - q * 10;
+  const len =
+    v < 100
+      ? 2
+      : v < 1e3
+        ? 3
+        : v < 1e4
+          ? 4
+          : v < 1e5
+            ? 5
+            : v < 1e6
+              ? 6
+              : v < 1e7
+                ? 7
+                : v < 1e8
+                  ? 8
+                  : v < 1e9
+                    ? 9
+                    : 10;
+  let e = p + len;
+  while (v >= 100) {
+    const q = (v / 100) | 0;
+    const r = (v - q * 100) << 1;
+    buf[--e] = DIGIT_PAIRS[r + 1];
+    buf[--e] = DIGIT_PAIRS[r];
     v = q;
   }
-  // Integer part: digits n-1 .. sd (least significant first in d), or 0.
-  if (n > sd) for (let k = n - 1; k >= sd; k--) buf[p++] = 48 + d[k];
-  else buf[p++] = 48;
-  // Fraction: digits sd-1 .. z, where digits below z are trailing zeros.
-  let z = 0;
-  while (z < sd && (z >= n || d[z] === 0)) z++;
-  if (z < sd) {
-    buf[p++] = 46;
-    for (let k = sd - 1; k >= z; k--) buf[p++] = k < n ? 48 + d[k] : 48;
+  // The leading one or two digits, at p.
+  if (v >= 10) {
+    buf[p] = DIGIT_PAIRS[2 * v];
+    buf[p + 1] = DIGIT_PAIRS[2 * v + 1];
+  } else {
+    buf[p] = 48 + v;
   }
-  w.pos = p;
+  return p + len;
 }
+
+/** Per size decimals, the fewest units JavaScript prints without an exponent (1e-6 and up). */
+const MIN_FIXED_UNITS = Array.from({ length: 16 }, (_, sd) => (sd <= 6 ? 1 : 10 ** (sd - 6)));
+
+/**
+ * Writes `units / 10^sd` at `p` exactly as JavaScript prints that number (String()), from the
+ * integer; returns the offset after it. For an integer of at most 15 significant digits, the
+ * shortest text that reads back as the double units / 10^sd is the decimal itself, so printing the
+ * integer's digits with the point put back and trailing zeros dropped gives the same bytes. This fast
+ * path takes units up to 2^31 - 1 and up to 9 decimals, at 1e-6 and above (below, JavaScript uses an
+ * exponent); anything else goes through String() (at most 25 characters).
+ */
+function writeUnits(buf: Uint8Array, p: number, units: number, sd: number): number {
+  if (
+    !(units <= 0x7fffffff) ||
+    sd > 9 ||
+    (units < MIN_FIXED_UNITS[sd] && units !== 0) ||
+    !Number.isInteger(units)
+  ) {
+    const text = String(units / pow10(sd));
+    for (let i = 0; i < text.length; i++) buf[p++] = text.charCodeAt(i);
+    return p;
+  }
+  if (sd === 2) {
+    // Share sizes on Polymarket have two decimals: the common case, without a division by a variable.
+    const whole = (units / 100) | 0;
+    const frac = units - whole * 100;
+    p = writeUint(buf, p, whole);
+    if (frac !== 0) {
+      buf[p++] = 46; // .
+      const tens = (frac / 10) | 0;
+      buf[p++] = 48 + tens;
+      if (frac !== tens * 10) buf[p++] = 48 + (frac - tens * 10);
+    }
+    return p;
+  }
+  const scale = pow10(sd);
+  const whole = (units / scale) | 0;
+  let frac = units - whole * scale;
+  p = writeUint(buf, p, whole);
+  if (frac !== 0) {
+    let digits = sd;
+    while (frac % 10 === 0) {
+      frac = (frac / 10) | 0;
+      digits--;
+    }
+    buf[p++] = 46;
+    p += digits;
+    for (let e = p; e > p - digits;) {
+      const q = (frac / 10) | 0;
+      buf[--e] = 48 + (frac - q * 10);
+      frac = q;
+    }
+  }
+  return p;
+}
+
+/**
+ * Bytes one level can take: a comma, `{"price":` and `,"size":` (17), two numbers of at most 25
+ * characters each, and the closing brace.
+ */
+const MAX_LEVEL_BYTES = 80;
 
 /**
  * Writes one side as a JSON array of levels straight from the blob, from `p` (at its count);
@@ -326,74 +428,117 @@ function writeSideJson(
   pd: number,
   sd: number,
 ): number {
-  let n = 0;
-  let mul = 1;
-  let c: number;
-  do {
-    c = blob[p++];
-    n += (c & 127) * mul;
-    mul *= 128;
-  } while (c >= 128);
-  w.byte(91); // [
+  // Varints, with a fast path for the one-byte ones (most price steps).
+  let c = blob[p++];
+  let n = c & 127;
+  if (c >= 128) {
+    let mul = 128;
+    do {
+      c = blob[p++];
+      n += (c & 127) * mul;
+      mul *= 128;
+    } while (c >= 128);
+  }
+  // Every level takes at least two bytes of the blob; a larger count means a truncated blob.
+  if (!(n <= (blob.length - p) / 2)) throw new BookEncodingError("truncated order book blob");
+  w.reserve(n * MAX_LEVEL_BYTES + 2);
+  const buf = w.buf;
+  let q = w.pos;
+  const heads = levelHeadsFor(pd);
+  buf[q++] = 91; // [
   let prev = 0;
   for (let i = 0; i < n; i++) {
-    let step = 0;
-    mul = 1;
-    do {
-      c = blob[p++];
-      step += (c & 127) * mul;
-      mul *= 128;
-    } while (c >= 128);
-    let units = 0;
-    mul = 1;
-    do {
-      c = blob[p++];
-      units += (c & 127) * mul;
-      mul *= 128;
-    } while (c >= 128);
+    c = blob[p++];
+    let step = c & 127;
+    if (c >= 128) {
+      let mul = 128;
+      do {
+        c = blob[p++];
+        step += (c & 127) * mul;
+        mul *= 128;
+      } while (c >= 128);
+    }
+    c = blob[p++];
+    let units = c & 127;
+    if (c >= 128) {
+      let mul = 128;
+      do {
+        c = blob[p++];
+        units += (c & 127) * mul;
+        mul *= 128;
+      } while (c >= 128);
+    }
     const tick = i === 0 ? step : descending ? prev - step : prev + step;
     prev = tick;
-    const head = levelHead(flipOne > 0 ? flipOne - tick : tick, pd);
-    w.reserve(head.length + 34);
-    const buf = w.buf;
-    let q = w.pos;
+    const shown = flipOne > 0 ? flipOne - tick : tick;
+    let head = heads[shown];
+    if (head === undefined) head = levelHead(heads, shown, pd);
     if (i > 0) buf[q++] = 44; // ,
-    for (let k = 0; k < head.length; k++) buf[q++] = head[k];
-    w.pos = q;
-    writeUnits(w, units, sd);
-    w.buf[w.pos++] = 125; // }
+    buf.set(head, q);
+    q += head.length;
+    if (sd === 2 && units < 1_000_000) {
+      // The common case inline: sizes of two decimals below 10,000 shares.
+      const whole = (units / 100) | 0;
+      const frac = units - whole * 100;
+      if (whole >= 100) {
+        const hi = (whole / 100) | 0;
+        if (hi >= 10) buf[q++] = 48 + ((hi / 10) | 0);
+        buf[q++] = 48 + (hi % 10);
+        const lo = (whole - hi * 100) << 1;
+        buf[q++] = DIGIT_PAIRS[lo];
+        buf[q++] = DIGIT_PAIRS[lo + 1];
+      } else if (whole >= 10) {
+        buf[q++] = DIGIT_PAIRS[whole << 1];
+        buf[q++] = DIGIT_PAIRS[(whole << 1) + 1];
+      } else {
+        buf[q++] = 48 + whole;
+      }
+      if (frac !== 0) {
+        buf[q++] = 46; // .
+        const tens = (frac / 10) | 0;
+        buf[q++] = 48 + tens;
+        if (frac !== tens * 10) buf[q++] = 48 + (frac - tens * 10);
+      }
+    } else {
+      q = writeUnits(buf, q, units, sd);
+    }
+    buf[q++] = 125; // }
   }
-  w.byte(93); // ]
+  buf[q++] = 93; // ]
+  w.pos = q;
   if (p > blob.length) throw new BookEncodingError("truncated order book blob");
   return p;
 }
 
+const BIDS_OPEN = Uint8Array.from('{"bids":', (c) => c.charCodeAt(0));
+const ASKS_KEY = Uint8Array.from(',"asks":', (c) => c.charCodeAt(0));
+
 /**
- * Writes the Up book as JSON, then `between`, then the Down book, straight from the blob: the same
- * bytes as JSON.stringify of decodeBooks()'s books, without building them. Returns the offset in
- * `w` where the Up book ends (where `between` starts).
+ * Writes the Up book as JSON, then `between` (ASCII bytes), then the Down book, straight from the
+ * blob: the same bytes as JSON.stringify of decodeBooks()'s books, without building them. Returns the
+ * offset in `w` where the Up book ends (where `between` starts).
  */
-export function writeBooksJson(w: JsonBytes, blob: Uint8Array, between: string): number {
+export function writeBooksJson(w: JsonBytes, blob: Uint8Array, between: Uint8Array): number {
   const mirrored = (blob[0] & FLAG_MIRRORED) !== 0;
   const pd = blob[1] & 15;
   const sd = blob[1] >> 4;
-  w.ascii('{"bids":');
+  w.bytes(BIDS_OPEN);
   const upAsks = writeSideJson(w, blob, 2, true, 0, pd, sd);
-  w.ascii(',"asks":');
+  w.bytes(ASKS_KEY);
   const upEnd = writeSideJson(w, blob, upAsks, false, 0, pd, sd);
   w.byte(125);
   const mid = w.pos;
-  w.ascii(between);
-  w.ascii('{"bids":');
+  w.bytes(between);
+  w.bytes(BIDS_OPEN);
   if (mirrored) {
     // Down bids are the Up asks at 1 - p, Down asks the Up bids at 1 - p, in the same order.
     const one = pow10(pd);
     writeSideJson(w, blob, upAsks, false, one, pd, sd);
-    w.ascii(',"asks":');
+    w.bytes(ASKS_KEY);
     writeSideJson(w, blob, 2, true, one, pd, sd);
   } else {
     const downAsks = writeSideJson(w, blob, upEnd, true, 0, pd, sd);
-    w.ascii(',"asks":');
+    w.bytes(ASKS_KEY);
     writeSideJson(w, blob, downAsks, false, 0, pd, sd);
   }
   w.byte(125);
@@ -409,6 +554,6 @@ const booksScratch = new JsonBytes(1 << 14);
 export function renderBooksJson(buf: Uint8Array): { up: string; down: string } {
   const w = booksScratch;
   w.reset();
-  const mid = writeBooksJson(w, buf, "");
+  const mid = writeBooksJson(w, buf, new Uint8Array(0));
   return { up: w.text(0, mid), down: w.text(mid, w.pos) };
 }

@@ -1,5 +1,5 @@
 import type { OrderBook } from "./book.ts";
-import { encodeBooks, renderBooksJson } from "./book-codec.ts";
+import { encodeBooks, JsonBytes, writeBooksJson } from "./book-codec.ts";
 import {
   type Coin,
   type Market,
@@ -9,7 +9,7 @@ import {
   parseMarketType,
 } from "./market.ts";
 import type { SnapshotRow } from "./snapshot.ts";
-import { isoMicros, isoSeconds, parseIsoMicros } from "./time.ts";
+import { isoMicros, isoSeconds, parseIsoMicros, writeIsoMicros } from "./time.ts";
 
 /**
  * The JSON shapes the service speaks: the API's market record and snapshot, which are also the lines
@@ -123,18 +123,47 @@ export function marketFromWire(w: Record<string, unknown>): Market {
   };
 }
 
-const EMPTY_BOOK_JSON = '{"bids":[],"asks":[]}';
+const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
+const TIME_OPEN = ascii('{"time":"');
+const COIN_PRICE = ascii('","coin_price":');
+const PRICE_UP = ascii(',"price_up":');
+const PRICE_DOWN = ascii(',"price_down":');
+const ORDERBOOK_UP = ascii(',"orderbook_up":');
+const ORDERBOOK_DOWN = ascii(',"orderbook_down":');
+const EMPTY_BOOKS = ascii(',"orderbook_up":{"bids":[],"asks":[]},"orderbook_down":{"bids":[],"asks":[]}}');
 
 /**
- * One snapshot as JSON text. With books, a snapshot whose books were not recorded carries two empty
- * books, so that every snapshot of a page has both (spec 4.1 rule 2).
+ * Writes one snapshot as JSON bytes. With books, a snapshot whose books were not recorded carries two
+ * empty books, so that every snapshot of a page has both (spec 4.1 rule 2).
  */
+export function writeSnapshotJson(w: JsonBytes, row: SnapshotRow, withBooks: boolean): void {
+  w.bytes(TIME_OPEN);
+  writeIsoMicros(w, row.time);
+  w.bytes(COIN_PRICE);
+  w.ascii(String(row.coinPrice));
+  w.bytes(PRICE_UP);
+  w.ascii(String(row.priceUp));
+  w.bytes(PRICE_DOWN);
+  w.ascii(String(row.priceDown));
+  if (!withBooks) {
+    w.byte(125);
+  } else if (!row.books) {
+    w.bytes(EMPTY_BOOKS);
+  } else {
+    w.bytes(ORDERBOOK_UP);
+    writeBooksJson(w, row.books, ORDERBOOK_DOWN);
+    w.byte(125);
+  }
+}
+
+const snapshotScratch = new JsonBytes(1 << 14);
+
+/** One snapshot as JSON text (writeSnapshotJson's bytes as a string). */
 export function snapshotJson(row: SnapshotRow, withBooks: boolean): string {
-  const head = `{"time":"${isoMicros(row.time)}","coin_price":${row.coinPrice},"price_up":${row.priceUp},"price_down":${row.priceDown}`;
-  if (!withBooks) return `${head}}`;
-  if (!row.books) return `${head},"orderbook_up":${EMPTY_BOOK_JSON},"orderbook_down":${EMPTY_BOOK_JSON}}`;
-  const books = renderBooksJson(row.books);
-  return `${head},"orderbook_up":${books.up},"orderbook_down":${books.down}}`;
+  const w = snapshotScratch;
+  w.reset();
+  writeSnapshotJson(w, row, withBooks);
+  return w.text();
 }
 
 function bookFromWire(v: unknown, field: string): OrderBook {

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isResolved } from "../../domain/market.ts";
 import type { SortOrder } from "../../domain/snapshot.ts";
 import { isoMicros } from "../../domain/time.ts";
-import { marketToWire, snapshotJson } from "../../domain/wire.ts";
+import { JsonBytes } from "../../domain/book-codec.ts";
+import { marketToWire, snapshotJson, writeSnapshotJson } from "../../domain/wire.ts";
 import type { StoredMarket } from "../../store/store.ts";
 import type { AppContext } from "../app.ts";
 import { notFound } from "../errors.ts";
@@ -90,13 +91,16 @@ const atSchema = {
   },
 };
 
+/** Pages are written into one reused buffer (rendering is synchronous), then copied out at their size. */
+const pageBytes = new JsonBytes(1 << 20);
+
 async function renderPage(
   ctx: AppContext,
   market: StoredMarket,
   q: PageQuery,
   from: number | undefined,
   to: number | undefined,
-): Promise<string> {
+): Promise<Buffer> {
   const ranged = from !== undefined || to !== undefined;
   const total = ranged ? await ctx.store.countSnapshots(market.key, from, to) : market.snapshotCount;
   const rows =
@@ -110,12 +114,17 @@ async function renderPage(
           to,
           books: q.include_orderbook,
         });
-  let snapshots = "";
+  const w = pageBytes;
+  w.reset();
+  w.ascii('{"market":');
+  w.utf8(JSON.stringify(marketToWire(market)));
+  w.ascii(',"snapshots":[');
   for (let i = 0; i < rows.length; i++) {
-    if (i > 0) snapshots += ",";
-    snapshots += snapshotJson(rows[i], q.include_orderbook);
+    if (i > 0) w.byte(44);
+    writeSnapshotJson(w, rows[i], q.include_orderbook);
   }
-  return `{"market":${JSON.stringify(marketToWire(market))},"snapshots":[${snapshots}],"total":${total},"limit":${q.limit},"offset":${q.offset}}`;
+  w.ascii(`],"total":${total},"limit":${q.limit},"offset":${q.offset}}`);
+  return w.toBuffer();
 }
 
 function sendJson(reply: FastifyReply, body: string | Buffer) {
@@ -136,7 +145,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: AppContext): void {
       const key = `${market.key}:${market.updatedAt}:${market.snapshotCount}:${q.order}:${q.limit}:${q.offset}:${from}:${to}:${q.include_orderbook}`;
       let page: CachedPage | undefined = ctx.pageCache.get(key);
       if (!page) {
-        const body = Buffer.from(await renderPage(ctx, market, q, from, to));
+        const body = await renderPage(ctx, market, q, from, to);
         page = { body, etag: `"${createHash("sha1").update(key).digest("base64url")}"` };
         ctx.pageCache.set(key, page);
       }

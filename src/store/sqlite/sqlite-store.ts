@@ -1,14 +1,16 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from "node:sqlite";
 import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
 import type { Coin, Market, MarketType, Outcome } from "../../domain/market.ts";
+import { booksByteLength } from "../../domain/book-codec.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import type { MarketFilter, SnapshotQuery, Store, StoredMarket } from "../store.ts";
 import { SQLITE_MIGRATIONS } from "./migrations.ts";
 
 type Row = Record<string, SQLInputValue>;
+type ArrayRow = SQLOutputValue[];
 
 const MARKET_COLUMNS = `id, slug, polymarket_slug, coin, market_type, market_id, event_id, start_time, end_time,
   coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner, final_volume,
@@ -39,6 +41,61 @@ function marketFromRow(r: Row): StoredMarket {
     snapshotCount: r.snapshot_count as number,
   };
 }
+
+/** marketFromRow for a row of MARKET_COLUMNS as an array. */
+function marketFromArray(r: ArrayRow): StoredMarket {
+  return {
+    key: r[0] as number,
+    slug: r[1] as string,
+    polymarketSlug: r[2] as string | null,
+    coin: r[3] as Coin,
+    marketType: r[4] as MarketType,
+    marketId: r[5] as string,
+    eventId: r[6] as string,
+    startTime: r[7] as number,
+    endTime: r[8] as number,
+    coinPriceStart: r[9] as number | null,
+    coinPriceEnd: r[10] as number | null,
+    conditionId: r[11] as string,
+    clobTokenUp: r[12] as string,
+    clobTokenDown: r[13] as string,
+    winner: r[14] as Outcome | null,
+    finalVolume: r[15] as number | null,
+    finalLiquidity: r[16] as number | null,
+    resolvedAt: r[17] as number | null,
+    createdAt: r[18] as number,
+    updatedAt: r[19] as number,
+    snapshotCount: r[20] as number,
+  };
+}
+
+// Statements run on every request, as constants: a template literal would build (and the statement
+// cache hash) a new string per call.
+const MARKET_BY_SLUG_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ?`;
+const MARKET_BY_ALIAS_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE polymarket_slug = ? ORDER BY start_time LIMIT 1`;
+const FIND_API_KEY_SQL =
+  "SELECT id, hash, plan, name, created_at, revoked_at, per_minute_limit FROM api_keys WHERE id = ?";
+const PRICES_PAGE_SQL = {
+  asc: `SELECT time_us, coin_price, price_up, price_down FROM snapshots
+    WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us ASC LIMIT ? OFFSET ?`,
+  desc: `SELECT time_us, coin_price, price_up, price_down FROM snapshots
+    WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us DESC LIMIT ? OFFSET ?`,
+};
+const BOOKS_RANGE_SQL = {
+  asc: "SELECT time_us, books FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us ASC",
+  desc: "SELECT time_us, books FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us DESC",
+};
+
+/**
+ * The books of a time range as one row: the times (text, comma-separated) and the blobs concatenated,
+ * both aggregated in the same step, from a subquery in page order.
+ */
+const BOOKS_CONCAT_SQL = {
+  asc: `SELECT group_concat(time_us), CAST(group_concat(books, '') AS BLOB) FROM (SELECT time_us, books
+    FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us ASC)`,
+  desc: `SELECT group_concat(time_us), CAST(group_concat(books, '') AS BLOB) FROM (SELECT time_us, books
+    FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us DESC)`,
+};
 
 function keyFromRow(r: Row): ApiKeyRecord {
   return {
@@ -75,6 +132,7 @@ export class SqliteStore implements Store {
   readonly kind = "sqlite" as const;
   readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
+  private readonly arrayStatements = new Map<string, StatementSync>();
 
   constructor(path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -87,6 +145,17 @@ export class SqliteStore implements Store {
     if (!s) {
       s = this.db.prepare(sql);
       this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** A cached statement that returns rows as arrays of column values. */
+  private arrayStmt(sql: string): StatementSync {
+    let s = this.arrayStatements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      s.setReturnArrays(true);
+      this.arrayStatements.set(sql, s);
     }
     return s;
   }
@@ -123,6 +192,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     this.statements.clear();
+    this.arrayStatements.clear();
     if (this.db.isOpen) this.db.close();
   }
 
@@ -165,11 +235,11 @@ export class SqliteStore implements Store {
     return marketFromRow(row);
   }
 
+  /** Our slug first; else the earliest market with that Polymarket alias (one lookup in the usual case). */
   async getMarket(slug: string): Promise<StoredMarket | null> {
-    const row = this.stmt(
-      `SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ? OR polymarket_slug = ? ORDER BY slug = ? DESC, start_time LIMIT 1`,
-    ).get(slug, slug, slug) as Row | undefined;
-    return row ? marketFromRow(row) : null;
+    const row = (this.arrayStmt(MARKET_BY_SLUG_SQL).get(slug) ??
+      this.arrayStmt(MARKET_BY_ALIAS_SQL).get(slug)) as ArrayRow | undefined;
+    return row ? marketFromArray(row) : null;
   }
 
   async listMarkets(f: MarketFilter): Promise<{ markets: StoredMarket[]; total: number }> {
@@ -251,22 +321,112 @@ export class SqliteStore implements Store {
     return row.n as number;
   }
 
+  /**
+   * A page is one range scan of the prices and, with books, a second range scan of the books over the
+   * same times, merged here: cheaper than a join, which looks each second's books up separately.
+   * Rows come back as arrays (setReturnArrays) to save building an object per row.
+   */
   async snapshotPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
-    const dir = q.order === "asc" ? "ASC" : "DESC";
-    const sql = q.books
-      ? `SELECT s.time_us, s.coin_price, s.price_up, s.price_down, b.books FROM snapshots s
-           LEFT JOIN snapshot_books b ON b.market = s.market AND b.time_us = s.time_us
-           WHERE s.market = ? AND s.time_us >= ? AND s.time_us <= ? ORDER BY s.time_us ${dir} LIMIT ? OFFSET ?`
-      : `SELECT time_us, coin_price, price_up, price_down FROM snapshots
-           WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us ${dir} LIMIT ? OFFSET ?`;
-    const rows = this.stmt(sql).all(
+    const asc = q.order === "asc";
+    const prices = this.arrayStmt(asc ? PRICES_PAGE_SQL.asc : PRICES_PAGE_SQL.desc).all(
       marketKey,
       q.from ?? Number.MIN_SAFE_INTEGER,
       q.to ?? Number.MAX_SAFE_INTEGER,
       q.limit,
       q.offset,
-    ) as Row[];
-    return rows.map(snapshotFromRow);
+    ) as unknown as ArrayRow[];
+    const rows = new Array<SnapshotRow>(prices.length);
+    for (let i = 0; i < prices.length; i++) {
+      const r = prices[i];
+      rows[i] = {
+        time: r[0] as number,
+        coinPrice: r[1] as number,
+        priceUp: r[2] as number,
+        priceDown: r[3] as number,
+        books: null,
+      };
+    }
+    if (!q.books || rows.length === 0) return rows;
+    const first = rows[0].time;
+    const last = rows[rows.length - 1].time;
+    const lo = asc ? first : last;
+    const hi = asc ? last : first;
+    if (!this.attachConcatenatedBooks(rows, marketKey, lo, hi, asc))
+      this.attachBooks(rows, marketKey, lo, hi, asc);
+    return rows;
+  }
+
+  /**
+   * Gives each row its books from one aggregate row: the times as text and the blobs concatenated
+   * (blobs are self-delimiting, see booksByteLength). node:sqlite copies every blob it returns into a
+   * new ArrayBuffer; one blob for the page instead of one per second is most of the cost saved. The
+   * times come from the same aggregate step as the blobs, so they pair up whatever order SQLite
+   * aggregates in; anything unexpected (out of page order, unparsable) returns false for attachBooks.
+   */
+  private attachConcatenatedBooks(
+    rows: SnapshotRow[],
+    marketKey: number,
+    lo: number,
+    hi: number,
+    asc: boolean,
+  ): boolean {
+    const r = this.arrayStmt(asc ? BOOKS_CONCAT_SQL.asc : BOOKS_CONCAT_SQL.desc).get(
+      marketKey,
+      lo,
+      hi,
+    ) as unknown as ArrayRow | undefined;
+    const times = r?.[0];
+    const blobs = r?.[1];
+    if (times === null || times === undefined || blobs === null || blobs === undefined) return true; // no books
+    if (typeof times !== "string" || !(blobs instanceof Uint8Array)) return false;
+    let i = 0;
+    let tp = 0;
+    let bp = 0;
+    let prev = asc ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+    while (tp < times.length) {
+      // An integer time, up to the next comma.
+      let t = 0;
+      let c = times.charCodeAt(tp);
+      const negative = c === 45;
+      if (negative) tp++;
+      const start = tp;
+      while (tp < times.length && (c = times.charCodeAt(tp)) !== 44) {
+        if (c < 48 || c > 57) return false;
+        t = t * 10 + (c - 48);
+        tp++;
+      }
+      if (tp === start || t > Number.MAX_SAFE_INTEGER) return false;
+      tp++;
+      if (negative) t = -t;
+      if (asc ? t < prev : t > prev) return false;
+      prev = t;
+      const end = booksByteLength(blobs, bp);
+      if (end > blobs.length) return false;
+      while (i < rows.length && (asc ? rows[i].time < t : rows[i].time > t)) i++;
+      if (i < rows.length && rows[i].time === t) rows[i++].books = blobs.subarray(bp, end);
+      bp = end;
+    }
+    return bp === blobs.length;
+  }
+
+  /** attachConcatenatedBooks by a row per second (two range scans merged). */
+  private attachBooks(rows: SnapshotRow[], marketKey: number, lo: number, hi: number, asc: boolean): void {
+    const books = this.arrayStmt(asc ? BOOKS_RANGE_SQL.asc : BOOKS_RANGE_SQL.desc).all(
+      marketKey,
+      lo,
+      hi,
+    ) as unknown as ArrayRow[];
+    // Both lists are in page order; a second without books keeps null.
+    let j = 0;
+    for (let i = 0; i < rows.length; i++) {
+      rows[i].books = null;
+      const t = rows[i].time;
+      while (j < books.length && (asc ? (books[j][0] as number) < t : (books[j][0] as number) > t)) j++;
+      if (j < books.length && books[j][0] === t) {
+        rows[i].books = books[j][1] as Uint8Array;
+        j++;
+      }
+    }
   }
 
   async snapshotAtOrBefore(marketKey: number, time: Micros, books: boolean): Promise<SnapshotRow | null> {
@@ -287,8 +447,17 @@ export class SqliteStore implements Store {
   }
 
   async findApiKey(id: string): Promise<ApiKeyRecord | null> {
-    const row = this.stmt("SELECT * FROM api_keys WHERE id = ?").get(id) as Row | undefined;
-    return row ? keyFromRow(row) : null;
+    const r = this.arrayStmt(FIND_API_KEY_SQL).get(id) as unknown as ArrayRow | undefined;
+    if (!r) return null;
+    return {
+      id: r[0] as string,
+      hash: r[1] as string,
+      plan: r[2] as PlanName,
+      name: r[3] as string | null,
+      createdAt: r[4] as number,
+      revokedAt: r[5] as number | null,
+      perMinuteLimit: r[6] as number | null,
+    };
   }
 
   async listApiKeys(): Promise<ApiKeyRecord[]> {

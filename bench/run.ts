@@ -1,0 +1,598 @@
+/**
+ * `npm run bench`: throughput of GET /v1/markets/{slug}/snapshots on resolved markets, each scenario
+ * as a ratio to a baseline measured in the same run, plus stored bytes per snapshot.
+ *
+ * The server (buildApp over a temporary, seeded SQLite file) runs in this process; the load comes
+ * from autocannon in a child process (bench/load.ts) so that the HTTP client neither shares the
+ * server's event loop nor competes with it on the same thread. The baseline of each scenario is a
+ * route of the same server that sends the same bytes from memory: ratio = scenario req/s / baseline
+ * req/s, with the baseline measured right before and right after the scenario (their mean is used).
+ *
+ * Environment:
+ *   BENCH_SECONDS         seconds per measurement (default 5)
+ *   BENCH_WARMUP_SECONDS  seconds of warm-up before each measurement (default 1; 0 for none)
+ *   BENCH_CONNECTIONS     concurrent connections (default 10)
+ *   BENCH_LOAD            "child" (default): autocannon in a child process; "inprocess": in the server's
+ *                         own process and event loop (for comparison)
+ *   BENCH_ONLY            run only the scenarios whose names contain this text (e.g. "cold, books")
+ *   BENCH_CPU_PROF        a directory: write a CPU profile of the server per scenario there
+ *                         ("1" means bench/results/profiles); summarize with bench/profile-summary.ts
+ *
+ * Always exits 0 once it has run, whether targets pass or fail; non-zero only if it crashed.
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import os from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { KeyService } from "../src/access/keys.ts";
+import type { MarketType } from "../src/domain/market.ts";
+import { systemClock } from "../src/domain/time.ts";
+import { buildApp } from "../src/http/app.ts";
+import { Rng, seedDemo } from "../src/ingest/demo.ts";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
+import type { StoredMarket } from "../src/store/store.ts";
+import { type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+
+function envNumber(name: string, fallback: number, min: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === "") return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got "${text}"`);
+  return n;
+}
+
+const SECONDS = envNumber("BENCH_SECONDS", 5, 1);
+const WARMUP_SECONDS = envNumber("BENCH_WARMUP_SECONDS", 1, 0);
+const CONNECTIONS = Math.floor(envNumber("BENCH_CONNECTIONS", 10, 1));
+const ONLY = process.env.BENCH_ONLY || null;
+const LOAD_MODE = process.env.BENCH_LOAD === "inprocess" ? "inprocess" : "child";
+const PROFILE_DIR =
+  process.env.BENCH_CPU_PROF === "1"
+    ? join(BENCH_DIR, "results", "profiles")
+    : process.env.BENCH_CPU_PROF || null;
+
+const SEED = 42;
+/** 2026-07-24T00:20:34Z. */
+const ANCHOR = 1784852434;
+const COUNTS: Record<MarketType, number> = { "5m": 60, "15m": 30, "1h": 4, "4h": 1, "24h": 0 };
+const COINS = ["btc", "eth", "sol"] as const;
+/** Cold pages take the last COLD_ROWS offsets of each market: 1..COLD_ROWS rows each, like a 5m market's offsets 0..299. */
+const COLD_ROWS = 300;
+
+const TARGETS = {
+  "warm, no books": 0.5,
+  "warm, books": 0.5,
+  "cold, no books": 0.05,
+  "cold, books": 0.1,
+} as const;
+const STORAGE_TARGET = 1 / 8;
+
+type ScenarioName = keyof typeof TARGETS;
+
+// ---------------------------------------------------------------------------------------------------
+// The load generator
+
+interface LoadGenerator {
+  sendList(name: string, paths: string[]): Promise<void>;
+  run(job: LoadJob): Promise<LoadResult>;
+  close(): void;
+}
+
+/** autocannon in this process: it shares the server's event loop (BENCH_LOAD=inprocess). */
+class InProcessLoad implements LoadGenerator {
+  async sendList(name: string, paths: string[]): Promise<void> {
+    setList(name, paths);
+  }
+  run(job: LoadJob): Promise<LoadResult> {
+    return runLoad(job);
+  }
+  close(): void {}
+}
+
+class LoadChild implements LoadGenerator {
+  private readonly child: ChildProcess;
+  private readonly pending = new Map<
+    number,
+    { resolve: (r: LoadResult) => void; reject: (e: Error) => void }
+  >();
+  private nextId = 1;
+  private readonly ready: Promise<void>;
+
+  constructor() {
+    // No inherited execArgv: `node --cpu-prof bench/run.ts` profiles the server, not the load.
+    this.child = fork(join(BENCH_DIR, "load.ts"), [], {
+      execArgv: [],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    this.ready = new Promise((resolve, reject) => {
+      this.child.on("message", (raw) => {
+        const msg = raw as { type: string; id?: number; result?: LoadResult; error?: string };
+        if (msg.type === "ready") resolve();
+        if (msg.type !== "result" || msg.id === undefined) return;
+        const p = this.pending.get(msg.id);
+        this.pending.delete(msg.id);
+        if (msg.error !== undefined) p?.reject(new Error(`load child: ${msg.error}`));
+        else if (msg.result) p?.resolve(msg.result);
+      });
+      this.child.on("exit", (code) => {
+        const err = new Error(`load child exited (${code})`);
+        reject(err);
+        for (const p of this.pending.values()) p.reject(err);
+        this.pending.clear();
+      });
+    });
+  }
+
+  async sendList(name: string, paths: string[]): Promise<void> {
+    await this.ready;
+    this.child.send({ type: "list", name, paths });
+  }
+
+  async run(job: LoadJob): Promise<LoadResult> {
+    await this.ready;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.child.send({ type: "run", id, job });
+    });
+  }
+
+  close(): void {
+    if (this.child.connected) this.child.send({ type: "exit" });
+    const pid = this.child.pid;
+    setTimeout(() => {
+      if (this.child.exitCode === null && pid !== undefined) process.kill(pid);
+    }, 2000).unref();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Storage: bytes per stored snapshot with books against its JSON size
+
+interface StorageResult {
+  snapshots: number;
+  fileBytes: number;
+  bytesPerSnapshot: number;
+  jsonBytesPerSnapshot: number;
+  ratio: number;
+  target: number;
+  pass: boolean;
+  /** Bytes per table and index, when SQLite has the dbstat table. */
+  tables: Record<string, number> | null;
+}
+
+function fileSize(path: string): number {
+  return existsSync(path) ? statSync(path).size : 0;
+}
+
+/** Bytes the snapshots of a served page take: the array's text less the commas between snapshots. */
+function snapshotBytesOf(body: Buffer, count: number): number {
+  const open = Buffer.from('"snapshots":[');
+  const start = body.indexOf(open);
+  const end = body.lastIndexOf(Buffer.from('],"total":'));
+  if (start < 0 || end < start) throw new Error("unexpected page shape");
+  return end - (start + open.length) - Math.max(count - 1, 0);
+}
+
+async function measureStorage(dir: string): Promise<StorageResult> {
+  const path = join(dir, "storage.db");
+  const store = new SqliteStore(path);
+  try {
+    await store.migrate();
+    await seedDemo(store, {
+      seed: SEED,
+      anchor: ANCHOR,
+      counts: { "5m": 20, "15m": 0, "1h": 0, "4h": 0, "24h": 0 },
+      coins: ["btc"],
+    });
+    const count = (sql: string) => (store.db.prepare(sql).get() as { n: number }).n;
+    const snapshots = count("SELECT count(*) AS n FROM snapshots");
+    const withBooks = count("SELECT count(*) AS n FROM snapshot_books");
+    if (withBooks !== snapshots) throw new Error(`${snapshots} snapshots but ${withBooks} with books`);
+    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    store.db.exec("VACUUM");
+    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    const fileBytes = fileSize(path) + fileSize(`${path}-wal`);
+    let tables: Record<string, number> | null = null;
+    try {
+      const rows = store.db.prepare("SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name").all() as {
+        name: string;
+        bytes: number;
+      }[];
+      tables = Object.fromEntries(rows.map((r) => [r.name, r.bytes]));
+    } catch {
+      // SQLite built without dbstat.
+    }
+
+    // The JSON as served: every snapshot of every market, through the real route.
+    const app = await buildApp({ store, logger: false });
+    const { key } = await new KeyService(store, systemClock).create("enterprise");
+    let jsonBytes = 0;
+    let served = 0;
+    for (const m of (await store.listMarkets({ limit: 1000, offset: 0 })).markets) {
+      for (let offset = 0; offset < m.snapshotCount; offset += 1000) {
+        const res = await app.inject({
+          method: "GET",
+          url: `/v1/markets/${m.slug}/snapshots?limit=1000&offset=${offset}&include_orderbook=true`,
+          headers: { "x-api-key": key },
+        });
+        if (res.statusCode !== 200)
+          throw new Error(`storage page: ${res.statusCode} ${res.body.slice(0, 200)}`);
+        const n = (res.json() as { snapshots: unknown[] }).snapshots.length;
+        jsonBytes += snapshotBytesOf(res.rawPayload, n);
+        served += n;
+      }
+    }
+    await app.close();
+    if (served !== snapshots) throw new Error(`served ${served} of ${snapshots} snapshots`);
+    const bytesPerSnapshot = fileBytes / snapshots;
+    const jsonBytesPerSnapshot = jsonBytes / served;
+    const ratio = bytesPerSnapshot / jsonBytesPerSnapshot;
+    return {
+      snapshots,
+      fileBytes,
+      bytesPerSnapshot,
+      jsonBytesPerSnapshot,
+      ratio,
+      target: STORAGE_TARGET,
+      pass: ratio <= STORAGE_TARGET,
+      tables,
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Throughput
+
+interface Measured extends LoadResult {
+  /** Average bytes per response, headers included. */
+  bytesPerResponse: number;
+}
+
+interface ScenarioResult {
+  scenario: ScenarioName;
+  path: string;
+  /** Bytes of the body the baseline serves, captured from this scenario. */
+  baselineBodyBytes: number;
+  result: Measured;
+  baselineBefore: Measured;
+  baselineAfter: Measured;
+  baselineReqPerSec: number;
+  ratio: number;
+  target: number;
+  pass: boolean;
+  /** Page reads the store did during the measurement (0 when every request came from the page cache). */
+  storePageReads: number;
+  /** Of those, reads of a page read before in this run (must be 0 for cold scenarios). */
+  storePageRereads: number;
+  /** Paths the load generator handed out from the cold list more than once in the whole run. */
+  reissuedPaths: number;
+  profile: string | null;
+}
+
+function measured(r: LoadResult): Measured {
+  return { ...r, bytesPerResponse: r.requests > 0 ? r.bytesPerSec / r.reqPerSec : 0 };
+}
+
+/** Deterministic Fisher-Yates. */
+function shuffle<T>(items: T[], rng: Rng): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = rng.int(0, i);
+    [items[i], items[j]] = [items[j], items[i]];
+  }
+  return items;
+}
+
+function pagePath(slug: string, offset: number, books: boolean): string {
+  return `/v1/markets/${slug}/snapshots?limit=1000&offset=${offset}${books ? "&include_orderbook=true" : ""}`;
+}
+
+function fmt(n: number, digits = 0): string {
+  return n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function pad(text: string, width: number, left = false): string {
+  return left ? text.padEnd(width) : text.padStart(width);
+}
+
+async function main(): Promise<void> {
+  const tmp = mkdtempSync(join(os.tmpdir(), "updown-bench-"));
+  let load: LoadGenerator | null = null;
+  const cleanup = () => rmSync(tmp, { recursive: true, force: true });
+  process.once("SIGINT", () => {
+    cleanup();
+    process.exit(130);
+  });
+  try {
+    console.log(
+      `bench: node ${process.version}, ${os.cpus().length} CPUs, ${SECONDS}s per measurement (+${WARMUP_SECONDS}s warm-up), ${CONNECTIONS} connections`,
+    );
+    console.log(
+      LOAD_MODE === "child"
+        ? "load: autocannon in a child process (bench/load.ts); server in this process"
+        : "load: autocannon in this process, sharing the server's event loop (BENCH_LOAD=inprocess)",
+    );
+
+    let t0 = performance.now();
+    const storage = await measureStorage(tmp);
+    console.log(`storage measured (${fmt(performance.now() - t0)} ms)`);
+
+    t0 = performance.now();
+    const dbPath = join(tmp, "bench.db");
+    const store = new SqliteStore(dbPath);
+    await store.migrate();
+    const seeded = await seedDemo(store, { seed: SEED, anchor: ANCHOR, counts: COUNTS, coins: [...COINS] });
+    console.log(
+      `seeded ${seeded.markets} markets, ${fmt(seeded.snapshots)} snapshots (${fmt(performance.now() - t0)} ms)`,
+    );
+
+    // Count the store's page reads, and re-reads of a page already read: a cold request must never
+    // be served from the page cache, nor repeat a page.
+    let pageReads = 0;
+    let pageRereads = 0;
+    const pagesRead = new Set<string>();
+    const snapshotPage = store.snapshotPage.bind(store);
+    store.snapshotPage = (marketKey, q) => {
+      pageReads++;
+      const k = `${marketKey}:${q.order}:${q.limit}:${q.offset}:${q.from}:${q.to}:${q.books}`;
+      if (pagesRead.has(k)) pageRereads++;
+      else pagesRead.add(k);
+      return snapshotPage(marketKey, q);
+    };
+
+    const app = await buildApp({ store, logger: false });
+    const { key } = await new KeyService(store, systemClock).create("enterprise");
+    let staticBody = Buffer.alloc(0);
+    app.get("/bench/static", { schema: { hide: true } }, (_req, reply) =>
+      reply.type("application/json; charset=utf-8").send(staticBody),
+    );
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const address = app.server.address();
+    if (!address || typeof address === "string") throw new Error("no server address");
+    const origin = `http://127.0.0.1:${address.port}`;
+    const headers = { "x-api-key": key };
+
+    // Markets: one resolved 1h market for the warm page (a full page of 1000), one resolved 5m market
+    // for the cold baseline body; the cold lists use every other resolved market.
+    const resolved = (await store.listMarkets({ resolved: true, limit: 10_000, offset: 0 })).markets;
+    const pick = (type: MarketType): StoredMarket => {
+      const m = resolved.find((x) => x.coin === "btc" && x.marketType === type);
+      if (!m) throw new Error(`no resolved btc ${type} market`);
+      return m;
+    };
+    const warmMarket = pick("1h");
+    const coldSample = pick("5m");
+    const coldPairs: [string, number][] = [];
+    for (const m of resolved) {
+      if (m === warmMarket || m === coldSample) continue;
+      for (let offset = Math.max(0, m.snapshotCount - COLD_ROWS); offset < m.snapshotCount; offset++) {
+        coldPairs.push([m.slug, offset]);
+      }
+    }
+    const coldLists = {
+      "no books": shuffle(
+        coldPairs.map(([slug, offset]) => pagePath(slug, offset, false)),
+        Rng.named(SEED, "bench:cold"),
+      ),
+      books: shuffle(
+        coldPairs.map(([slug, offset]) => pagePath(slug, offset, true)),
+        Rng.named(SEED, "bench:cold-books"),
+      ),
+    };
+    if (new Set(coldLists["no books"]).size !== coldPairs.length) throw new Error("cold list repeats a path");
+    // The body the cold baseline serves: a page of the mean size (COLD_ROWS / 2 rows), outside the lists.
+    const coldSampleOffset = coldSample.snapshotCount - COLD_ROWS / 2;
+
+    load = LOAD_MODE === "child" ? new LoadChild() : new InProcessLoad();
+    await load.sendList("cold, no books", coldLists["no books"]);
+    await load.sendList("cold, books", coldLists.books);
+    console.log(
+      `cold lists: ${fmt(coldPairs.length)} distinct pages each (${resolved.length - 2} resolved markets, 1..${COLD_ROWS} rows a page)`,
+    );
+
+    const session = PROFILE_DIR ? new Session() : null;
+    if (session && PROFILE_DIR) {
+      mkdirSync(PROFILE_DIR, { recursive: true });
+      session.connect();
+      await session.post("Profiler.enable");
+    }
+
+    const scenarios: { name: ScenarioName; path: string; capture: string; list?: string }[] = [
+      {
+        name: "warm, no books",
+        path: pagePath(warmMarket.slug, 0, false),
+        capture: pagePath(warmMarket.slug, 0, false),
+      },
+      {
+        name: "warm, books",
+        path: pagePath(warmMarket.slug, 0, true),
+        capture: pagePath(warmMarket.slug, 0, true),
+      },
+      {
+        name: "cold, no books",
+        path: "(rotating)",
+        capture: pagePath(coldSample.slug, coldSampleOffset, false),
+        list: "cold, no books",
+      },
+      {
+        name: "cold, books",
+        path: "(rotating)",
+        capture: pagePath(coldSample.slug, coldSampleOffset, true),
+        list: "cold, books",
+      },
+    ];
+
+    const job = (seconds: number, target: { path?: string; list?: string }): LoadJob => ({
+      origin,
+      headers,
+      seconds,
+      connections: CONNECTIONS,
+      ...target,
+    });
+    const results: ScenarioResult[] = [];
+    let reissuedTotal = 0;
+    for (const s of scenarios) {
+      if (ONLY !== null && !s.name.includes(ONLY)) continue;
+      // The scenario's own bytes, captured from the server (this also puts a warm page in the cache).
+      const res = await fetch(origin + s.capture, { headers });
+      if (res.status !== 200) throw new Error(`${s.capture}: ${res.status}`);
+      staticBody = Buffer.from(await res.arrayBuffer());
+      const target = s.list !== undefined ? { list: s.list } : { path: s.path };
+
+      if (WARMUP_SECONDS > 0) await load.run(job(WARMUP_SECONDS, { path: "/bench/static" }));
+      const before = measured(await load.run(job(SECONDS, { path: "/bench/static" })));
+      if (WARMUP_SECONDS > 0) await load.run(job(WARMUP_SECONDS, target));
+      const reads0 = pageReads;
+      const rereads0 = pageRereads;
+      if (session) await session.post("Profiler.start");
+      const main = measured(await load.run(job(SECONDS, target)));
+      let profile: string | null = null;
+      if (session && PROFILE_DIR) {
+        const { profile: p } = await session.post("Profiler.stop");
+        profile = join(PROFILE_DIR, `${s.name.replace(/[^a-z]+/g, "-")}.cpuprofile`);
+        writeFileSync(profile, JSON.stringify(p));
+      }
+      const reads = pageReads - reads0;
+      const rereads = pageRereads - rereads0;
+      const after = measured(await load.run(job(SECONDS, { path: "/bench/static" })));
+      reissuedTotal += main.reissued;
+
+      const baselineReqPerSec = (before.reqPerSec + after.reqPerSec) / 2;
+      const ratio = main.reqPerSec / baselineReqPerSec;
+      const r: ScenarioResult = {
+        scenario: s.name,
+        path: s.path,
+        baselineBodyBytes: staticBody.length,
+        result: main,
+        baselineBefore: before,
+        baselineAfter: after,
+        baselineReqPerSec,
+        ratio,
+        target: TARGETS[s.name],
+        pass: ratio >= TARGETS[s.name],
+        storePageReads: reads,
+        storePageRereads: rereads,
+        reissuedPaths: main.reissued,
+        profile,
+      };
+      results.push(r);
+      console.log(
+        `  ${s.name}: ${fmt(main.reqPerSec)} req/s vs ${fmt(before.reqPerSec)} / ${fmt(after.reqPerSec)} baseline -> ${fmt(ratio, 3)}`,
+      );
+      const bad = main.errors + main.timeouts + main.non2xx + before.non2xx + after.non2xx;
+      if (bad > 0) console.log(`  WARNING: ${s.name}: errors/timeouts/non-2xx responses: ${bad}`);
+    }
+    session?.disconnect();
+    load.close();
+    load = null;
+    await app.close();
+    await store.close();
+
+    // ---- report
+    const cols: [string, number][] = [
+      ["scenario", 16],
+      ["req/s", 9],
+      ["baseline req/s", 15],
+      ["ratio", 7],
+      ["target", 8],
+      ["result", 7],
+      ["p50 ms", 7],
+      ["p99 ms", 7],
+      ["base p50/p99", 13],
+      ["body bytes", 11],
+    ];
+    const line = (cells: string[]) => cells.map((c, i) => pad(c, cols[i][1], i === 0)).join("  ");
+    console.log("");
+    console.log(line(cols.map((c) => c[0])));
+    console.log(line(cols.map((c) => "-".repeat(c[1]))));
+    for (const r of results) {
+      const base = (r.baselineBefore.p50Ms + r.baselineAfter.p50Ms) / 2;
+      const base99 = (r.baselineBefore.p99Ms + r.baselineAfter.p99Ms) / 2;
+      console.log(
+        line([
+          r.scenario,
+          fmt(r.result.reqPerSec),
+          fmt(r.baselineReqPerSec),
+          fmt(r.ratio, 3),
+          `>= ${r.target}`,
+          r.pass ? "PASS" : "FAIL",
+          fmt(r.result.p50Ms, 2),
+          fmt(r.result.p99Ms, 2),
+          `${fmt(base, 2)}/${fmt(base99, 2)}`,
+          fmt(r.baselineBodyBytes),
+        ]),
+      );
+    }
+    console.log("");
+    console.log(
+      "body bytes: the body the baseline serves (warm: the page itself; cold: a page of the mean size, 150 rows, of the 1..300-row cold pages)",
+    );
+    for (const r of results.filter((x) => x.scenario.startsWith("cold"))) {
+      console.log(
+        `${r.scenario}: ${fmt(r.storePageReads)} store page reads during the measurement, ${r.storePageRereads} of a page read before; ` +
+          `avg response ${fmt(r.result.bytesPerResponse)} B vs baseline ${fmt(r.baselineBefore.bytesPerResponse)} B`,
+      );
+    }
+    console.log(`cold paths handed out more than once in the run: ${reissuedTotal}`);
+    console.log("");
+    console.log(
+      "storage (btc 5m x 20 markets, every snapshot with books; after wal_checkpoint(TRUNCATE) and VACUUM)",
+    );
+    console.log(
+      `  ${fmt(storage.snapshots)} snapshots, ${fmt(storage.fileBytes)} B file: ${fmt(storage.bytesPerSnapshot, 1)} B/snapshot stored, ` +
+        `${fmt(storage.jsonBytesPerSnapshot, 1)} B/snapshot as JSON -> ${fmt(storage.ratio, 4)} (1/${fmt(1 / storage.ratio, 1)}), ` +
+        `target <= 1/8: ${storage.pass ? "PASS" : "FAIL"}`,
+    );
+    if (storage.tables) {
+      const parts = Object.entries(storage.tables)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, bytes]) => `${name} ${fmt(bytes / storage.snapshots, 1)}`);
+      console.log(`  B/snapshot by table: ${parts.join(", ")}`);
+    }
+
+    const out = join(BENCH_DIR, "results", "latest.json");
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(
+      out,
+      `${JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          node: process.version,
+          cpus: os.cpus().length,
+          cpuModel: os.cpus()[0]?.model ?? null,
+          seconds: SECONDS,
+          warmupSeconds: WARMUP_SECONDS,
+          connections: CONNECTIONS,
+          load:
+            LOAD_MODE === "child"
+              ? "autocannon in a child process; server in the parent"
+              : "autocannon in the server's process and event loop",
+          data: { seed: SEED, anchor: ANCHOR, counts: COUNTS, coins: COINS, ...seeded },
+          coldDistinctPages: coldPairs.length,
+          scenarios: results,
+          storage,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    console.log(`\nresults: ${out}`);
+  } finally {
+    load?.close();
+    cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
