@@ -550,9 +550,13 @@ async function main(): Promise<void> {
         `target <= 1/8: ${storage.pass ? "PASS" : "FAIL"}`,
     );
     if (storage.tables) {
-      const parts = Object.entries(storage.tables)
-        .sort((a, b) => b[1] - a[1])
-        .map(([name, bytes]) => `${name} ${fmt(bytes / storage.snapshots, 1)}`);
+      const big = Object.entries(storage.tables)
+        .filter(([, bytes]) => bytes >= storage.snapshots)
+        .sort((a, b) => b[1] - a[1]);
+      const rest = storage.fileBytes - big.reduce((sum, [, bytes]) => sum + bytes, 0);
+      const parts = [...big, ["everything else", rest] as const].map(
+        ([name, bytes]) => `${name} ${fmt(bytes / storage.snapshots, 1)}`,
+      );
       console.log(`  B/snapshot by table: ${parts.join(", ")}`);
     }
 
