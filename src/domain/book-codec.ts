@@ -7,6 +7,7 @@ import {
   pow10,
   sortBestFirst,
 } from "./book.ts";
+import { JsonBytes } from "./json-bytes.ts";
 
 /**
  * Compact encoding of a snapshot's two order books (DESIGN 5): integer ticks and sizes as varints,
@@ -119,14 +120,17 @@ class BookReader {
     this.sd = buf[1] >> 4;
   }
   varint(): number {
-    let result = 0;
-    let mul = 1;
-    for (;;) {
-      const b = this.buf[this.pos++];
+    const buf = this.buf;
+    let p = this.pos;
+    let b = buf[p++];
+    let result = b & 127;
+    // Most price steps fit one byte; longer varints go on seven bits at a time.
+    for (let mul = 128; b >= 128; mul *= 128) {
+      b = buf[p++];
       result += (b & 127) * mul;
-      if (b < 128) return result;
-      mul *= 128;
     }
+    this.pos = p;
+    return result;
   }
   side(descending: boolean): { ticks: number[]; sizes: number[] } {
     const n = this.varint();
@@ -180,74 +184,6 @@ export function decodeBooks(buf: Uint8Array): { up: OrderBook; down: OrderBook }
   };
 }
 
-/**
- * A growable byte buffer that JSON text is written into directly, so that a page of snapshots
- * becomes bytes without building (and then UTF-8 encoding) one long string. Meant to be reused:
- * `reset()` and write, then copy the bytes out with `toBuffer()`.
- */
-export class JsonBytes {
-  buf: Uint8Array;
-  pos = 0;
-  private static readonly encoder = new TextEncoder();
-
-  constructor(capacity = 1 << 16) {
-    this.buf = new Uint8Array(capacity);
-  }
-
-  reset(): void {
-    this.pos = 0;
-  }
-
-  /** Makes room for `n` more bytes; writers that index `buf` themselves call it first. */
-  reserve(n: number): void {
-    if (this.pos + n > this.buf.length) this.grow(n);
-  }
-
-  private grow(n: number): void {
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-  }
-
-  byte(b: number): void {
-    if (this.pos === this.buf.length) this.grow(1);
-    this.buf[this.pos++] = b;
-  }
-
-  bytes(b: Uint8Array): void {
-    this.reserve(b.length);
-    this.buf.set(b, this.pos);
-    this.pos += b.length;
-  }
-
-  /** Text the caller knows is ASCII (JSON punctuation, numbers, ISO times). */
-  ascii(s: string): void {
-    this.reserve(s.length);
-    const buf = this.buf;
-    let p = this.pos;
-    for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i);
-    this.pos = p;
-  }
-
-  /** Any text, as UTF-8. */
-  utf8(s: string): void {
-    this.reserve(s.length * 3);
-    this.pos += JsonBytes.encoder.encodeInto(s, this.buf.subarray(this.pos)).written;
-  }
-
-  /** A copy of the bytes written, exactly as long as they are. */
-  toBuffer(): Buffer {
-    return Buffer.from(this.buf.subarray(0, this.pos));
-  }
-
-  /** Bytes [start, end) as a string; the text written is ASCII, so latin1 decoding is exact. */
-  text(start = 0, end = this.pos): string {
-    return Buffer.from(this.buf.buffer, this.buf.byteOffset + start, end - start).toString("latin1");
-  }
-}
-
 // Price texts repeat across every snapshot (at most 10^decimals of them), so each level's opening,
 // `{"price":0.53,"size":`, is made once per tick as bytes.
 const CACHED_TICKS = 100_000;
@@ -279,6 +215,24 @@ const DIGIT_PAIRS = new Uint8Array(200);
 for (let i = 0; i < 100; i++) {
   DIGIT_PAIRS[2 * i] = 48 + Math.floor(i / 10);
   DIGIT_PAIRS[2 * i + 1] = 48 + (i % 10);
+}
+
+/** writeUint for 0..9999 (most share sizes), by digit pairs without working out the length first. */
+function writeSmallUint(buf: Uint8Array, p: number, v: number): number {
+  if (v >= 100) {
+    const hi = (v / 100) | 0;
+    if (hi >= 10) buf[p++] = 48 + ((hi / 10) | 0);
+    buf[p++] = 48 + (hi % 10);
+    const lo = (v - hi * 100) << 1;
+    buf[p++] = DIGIT_PAIRS[lo];
+    buf[p++] = DIGIT_PAIRS[lo + 1];
+  } else if (v >= 10) {
+    buf[p++] = DIGIT_PAIRS[v << 1];
+    buf[p++] = DIGIT_PAIRS[(v << 1) + 1];
+  } else {
+    buf[p++] = 48 + v;
+  }
+  return p;
 }
 
 /** Writes a non-negative int32 in decimal at `p`; returns the offset after it. */
@@ -335,6 +289,19 @@ const MIN_FIXED_UNITS = Array.from({ length: 16 }, (_, sd) => (sd <= 6 ? 1 : 10 
  * exponent); anything else goes through String() (at most 25 characters).
  */
 function writeUnits(buf: Uint8Array, p: number, units: number, sd: number): number {
+  if (sd === 2 && units <= 0x7fffffff) {
+    // Share sizes on Polymarket have two decimals: the common case, without a division by a variable.
+    const whole = (units / 100) | 0;
+    const frac = units - whole * 100;
+    p = whole < 10_000 ? writeSmallUint(buf, p, whole) : writeUint(buf, p, whole);
+    if (frac !== 0) {
+      buf[p++] = 46; // .
+      const tens = (frac / 10) | 0;
+      buf[p++] = 48 + tens;
+      if (frac !== tens * 10) buf[p++] = 48 + (frac - tens * 10);
+    }
+    return p;
+  }
   if (
     !(units <= 0x7fffffff) ||
     sd > 9 ||
@@ -343,19 +310,6 @@ function writeUnits(buf: Uint8Array, p: number, units: number, sd: number): numb
   ) {
     const text = String(units / pow10(sd));
     for (let i = 0; i < text.length; i++) buf[p++] = text.charCodeAt(i);
-    return p;
-  }
-  if (sd === 2) {
-    // Share sizes on Polymarket have two decimals: the common case, without a division by a variable.
-    const whole = (units / 100) | 0;
-    const frac = units - whole * 100;
-    p = writeUint(buf, p, whole);
-    if (frac !== 0) {
-      buf[p++] = 46; // .
-      const tens = (frac / 10) | 0;
-      buf[p++] = 48 + tens;
-      if (frac !== tens * 10) buf[p++] = 48 + (frac - tens * 10);
-    }
     return p;
   }
   const scale = pow10(sd);
@@ -386,99 +340,38 @@ function writeUnits(buf: Uint8Array, p: number, units: number, sd: number): numb
 const MAX_LEVEL_BYTES = 80;
 
 /**
- * Writes one side as a JSON array of levels straight from the blob, from `p` (at its count);
- * returns the blob offset after the side. `flipOne` > 0 writes each price as flipOne - tick (the
- * mirror of the other token's side).
+ * Writes the side at the reader's position as a JSON array of levels, straight from the blob, and
+ * leaves the reader after it. `flipOne` > 0 writes each price as flipOne - tick (the mirror of the
+ * other token's side).
  */
-function writeSideJson(
-  w: JsonBytes,
-  blob: Uint8Array,
-  p: number,
-  descending: boolean,
-  flipOne: number,
-  pd: number,
-  sd: number,
-): number {
-  // Varints, with a fast path for the one-byte ones (most price steps).
-  let c = blob[p++];
-  let n = c & 127;
-  if (c >= 128) {
-    let mul = 128;
-    do {
-      c = blob[p++];
-      n += (c & 127) * mul;
-      mul *= 128;
-    } while (c >= 128);
-  }
+function writeSideJson(w: JsonBytes, r: BookReader, descending: boolean, flipOne: number): void {
+  const n = r.varint();
   // Every level takes at least two bytes of the blob; a larger count means a truncated blob.
-  if (!(n <= (blob.length - p) / 2)) throw new BookEncodingError("truncated order book blob");
+  if (!(n <= (r.buf.length - r.pos) / 2)) throw new BookEncodingError("truncated order book blob");
   w.reserve(n * MAX_LEVEL_BYTES + 2);
   const buf = w.buf;
   let q = w.pos;
+  const pd = r.pd;
+  const sd = r.sd;
   const heads = levelHeadsFor(pd);
   buf[q++] = 91; // [
   let prev = 0;
   for (let i = 0; i < n; i++) {
-    c = blob[p++];
-    let step = c & 127;
-    if (c >= 128) {
-      let mul = 128;
-      do {
-        c = blob[p++];
-        step += (c & 127) * mul;
-        mul *= 128;
-      } while (c >= 128);
-    }
-    c = blob[p++];
-    let units = c & 127;
-    if (c >= 128) {
-      let mul = 128;
-      do {
-        c = blob[p++];
-        units += (c & 127) * mul;
-        mul *= 128;
-      } while (c >= 128);
-    }
+    const step = r.varint();
+    const units = r.varint();
     const tick = i === 0 ? step : descending ? prev - step : prev + step;
     prev = tick;
     const shown = flipOne > 0 ? flipOne - tick : tick;
-    let head = heads[shown];
-    if (head === undefined) head = levelHead(heads, shown, pd);
+    const head = heads[shown] ?? levelHead(heads, shown, pd);
     if (i > 0) buf[q++] = 44; // ,
     buf.set(head, q);
     q += head.length;
-    if (sd === 2 && units < 1_000_000) {
-      // The common case inline: sizes of two decimals below 10,000 shares.
-      const whole = (units / 100) | 0;
-      const frac = units - whole * 100;
-      if (whole >= 100) {
-        const hi = (whole / 100) | 0;
-        if (hi >= 10) buf[q++] = 48 + ((hi / 10) | 0);
-        buf[q++] = 48 + (hi % 10);
-        const lo = (whole - hi * 100) << 1;
-        buf[q++] = DIGIT_PAIRS[lo];
-        buf[q++] = DIGIT_PAIRS[lo + 1];
-      } else if (whole >= 10) {
-        buf[q++] = DIGIT_PAIRS[whole << 1];
-        buf[q++] = DIGIT_PAIRS[(whole << 1) + 1];
-      } else {
-        buf[q++] = 48 + whole;
-      }
-      if (frac !== 0) {
-        buf[q++] = 46; // .
-        const tens = (frac / 10) | 0;
-        buf[q++] = 48 + tens;
-        if (frac !== tens * 10) buf[q++] = 48 + (frac - tens * 10);
-      }
-    } else {
-      q = writeUnits(buf, q, units, sd);
-    }
+    q = writeUnits(buf, q, units, sd);
     buf[q++] = 125; // }
   }
   buf[q++] = 93; // ]
   w.pos = q;
-  if (p > blob.length) throw new BookEncodingError("truncated order book blob");
-  return p;
+  if (r.pos > r.buf.length) throw new BookEncodingError("truncated order book blob");
 }
 
 const BIDS_OPEN = Uint8Array.from('{"bids":', (c) => c.charCodeAt(0));
@@ -490,27 +383,28 @@ const ASKS_KEY = Uint8Array.from(',"asks":', (c) => c.charCodeAt(0));
  * offset in `w` where the Up book ends (where `between` starts).
  */
 export function writeBooksJson(w: JsonBytes, blob: Uint8Array, between: Uint8Array): number {
-  const mirrored = (blob[0] & FLAG_MIRRORED) !== 0;
-  const pd = blob[1] & 15;
-  const sd = blob[1] >> 4;
+  const r = new BookReader(blob);
   w.bytes(BIDS_OPEN);
-  const upAsks = writeSideJson(w, blob, 2, true, 0, pd, sd);
+  writeSideJson(w, r, true, 0);
+  const upAsks = r.pos;
   w.bytes(ASKS_KEY);
-  const upEnd = writeSideJson(w, blob, upAsks, false, 0, pd, sd);
+  writeSideJson(w, r, false, 0);
   w.byte(125);
   const mid = w.pos;
   w.bytes(between);
   w.bytes(BIDS_OPEN);
-  if (mirrored) {
+  if (r.mirrored) {
     // Down bids are the Up asks at 1 - p, Down asks the Up bids at 1 - p, in the same order.
-    const one = pow10(pd);
-    writeSideJson(w, blob, upAsks, false, one, pd, sd);
+    const one = pow10(r.pd);
+    r.pos = upAsks;
+    writeSideJson(w, r, false, one);
     w.bytes(ASKS_KEY);
-    writeSideJson(w, blob, 2, true, one, pd, sd);
+    r.pos = 2;
+    writeSideJson(w, r, true, one);
   } else {
-    const downAsks = writeSideJson(w, blob, upEnd, true, 0, pd, sd);
+    writeSideJson(w, r, true, 0);
     w.bytes(ASKS_KEY);
-    writeSideJson(w, blob, downAsks, false, 0, pd, sd);
+    writeSideJson(w, r, false, 0);
   }
   w.byte(125);
   return mid;

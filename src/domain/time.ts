@@ -1,3 +1,5 @@
+import type { JsonBytes } from "./json-bytes.ts";
+
 /**
  * Time in this service is an integer count of microseconds since the Unix epoch, held in a JS number.
  * A double holds integers exactly up to 2^53 µs (year 2255), so no precision is lost; a `Date` would
@@ -63,13 +65,16 @@ function cacheDay(day: number): void {
 
 /** `YYYY-MM-DDTHH:MM:SS` for a Unix second; the date part is cached because pages walk one day. */
 function isoSecondsBody(sec: number): string {
+  const { h, m, s } = timeOfDay(sec);
+  return `${cachedDayPrefix}${pad2(h)}:${pad2(m)}:${pad2(s)}`;
+}
+
+/** Hours, minutes and seconds of a Unix second in its UTC day, after making that day the cached one. */
+function timeOfDay(sec: number): { h: number; m: number; s: number } {
   const day = Math.floor(sec / DAY_SECONDS);
   if (day !== cachedDay) cacheDay(day);
   const inDay = sec - day * DAY_SECONDS;
-  const h = Math.floor(inDay / 3600);
-  const m = Math.floor((inDay % 3600) / 60);
-  const s = inDay % 60;
-  return `${cachedDayPrefix}${pad2(h)}:${pad2(m)}:${pad2(s)}`;
+  return { h: Math.floor(inDay / 3600), m: Math.floor((inDay % 3600) / 60), s: inDay % 60 };
 }
 
 /** ISO 8601 UTC at second precision: `2026-07-24T00:00:00Z`. */
@@ -84,28 +89,15 @@ export function isoMicros(us: Micros): string {
   return `${isoSecondsBody(sec)}.${String(frac).padStart(6, "0")}Z`;
 }
 
-/** Where text is written as bytes (JsonBytes in book-codec.ts). */
-export interface ByteSink {
-  buf: Uint8Array;
-  pos: number;
-  reserve(n: number): void;
-  ascii(s: string): void;
-}
-
 /** Writes isoMicros(us) as bytes, without making the string. */
-export function writeIsoMicros(w: ByteSink, us: Micros): void {
+export function writeIsoMicros(w: JsonBytes, us: Micros): void {
   const sec = Math.floor(us / MICROS_PER_SECOND);
   let frac = us - sec * MICROS_PER_SECOND;
   if (!Number.isInteger(frac)) {
     w.ascii(isoMicros(us));
     return;
   }
-  const day = Math.floor(sec / DAY_SECONDS);
-  if (day !== cachedDay) cacheDay(day);
-  const inDay = sec - day * DAY_SECONDS;
-  const h = Math.floor(inDay / 3600);
-  const m = Math.floor((inDay % 3600) / 60);
-  const s = inDay % 60;
+  const { h, m, s } = timeOfDay(sec);
   const prefix = cachedDayBytes;
   w.reserve(prefix.length + 16);
   const buf = w.buf;

@@ -1,5 +1,6 @@
 import type { OrderBook } from "./book.ts";
-import { encodeBooks, JsonBytes, writeBooksJson } from "./book-codec.ts";
+import { encodeBooks, writeBooksJson } from "./book-codec.ts";
+import { JsonBytes } from "./json-bytes.ts";
 import {
   type Coin,
   type Market,

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isResolved } from "../../domain/market.ts";
 import type { SortOrder } from "../../domain/snapshot.ts";
 import { isoMicros } from "../../domain/time.ts";
-import { JsonBytes } from "../../domain/book-codec.ts";
+import { JsonBytes } from "../../domain/json-bytes.ts";
 import { marketToWire, snapshotJson, writeSnapshotJson } from "../../domain/wire.ts";
 import type { StoredMarket } from "../../store/store.ts";
 import type { AppContext } from "../app.ts";
