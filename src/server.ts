@@ -42,9 +42,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   if (config.seedDemo) await prepareFirstStart(store, config);
   const app = await buildApp({ store, config, logger: { level: config.logLevel } });
   app.addHook("onClose", async () => store.close());
-  await app.listen({ port: config.port, host: config.host });
-  const base = `http://${config.host}:${(app.server.address() as { port: number }).port}`;
-  process.stdout.write(`Serving ${base}/v1 (docs: ${base}/docs)\n`);
+  // Handlers first, so that a signal during start-up also closes the store cleanly.
   let closing = false;
   const shutdown = async () => {
     if (closing) return;
@@ -54,5 +52,8 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   };
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);
+  await app.listen({ port: config.port, host: config.host });
+  const base = `http://${config.host}:${(app.server.address() as { port: number }).port}`;
+  process.stdout.write(`Serving ${base}/v1 (docs: ${base}/docs)\n`);
   return app;
 }

@@ -3,7 +3,10 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 import { after, before, describe, test } from "node:test";
+
+const require = createRequire(import.meta.url);
 
 const BIN = join(import.meta.dirname, "..", "bin", "updown.mjs");
 const FIXTURE = join(import.meta.dirname, "fixtures", "real-btc-5m-2026-07-24");
@@ -129,5 +132,74 @@ describe("updown serve", () => {
     const stopped = new Promise((r) => second.child.once("exit", r));
     second.child.kill("SIGTERM");
     assert.equal(await stopped, 0);
+  });
+});
+
+describe("updown migrate, seed, export and import archive", () => {
+  test("seed is deterministic; export then import archive gives the same data; both are idempotent", () => {
+    const a = { DATABASE_URL: `sqlite:${join(dir, "a.db")}` };
+    const b = { DATABASE_URL: `sqlite:${join(dir, "b.db")}` };
+    assert.match(updown(["migrate"], a).stdout, /Schema is up to date/);
+    const seedArgs = [
+      "seed",
+      "--seed",
+      "3",
+      "--anchor",
+      "2026-07-24T00:20:34Z",
+      "--counts",
+      "5m=2,15m=1,1h=0,4h=0,24h=0",
+      "--coins",
+      "sol",
+    ];
+    const seeded = updown(seedArgs, a);
+    assert.equal(seeded.code, 0, seeded.stderr);
+    assert.match(seeded.stderr, /3 markets, 670 snapshots/);
+    assert.equal(updown(seedArgs, b).code, 0);
+
+    const archiveA = join(dir, "a.ndjson.gz");
+    const archiveB = join(dir, "b.ndjson");
+    assert.equal(updown(["export", "--out", archiveA, "--books"], a).code, 0);
+    assert.equal(updown(["export", "--out", archiveB, "--books"], b).code, 0);
+    const { gunzipSync } = require("node:zlib") as typeof import("node:zlib");
+    const textA = gunzipSync(readFileSync(archiveA)).toString();
+    assert.equal(textA, readFileSync(archiveB, "utf8"), "the same seed gives the same data");
+    assert.equal(textA.split("\n").filter((l) => l.startsWith('{"type":"market"')).length, 3);
+
+    const c = { DATABASE_URL: `sqlite:${join(dir, "c.db")}` };
+    const imported = updown(["import", "archive", archiveA], c);
+    assert.equal(imported.code, 0, imported.stderr);
+    assert.match(imported.stderr, /3 markets, 670 snapshots \(670 new\)/);
+    assert.match(updown(["import", "archive", archiveA], c).stderr, /\(0 new\)/);
+    const reexported = join(dir, "c.ndjson");
+    updown(["export", "--out", reexported, "--books"], c);
+    assert.equal(readFileSync(reexported, "utf8"), textA);
+
+    const csv = updown(["export", "--out", "-", "--format", "csv", "--type", "15m"], a);
+    assert.equal(csv.stdout.split("\n")[0], "slug,time,coin_price,price_up,price_down");
+    assert.equal(csv.stdout.trimEnd().split("\n").length, 1 + 335);
+  });
+
+  test("serve --no-seed leaves an empty database empty and makes no keys", async () => {
+    const env = {
+      ...process.env,
+      DATABASE_URL: `sqlite:${join(dir, "empty", "updown.db")}`,
+      PORT: "0",
+      LOG_LEVEL: "warn",
+    };
+    const child = spawn(process.execPath, [BIN, "serve", "--no-seed"], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    await waitForLine(child, /http:\/\/127\.0\.0\.1:\d+/);
+    const stopped = new Promise((r) => child.once("exit", r));
+    child.kill("SIGTERM");
+    assert.equal(await stopped, 0);
+    assert.ok(!out.includes("Demo API keys"));
+    assert.ok(!existsSync(join(dir, "empty", "demo-keys.json")));
+    assert.equal(updown(["keys", "list"], { DATABASE_URL: env.DATABASE_URL }).stdout, "");
   });
 });
