@@ -106,6 +106,35 @@ export function encodeBooks(up: OrderBook, down: OrderBook): Uint8Array {
   return w.buf.slice(0, w.len);
 }
 
+/**
+ * Where the encoded books starting at `start` end (the offset after them), from their structure: the
+ * blobs are self-delimiting, so concatenated ones can be split again. An offset beyond the end means
+ * a truncated blob.
+ */
+export function booksByteLength(buf: Uint8Array, start: number): number {
+  const truncated = buf.length + 1;
+  if (start + 2 > buf.length) return truncated;
+  const sides = (buf[start] & FLAG_MIRRORED) !== 0 ? 2 : 4;
+  let p = start + 2;
+  for (let s = 0; s < sides; s++) {
+    let n = 0;
+    let mul = 1;
+    let c: number;
+    do {
+      if (p >= buf.length) return truncated;
+      c = buf[p++];
+      n += (c & 127) * mul;
+      mul *= 128;
+    } while (c >= 128);
+    // Each level is two varints: count the bytes that end one.
+    for (let left = 2 * n; left > 0;) {
+      if (p >= buf.length) return truncated;
+      if (buf[p++] < 128) left--;
+    }
+  }
+  return p;
+}
+
 /** Reads the blob side by side, giving integer price ticks and size units to a visitor. */
 class BookReader {
   pos = 2;
