@@ -27,6 +27,7 @@ import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KeyService } from "../src/access/keys.ts";
+import { loadPlans } from "../src/access/plans.ts";
 import type { MarketType } from "../src/domain/market.ts";
 import { systemClock } from "../src/domain/time.ts";
 import { buildApp } from "../src/http/app.ts";
@@ -210,7 +211,10 @@ async function measureStorage(dir: string): Promise<StorageResult> {
 
     // The JSON as served: every snapshot of every market, through the real route.
     const app = await buildApp({ store, logger: false });
-    const { key } = await new KeyService(store, systemClock).create("enterprise");
+    const { key } = await new KeyService(store, systemClock, loadPlans()).create({
+      plan: "enterprise",
+      account: "bench",
+    });
     let jsonBytes = 0;
     let served = 0;
     for (const m of (await store.listMarkets({ limit: 1000, offset: 0 })).markets) {
@@ -347,7 +351,10 @@ async function main(): Promise<void> {
     };
 
     const app = await buildApp({ store, logger: false });
-    const { key } = await new KeyService(store, systemClock).create("enterprise");
+    const { key } = await new KeyService(store, systemClock, loadPlans()).create({
+      plan: "enterprise",
+      account: "bench",
+    });
     let staticBody = Buffer.alloc(0);
     app.get("/bench/static", { schema: { hide: true } }, (_req, reply) =>
       reply.type("application/json; charset=utf-8").send(staticBody),

@@ -11,6 +11,10 @@ export interface Config {
   /** Unset: the in-process rate limiter. */
   redisUrl: string | null;
   plansFile: string | null;
+  /** Failed authentications allowed per client address and minute before 429. */
+  authFailuresPerMinute: number;
+  /** Fastify's trustProxy: whether (or which) proxies' X-Forwarded-For names the client address. */
+  trustProxy: boolean | string;
   logLevel: string;
   /** Bytes of rendered snapshot pages of resolved markets kept in memory. */
   pageCacheBytes: number;
@@ -25,6 +29,8 @@ export const DEFAULT_CONFIG: Config = {
   databaseUrl: "sqlite:./data/updown.db",
   redisUrl: null,
   plansFile: null,
+  authFailuresPerMinute: 30,
+  trustProxy: false,
   logLevel: "info",
   pageCacheBytes: 128 * 1024 * 1024,
   seedDemo: true,
@@ -50,6 +56,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
     databaseUrl: env.DATABASE_URL || DEFAULT_CONFIG.databaseUrl,
     redisUrl: env.REDIS_URL || null,
     plansFile: env.PLANS_FILE || null,
+    authFailuresPerMinute: intFrom(
+      "AUTH_FAILURES_PER_MINUTE",
+      env.AUTH_FAILURES_PER_MINUTE,
+      DEFAULT_CONFIG.authFailuresPerMinute,
+      1,
+      1_000_000,
+    ),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     logLevel: env.LOG_LEVEL || DEFAULT_CONFIG.logLevel,
     pageCacheBytes:
       intFrom("PAGE_CACHE_MB", env.PAGE_CACHE_MB, DEFAULT_CONFIG.pageCacheBytes / 1048576, 0, 65536) *
@@ -59,6 +73,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
   };
   const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
   return { ...fromEnv, ...defined };
+}
+
+/** `true`, `false`, or a comma-separated list of proxy addresses and CIDR ranges to trust. */
+function parseTrustProxy(text: string | undefined): boolean | string {
+  if (text === undefined || text === "" || text === "false") return false;
+  return text === "true" ? true : text;
 }
 
 /** Where demo keys are written: beside the SQLite file, or in the working directory otherwise. */

@@ -1,10 +1,13 @@
 import { writeFileSync } from "node:fs";
-import type { FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { KeyService } from "./access/keys.ts";
+import { openLimiter } from "./access/limiter/open.ts";
+import { loadPlans } from "./access/plans.ts";
 import { Progress } from "./cli/progress.ts";
 import { type Config, demoKeysPath } from "./config.ts";
 import { PLAN_NAMES, type PlanName } from "./domain/api-key.ts";
 import { COINS } from "./domain/market.ts";
+import type { Plans } from "./domain/plan.ts";
 import { systemClock } from "./domain/time.ts";
 import { buildApp } from "./http/app.ts";
 import { seedDemo } from "./ingest/demo.ts";
@@ -12,7 +15,7 @@ import { openStore } from "./store/open.ts";
 import type { Store } from "./store/store.ts";
 
 /** Fills an empty database with demo markets, and a keyless one with one demo key per plan. */
-async function prepareFirstStart(store: Store, config: Config): Promise<void> {
+async function prepareFirstStart(store: Store, config: Config, plans: Plans): Promise<void> {
   if ((await store.countMarkets()) === 0) {
     const progress = new Progress("Seeding demo data");
     const result = await seedDemo(store, {
@@ -25,9 +28,11 @@ async function prepareFirstStart(store: Store, config: Config): Promise<void> {
     progress.done(`${result.markets} markets, ${result.snapshots.toLocaleString("en-US")} snapshots`);
   }
   if ((await store.listApiKeys()).length === 0) {
-    const keys = new KeyService(store, systemClock);
+    const keys = new KeyService(store, systemClock, plans);
     const demo = {} as Record<PlanName, string>;
-    for (const plan of PLAN_NAMES) demo[plan] = (await keys.create(plan, `demo ${plan}`)).key;
+    for (const plan of PLAN_NAMES) {
+      demo[plan] = (await keys.create({ plan, account: "demo", name: `demo ${plan}` })).key;
+    }
     const path = demoKeysPath(config.databaseUrl);
     writeFileSync(path, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
     process.stdout.write(`\nDemo API keys (also in ${path}):\n`);
@@ -38,10 +43,21 @@ async function prepareFirstStart(store: Store, config: Config): Promise<void> {
 
 /** The thin runner: open the store, build the app, listen, and close cleanly on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<FastifyInstance> {
+  const plans = loadPlans(config.plansFile);
   const store = await openStore(config.databaseUrl);
-  if (config.seedDemo) await prepareFirstStart(store, config);
-  const app = await buildApp({ store, config, logger: { level: config.logLevel } });
-  app.addHook("onClose", async () => store.close());
+  if (config.seedDemo) await prepareFirstStart(store, config, plans);
+  // The limiter logs through the app's logger once there is one (it connects before the app exists).
+  let log: FastifyBaseLogger | null = null;
+  const limiter = await openLimiter(config.redisUrl, {
+    warn: (msg) => (log ? log.warn(msg) : process.stderr.write(`${msg}\n`)),
+    info: (msg) => (log ? log.info(msg) : process.stderr.write(`${msg}\n`)),
+  });
+  const app = await buildApp({ store, config, plans, limiter, logger: { level: config.logLevel } });
+  log = app.log;
+  app.addHook("onClose", async () => {
+    await limiter.close();
+    await store.close();
+  });
   // Handlers first, so that a signal during start-up also closes the store cleanly.
   let closing = false;
   const shutdown = async () => {

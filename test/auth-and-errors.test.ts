@@ -14,7 +14,7 @@ const UNAUTHORIZED_MESSAGE = "A valid API key is required in the X-API-Key heade
 
 describe("API keys", () => {
   test("a missing, malformed, unknown or revoked key gets one identical 401", async () => {
-    const revoked = await t.keys.create("pro");
+    const revoked = await t.keys.create({ plan: "pro", account: "revoked" });
     assert.equal(await t.keys.revoke(revoked.record.id), true);
     const unknown = `${KEY_PREFIX}AAAAAAAA_${"b".repeat(32)}`;
     const sameIdWrongSecret = `${revoked.key.slice(0, 12)}${"c".repeat(32)}`;
@@ -40,7 +40,7 @@ describe("API keys", () => {
   });
 
   test("a valid key is accepted, and refused at once after revocation", async () => {
-    const created = await t.keys.create("starter", "test");
+    const created = await t.keys.create({ plan: "starter", account: "revocation", name: "test" });
     const ok = await t.app.inject({ method: "GET", url: URL, headers: { "x-api-key": created.key } });
     assert.equal(ok.statusCode, 200);
     await t.keys.revoke(created.record.id);
@@ -49,7 +49,7 @@ describe("API keys", () => {
   });
 
   test("keys are stored only as SHA-256 hashes and look like ud_<id>_<secret>", async () => {
-    const created = await t.keys.create("enterprise");
+    const created = await t.keys.create({ plan: "enterprise" });
     assert.match(created.key, /^ud_[0-9A-Za-z]{8}_[0-9A-Za-z]{32}$/);
     const stored = await t.store.findApiKey(created.record.id);
     assert.ok(stored);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
@@ -33,13 +33,63 @@ describe("updown keys", () => {
     const key = created.stdout.trim();
     const id = key.slice(3, 11);
     const listed = updown(["keys", "list"]);
-    assert.equal(listed.stdout, `${id}\tpro\tactive\tci\n`);
+    assert.equal(listed.stdout, `${id}\tpro\tdefault\tactive\tci\n`);
     assert.ok(!listed.stdout.includes(key.slice(12)));
     assert.equal(updown(["keys", "revoke", id]).code, 0);
-    assert.equal(updown(["keys", "list"]).stdout, `${id}\tpro\trevoked\tci\n`);
+    assert.equal(updown(["keys", "list"]).stdout, `${id}\tpro\tdefault\trevoked\tci\n`);
     const again = updown(["keys", "revoke", id]);
     assert.equal(again.code, 2);
     assert.match(again.stderr, /^error: no active key/);
+  });
+
+  test("create refuses past the plan's keys per account (exit 1) until one is revoked", () => {
+    const create = () => updown(["keys", "create", "--plan", "starter", "--account", "acme"]);
+    const first = create();
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(create().code, 0);
+    const third = create();
+    assert.equal(third.code, 1);
+    assert.equal(third.stdout, "");
+    assert.equal(
+      third.stderr,
+      'refused: account "acme" already holds 2 active starter keys, the plan\'s limit; revoke one first\n',
+    );
+    // Another account, or another plan of the same account, is counted apart.
+    assert.equal(updown(["keys", "create", "--plan", "starter", "--account", "other"]).code, 0);
+    assert.equal(updown(["keys", "create", "--plan", "pro", "--account", "acme"]).code, 0);
+    assert.equal(updown(["keys", "revoke", first.stdout.slice(3, 11)]).code, 0);
+    assert.equal(create().code, 0);
+  });
+
+  test("per-key limits are for enterprise keys; the plans file can change keys per account", () => {
+    const starter = updown(["keys", "create", "--plan", "starter", "--per-minute", "100"]);
+    assert.equal(starter.code, 1);
+    assert.match(starter.stderr, /^refused: per-key limits are for enterprise keys/);
+    const enterprise = updown([
+      "keys",
+      "create",
+      "--plan",
+      "enterprise",
+      "--per-minute",
+      "1000",
+      "--per-day",
+      "5",
+    ]);
+    assert.equal(enterprise.code, 0, enterprise.stderr);
+    const badLimit = updown(["keys", "create", "--plan", "enterprise", "--per-day", "0"]);
+    assert.equal(badLimit.code, 2);
+    assert.match(badLimit.stderr, /^error: --per-day must be a positive integer/);
+
+    const plansFile = join(dir, "plans.json");
+    writeFileSync(plansFile, JSON.stringify({ starter: { keys_per_account: 1 } }));
+    const one = ["keys", "create", "--plan", "starter", "--account", "solo"];
+    assert.equal(updown(one, { PLANS_FILE: plansFile }).code, 0);
+    assert.equal(updown(one, { PLANS_FILE: plansFile }).code, 1);
+    assert.equal(updown(one).code, 0, "the default allows two");
+    writeFileSync(plansFile, JSON.stringify({ starter: { keys_per_acount: 1 } }));
+    const typo = updown(one, { PLANS_FILE: plansFile });
+    assert.equal(typo.code, 2);
+    assert.match(typo.stderr, /plans\.starter\.keys_per_acount is not a plan setting/);
   });
 
   test("bad usage is a one-line error and exit 2, --help documents options", () => {

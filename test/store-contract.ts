@@ -158,10 +158,12 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         id: "AbCdEf12",
         hash: "a".repeat(64),
         plan: "pro" as const,
+        account: "acme",
         name: "n",
         createdAt: 1,
         revokedAt: null,
         perMinuteLimit: null,
+        perDayLimit: null,
       };
       await store.insertApiKey(record);
       assert.deepEqual(await store.findApiKey("AbCdEf12"), record);

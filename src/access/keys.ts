@@ -1,4 +1,5 @@
 import { type ApiKeyRecord, generateKey, keyIdOf, keyMatches, type PlanName } from "../domain/api-key.ts";
+import type { Plans } from "../domain/plan.ts";
 import type { Clock } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
 
@@ -8,31 +9,57 @@ export interface CreatedKey {
   record: ApiKeyRecord;
 }
 
+export interface NewKey {
+  plan: PlanName;
+  /** Defaults to `default`. */
+  account?: string;
+  name?: string | null;
+  /** Per-key limits, enterprise keys only. */
+  perMinuteLimit?: number | null;
+  perDayLimit?: number | null;
+}
+
+/** A key the plan's rules do not allow: too many for the account, or limits on a plan without them. */
+export class KeyPolicyError extends Error {}
+
+export const DEFAULT_ACCOUNT = "default";
+
 /** Issues, finds and revokes API keys. The key itself exists only in the caller's hands. */
 export class KeyService {
   private readonly store: Store;
   private readonly clock: Clock;
-  constructor(store: Store, clock: Clock) {
+  private readonly plans: Plans;
+  constructor(store: Store, clock: Clock, plans: Plans) {
     this.store = store;
     this.clock = clock;
+    this.plans = plans;
   }
 
-  async create(
-    plan: PlanName,
-    name: string | null = null,
-    perMinuteLimit: number | null = null,
-  ): Promise<CreatedKey> {
+  async create(spec: NewKey): Promise<CreatedKey> {
+    const perMinuteLimit = spec.perMinuteLimit ?? null;
+    const perDayLimit = spec.perDayLimit ?? null;
+    if (spec.plan !== "enterprise" && (perMinuteLimit !== null || perDayLimit !== null)) {
+      throw new KeyPolicyError(`per-key limits are for enterprise keys; a ${spec.plan} key has its plan's`);
+    }
     const { key, id, hash } = generateKey();
     const record: ApiKeyRecord = {
       id,
       hash,
-      plan,
-      name,
+      plan: spec.plan,
+      account: spec.account ?? DEFAULT_ACCOUNT,
+      name: spec.name ?? null,
       createdAt: this.clock.nowMicros(),
       revokedAt: null,
       perMinuteLimit,
+      perDayLimit,
     };
-    await this.store.insertApiKey(record);
+    const maxActive = this.plans[spec.plan].keysPerAccount;
+    if (!(await this.store.insertApiKey(record, maxActive))) {
+      throw new KeyPolicyError(
+        `account "${record.account}" already holds ${maxActive} active ${spec.plan} keys, the plan's limit; ` +
+          "revoke one first",
+      );
+    }
     return { key, record };
   }
 

@@ -1,7 +1,9 @@
 import { parseArgs } from "node:util";
-import { KeyService } from "../access/keys.ts";
+import { KeyPolicyError, KeyService } from "../access/keys.ts";
+import { loadPlans } from "../access/plans.ts";
 import { type Config, ConfigError, loadConfig, parseDemoCounts } from "../config.ts";
 import { PLAN_NAMES, parsePlanName } from "../domain/api-key.ts";
+import { PlanConfigError } from "../domain/plan.ts";
 import { COINS, type Coin, MARKET_TYPES, parseCoin, parseMarketType } from "../domain/market.ts";
 import { parseIsoMicros, systemClock } from "../domain/time.ts";
 import { WireFormatError } from "../domain/wire.ts";
@@ -64,12 +66,16 @@ Both are idempotent: importing twice changes nothing.`,
 Writes markets and their snapshots oldest first. ndjson (default) is our archive format, importable
 with 'updown import archive'; csv is one snapshot a row for analysis tools. --books includes both
 order books. A FILE ending in .gz is gzipped. Filters: --coin, --type, or one or more --slug.`,
-  keys: `updown keys create --plan starter|pro|enterprise [--name TEXT] [--per-minute N]
+  keys: `updown keys create --plan starter|pro|enterprise [--account NAME] [--name TEXT]
+                   [--per-minute N] [--per-day N]
 updown keys list
 updown keys revoke KEY_ID
 
-create prints only the new key on stdout (shown once; only its SHA-256 is stored). list shows ids,
-plans, names and states, never keys. revoke takes the id shown by list (the 8 characters after ud_).`,
+create prints only the new key on stdout (shown once; only its SHA-256 is stored). --account (default
+"default") is who holds the key: a plan allows a number of active keys per account (keys_per_account
+in the plans file), and create refuses past it with exit status 1. --per-minute and --per-day set an
+enterprise key's own limits (default: the plan's). list shows ids, plans, accounts, states and names,
+never keys. revoke takes the id shown by list (the 8 characters after ud_) and takes effect at once.`,
 };
 
 class UsageError extends Error {}
@@ -260,25 +266,34 @@ async function run(argv: string[]): Promise<void> {
     const { values, positionals } = commandOptions(rest, {
       ...storeFlag,
       plan: { type: "string" },
+      account: { type: "string" },
       name: { type: "string" },
       "per-minute": { type: "string" },
+      "per-day": { type: "string" },
     });
     const [action, id] = positionals;
+    const plans = loadPlans(configFrom(values).plansFile);
     await withStore(values, async (store) => {
-      const keys = new KeyService(store, systemClock);
+      const keys = new KeyService(store, systemClock, plans);
       if (action === "create") {
         const plan = parsePlanName(String(values.plan ?? ""));
         if (!plan) throw new UsageError(`keys create needs --plan ${PLAN_NAMES.join("|")}`);
-        const perMinute = values["per-minute"] === undefined ? null : Number(values["per-minute"]);
-        if (perMinute !== null && (!Number.isInteger(perMinute) || perMinute < 1)) {
-          throw new UsageError("--per-minute must be a positive integer");
+        const account = values.account as string | undefined;
+        if (account !== undefined && !/^\S.{0,199}$/.test(account)) {
+          throw new UsageError("--account must be 1 to 200 characters, not starting with a space");
         }
-        const created = await keys.create(plan, (values.name as string | undefined) ?? null, perMinute);
+        const created = await keys.create({
+          plan,
+          account,
+          name: (values.name as string | undefined) ?? null,
+          perMinuteLimit: limitFlag(values, "per-minute"),
+          perDayLimit: limitFlag(values, "per-day"),
+        });
         process.stdout.write(`${created.key}\n`);
       } else if (action === "list") {
         for (const k of await keys.list()) {
           const state = k.revokedAt === null ? "active" : "revoked";
-          process.stdout.write(`${k.id}\t${k.plan}\t${state}\t${k.name ?? ""}\n`);
+          process.stdout.write(`${k.id}\t${k.plan}\t${k.account}\t${state}\t${k.name ?? ""}\n`);
         }
       } else if (action === "revoke" && id) {
         const bareId = id.startsWith("ud_") ? id.slice(3, 11) : id;
@@ -291,7 +306,15 @@ async function run(argv: string[]): Promise<void> {
   }
 }
 
-const KNOWN_ERRORS = [UsageError, ConfigError, ImportError, ArchiveError, WireFormatError];
+function limitFlag(values: OptionValues, flag: string): number | null {
+  const text = values[flag];
+  if (text === undefined) return null;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} must be a positive integer`);
+  return n;
+}
+
+const KNOWN_ERRORS = [UsageError, ConfigError, PlanConfigError, ImportError, ArchiveError, WireFormatError];
 
 export async function main(argv: string[]): Promise<void> {
   try {
@@ -300,6 +323,10 @@ export async function main(argv: string[]): Promise<void> {
     const known =
       KNOWN_ERRORS.some((E) => err instanceof E) ||
       (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    if (err instanceof KeyPolicyError) {
+      process.stderr.write(`refused: ${err.message}\n`);
+      process.exit(1);
+    }
     if (known) {
       process.stderr.write(`error: ${(err as Error).message}\n`);
       process.exit(2);

@@ -16,11 +16,14 @@ export interface ApiKeyRecord {
   id: string;
   hash: string;
   plan: PlanName;
+  /** Who holds the key; the plan's keys-per-account limit counts active keys per account and plan. */
+  account: string;
   name: string | null;
   createdAt: Micros;
   revokedAt: Micros | null;
-  /** Enterprise keys may carry their own per-minute limit; null means the plan's. */
+  /** Enterprise keys may carry their own limits; null means the plan's. */
   perMinuteLimit: number | null;
+  perDayLimit: number | null;
 }
 
 /** Keys look like `ud_3fK9x2Lm_<32 random base62>`; `ud_` makes a leaked key recognisable in a scan. */

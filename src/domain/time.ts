@@ -171,3 +171,14 @@ export function secondsToMicros(sec: number): Micros {
 export function microsToSeconds(us: Micros): number {
   return Math.floor(us / MICROS_PER_SECOND);
 }
+
+/** The UTC month an instant falls in, as `YYYY-MM` (the quota ledger's period). */
+export function utcMonthOf(us: Micros): string {
+  return new Date(Math.floor(us / 1000)).toISOString().slice(0, 7);
+}
+
+/** Unix seconds of the first instant of the next UTC month. */
+export function nextUtcMonthStart(us: Micros): number {
+  const d = new Date(Math.floor(us / 1000));
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
+}

@@ -8,12 +8,20 @@ import Fastify, {
   type FastifyRequest,
 } from "fastify";
 import { KeyService } from "../access/keys.ts";
+import type { LimitDecision, RateLimiter } from "../access/limiter/limiter.ts";
+import { MemoryLimiter } from "../access/limiter/memory.ts";
+import { MarketAccess } from "../access/market-access.ts";
+import { loadPlans } from "../access/plans.ts";
+import { QuotaService } from "../access/quota.ts";
 import { type Config, DEFAULT_CONFIG } from "../config.ts";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
+import type { Plans } from "../domain/plan.ts";
 import { type Clock, isoMicros, systemClock } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
-import { ApiError, errorEnvelope, notFound, unauthorized, validationError } from "./errors.ts";
+import { ApiError, errorEnvelope, notFound, validationError } from "./errors.ts";
+import { Metering } from "./metering.ts";
 import { PageCache } from "./page-cache.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { exportRoutes } from "./routes/export.ts";
 import { marketRoutes } from "./routes/markets.ts";
 import { snapshotRoutes } from "./routes/snapshots.ts";
@@ -23,6 +31,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** The caller's key record, set by authentication on /v1 routes. */
     apiKey: ApiKeyRecord | null;
+    /** The caller's windows after this request was counted (or looked at, if unmetered). */
+    limitDecision: LimitDecision | null;
   }
 }
 
@@ -32,6 +42,10 @@ export interface AppOptions {
   config?: Partial<Config>;
   /** Fastify logger setting; false in tests. */
   logger?: boolean | { level: string };
+  /** Default: read from `config.plansFile` over config/plans.json. */
+  plans?: Plans;
+  /** Default: an in-process limiter owned (and closed) by the app. */
+  limiter?: RateLimiter;
 }
 
 /** What every route gets: the app's dependencies, built once. */
@@ -39,7 +53,11 @@ export interface AppContext {
   store: Store;
   clock: Clock;
   config: Config;
+  plans: Plans;
   keys: KeyService;
+  limiter: RateLimiter;
+  access: MarketAccess;
+  quota: QuotaService;
   pageCache: PageCache;
 }
 
@@ -65,21 +83,37 @@ function describeValidation(err: FastifyError): ApiError {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const config: Config = { ...DEFAULT_CONFIG, ...options.config };
   const clock = options.clock ?? systemClock;
+  const plans = options.plans ?? loadPlans(config.plansFile);
+  const store = options.store;
   const ctx: AppContext = {
-    store: options.store,
+    store,
     clock,
     config,
-    keys: new KeyService(options.store, clock),
+    plans,
+    keys: new KeyService(store, clock, plans),
+    limiter: options.limiter ?? new MemoryLimiter(),
+    access: new MarketAccess(store, plans, clock),
+    quota: new QuotaService(store, clock, plans),
     pageCache: new PageCache(config.pageCacheBytes),
   };
+  const metering = new Metering({
+    keys: ctx.keys,
+    limiter: ctx.limiter,
+    plans,
+    clock,
+    authFailuresPerMinute: config.authFailuresPerMinute,
+  });
 
   const app = Fastify({
     logger: options.logger ?? false,
     genReqId: requestIdOf,
     requestIdHeader: false,
+    trustProxy: config.trustProxy,
     ajv: { customOptions: { coerceTypes: true, allErrors: false, removeAdditional: false } },
   });
   app.decorateRequest("apiKey", null);
+  app.decorateRequest("limitDecision", null);
+  if (!options.limiter) app.addHook("onClose", () => ctx.limiter.close());
 
   app.addHook("onRequest", async (req, reply) => {
     reply.header("x-request-id", req.id);
@@ -101,13 +135,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendError(new ApiError("INTERNAL_ERROR", "An internal error occurred."), req, reply);
   });
 
-  app.setNotFoundHandler((req, reply) =>
+  const routeNotFound = (req: FastifyRequest, reply: FastifyReply) =>
     sendError(
       notFound(`No route ${req.method} ${req.url.split("?")[0]}. The API lives under /v1.`),
       req,
       reply,
-    ),
-  );
+    );
+  app.setNotFoundHandler(routeNotFound);
 
   for (const schema of [marketSchema, snapshotSchema, errorSchema]) app.addSchema(schema);
 
@@ -129,12 +163,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(
     async (v1) => {
-      v1.addHook("onRequest", async (req) => {
-        const header = req.headers["x-api-key"];
-        const record = await ctx.keys.authenticate(typeof header === "string" ? header : undefined);
-        if (!record) throw unauthorized();
-        req.apiKey = record;
-      });
+      v1.addHook("onRequest", metering.onRequest);
+      // Unknown routes under /v1 pass the same hook: they need a key and count like any request.
+      v1.setNotFoundHandler(routeNotFound);
+      await v1.register(async (scope) => accountRoutes(scope, ctx));
       await v1.register(async (scope) => marketRoutes(scope, ctx));
       await v1.register(async (scope) => snapshotRoutes(scope, ctx));
       await v1.register(async (scope) => exportRoutes(scope, ctx));

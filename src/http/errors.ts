@@ -55,3 +55,11 @@ export function errorEnvelope(err: ApiError, requestId: string, timestamp: strin
   if (err.details !== undefined) error.details = err.details;
   return { success: false, error, request_id: requestId, timestamp };
 }
+
+export const tierAccessDenied = (message: string, requiredPlan: string | null) =>
+  new ApiError("TIER_ACCESS_DENIED", message, { required_plan: requiredPlan });
+
+/** Whole seconds until `resetAt` (Unix seconds), at least 1: what Retry-After carries. */
+export function secondsUntil(resetAt: number, nowMs: number): number {
+  return Math.max(1, Math.ceil(resetAt - nowMs / 1000));
+}

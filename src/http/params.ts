@@ -1,3 +1,5 @@
+import type { FastifyRequest } from "fastify";
+import type { ApiKeyRecord } from "../domain/api-key.ts";
 import {
   COINS,
   type Coin,
@@ -8,8 +10,10 @@ import {
 } from "../domain/market.ts";
 import { canonicalSlug } from "../domain/slug.ts";
 import { type Micros, parseUserTime } from "../domain/time.ts";
+import { cheapestPlanWith } from "../domain/plan.ts";
 import type { Store, StoredMarket } from "../store/store.ts";
-import { notFound, validationError } from "./errors.ts";
+import type { AppContext } from "./app.ts";
+import { notFound, tierAccessDenied, validationError } from "./errors.ts";
 
 export function coinParam(text: string | undefined): Coin | undefined {
   if (text === undefined) return undefined;
@@ -59,6 +63,26 @@ export function timeRange(
     });
   }
   return { from, to };
+}
+
+/** The caller's key; every /v1 handler runs after the metering hook has set it. */
+export function callerOf(req: FastifyRequest): ApiKeyRecord {
+  if (!req.apiKey) throw new Error("a /v1 route ran without authentication");
+  return req.apiKey;
+}
+
+/** The market a path names, if the caller's plan opens it (DESIGN 3.3), else 403. */
+export async function openMarket(ctx: AppContext, req: FastifyRequest, slug: string): Promise<StoredMarket> {
+  const market = await marketBySlug(ctx.store, slug);
+  const plan = callerOf(req).plan;
+  if (await ctx.access.canOpen(plan, market)) return market;
+  const window = ctx.plans[plan].btcHistory?.[market.marketType] ?? 0;
+  const required = cheapestPlanWith(ctx.plans, (p) => p.btcHistory === null);
+  throw tierAccessDenied(
+    `The ${plan} plan opens the latest ${window} BTC ${market.marketType} markets; ${market.slug} is older. ` +
+      (required ? `Upgrade to ${required} for the full history.` : "No plan opens it."),
+    required,
+  );
 }
 
 /** The market a path names, by our slug in any accepted spelling or by Polymarket's alias. */

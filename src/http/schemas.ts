@@ -1,6 +1,9 @@
 /** JSON schemas shared by routes: they validate input and generate /openapi.json. */
 
-const nullable = (type: string, extra: Record<string, unknown> = {}) => ({ type: [type, "null"], ...extra });
+export const nullable = (type: string, extra: Record<string, unknown> = {}) => ({
+  type: [type, "null"],
+  ...extra,
+});
 
 export const marketSchema = {
   $id: "Market",
@@ -105,6 +108,7 @@ export const errorSchema = {
 export const errorResponses = {
   400: { $ref: "Error#" },
   401: { $ref: "Error#" },
+  403: { $ref: "Error#" },
   404: { $ref: "Error#" },
   429: { $ref: "Error#" },
 };

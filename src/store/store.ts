@@ -1,4 +1,4 @@
-import type { ApiKeyRecord } from "../domain/api-key.ts";
+import type { ApiKeyRecord, PlanName } from "../domain/api-key.ts";
 import type { Coin, Market, MarketType } from "../domain/market.ts";
 import type { SnapshotRow, SortOrder } from "../domain/snapshot.ts";
 import type { Micros } from "../domain/time.ts";
@@ -43,7 +43,9 @@ export interface SnapshotQuery {
  * - a market is identified by its slug; upserting the same slug updates it in place;
  * - snapshots are unique on (market, time): inserting a row that exists is a no-op, never a duplicate;
  * - `snapshotCount` equals the number of stored snapshots of the market after every insert;
- * - API keys are stored only as hashes.
+ * - API keys are stored only as hashes;
+ * - a key's quota `used` for a month equals its live (unrefunded) charges of that month, and never
+ *   exceeds the limit it was charged under, whatever the concurrency.
  */
 export interface Store {
   readonly kind: "sqlite" | "postgres";
@@ -65,9 +67,42 @@ export interface Store {
   /** The latest snapshot at or before `time`, or null. */
   snapshotAtOrBefore(marketKey: number, time: Micros, books: boolean): Promise<SnapshotRow | null>;
 
-  insertApiKey(record: ApiKeyRecord): Promise<void>;
+  /**
+   * Stores a new key unless its account already holds `maxActive` active keys of its plan (null: no
+   * limit); counting and inserting are one atomic step. Returns false when refused.
+   */
+  insertApiKey(record: ApiKeyRecord, maxActive?: number | null): Promise<boolean>;
+  countActiveKeys(account: string, plan: PlanName): Promise<number>;
   findApiKey(id: string): Promise<ApiKeyRecord | null>;
   listApiKeys(): Promise<ApiKeyRecord[]>;
   /** Marks the key revoked; false when there is no such key or it was already revoked. */
   revokeApiKey(id: string, at: Micros): Promise<boolean>;
+
+  /**
+   * Spends one unit of a key's monthly quota in one atomic step: replays a live charge with the same
+   * idempotency key, else refuses when `limit` units are used (null: no limit), else charges.
+   */
+  chargeQuota(charge: QuotaCharge): Promise<QuotaChargeResult>;
+  /** Gives a charge's unit back; false when there is no such live charge. */
+  refundQuota(keyId: string, chargeId: string, at: Micros): Promise<boolean>;
+  /** Keeps what a charge bought (a response body), so that a replay can return it. */
+  recordChargeResult(keyId: string, chargeId: string, result: string): Promise<void>;
+  quotaUsed(keyId: string, month: string): Promise<number>;
 }
+
+export interface QuotaCharge {
+  keyId: string;
+  /** UTC month, `YYYY-MM`. */
+  month: string;
+  limit: number | null;
+  /** Chosen by the caller (a UUID), so that it is known before the store answers. */
+  chargeId: string;
+  idempotencyKey: string | null;
+  at: Micros;
+}
+
+export type QuotaChargeResult =
+  | { status: "charged"; chargeId: string; used: number }
+  | { status: "exhausted"; used: number }
+  /** An earlier live charge with the same idempotency key; `result` is null while it is in progress. */
+  | { status: "replayed"; chargeId: string; used: number; result: string | null };

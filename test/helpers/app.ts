@@ -1,5 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { KeyService } from "../../src/access/keys.ts";
+import { loadPlans } from "../../src/access/plans.ts";
 import type { PlanName } from "../../src/domain/api-key.ts";
 import { encodeBooks } from "../../src/domain/book-codec.ts";
 import type { Market } from "../../src/domain/market.ts";
@@ -42,8 +43,10 @@ export async function makeTestApp(options: { seed?: boolean; store?: Store } = {
   }
   const clock = new ManualClock(ANCHOR * 1e6 + 123_456);
   const app = await buildApp({ store, clock });
-  const keys = new KeyService(store, clock);
-  const keyFor = async (plan: PlanName) => (await keys.create(plan)).key;
+  const keys = new KeyService(store, clock, loadPlans());
+  // Each test key has its own account, so a test never meets the keys-per-account limit by accident.
+  let accounts = 0;
+  const keyFor = async (plan: PlanName) => (await keys.create({ plan, account: `test-${++accounts}` })).key;
   const key = await keyFor("pro");
   return {
     app,

@@ -3,7 +3,7 @@ import { createGzip } from "node:zlib";
 import type { FastifyInstance } from "fastify";
 import { type ExportFormat, exportChunks } from "../../ingest/archive.ts";
 import type { AppContext } from "../app.ts";
-import { marketBySlug, timeRange } from "../params.ts";
+import { openMarket, timeRange } from "../params.ts";
 import { errorResponses, slugParams, timeParam } from "../schemas.ts";
 
 interface ExportQuery {
@@ -43,7 +43,7 @@ export function exportRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (req, reply) => {
       const q = req.query;
       const { from, to } = timeRange(q.start_time, q.end_time);
-      const market = await marketBySlug(ctx.store, req.params.slug);
+      const market = await openMarket(ctx, req, req.params.slug);
       const chunks = exportChunks(ctx.store, {
         format: q.format,
         books: q.include_orderbook,

@@ -9,7 +9,7 @@ import type { StoredMarket } from "../../store/store.ts";
 import type { AppContext } from "../app.ts";
 import { notFound } from "../errors.ts";
 import type { CachedPage } from "../page-cache.ts";
-import { marketBySlug, timeParam, timeRange } from "../params.ts";
+import { openMarket, timeParam, timeRange } from "../params.ts";
 import { errorResponses, slugParams, timeParam as timeParamSchema } from "../schemas.ts";
 
 interface PageQuery {
@@ -138,7 +138,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (req: FastifyRequest<{ Params: { slug: string }; Querystring: PageQuery }>, reply) => {
       const q = req.query;
       const { from, to } = timeRange(q.start_time, q.end_time);
-      const market = await marketBySlug(ctx.store, req.params.slug);
+      const market = await openMarket(ctx, req, req.params.slug);
       if (!isResolved(market)) return sendJson(reply, await renderPage(ctx, market, q, from, to));
 
       // A resolved market's pages never change; the key names the exact version of the market.
@@ -161,7 +161,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: AppContext): void {
     { schema: atSchema },
     async (req, reply) => {
       const time = timeParam("time", req.query.time) as number;
-      const market = await marketBySlug(ctx.store, req.params.slug);
+      const market = await openMarket(ctx, req, req.params.slug);
       const row = await ctx.store.snapshotAtOrBefore(market.key, time, req.query.include_orderbook);
       if (!row) throw notFound(`Market ${market.slug} has no snapshot at or before ${isoMicros(time)}.`);
       return sendJson(

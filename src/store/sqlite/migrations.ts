@@ -61,4 +61,34 @@ CREATE TABLE api_keys (
 );
 `,
   },
+  {
+    version: 2,
+    sql: `
+-- Keys belong to an account; a plan limits how many active keys one account holds.
+ALTER TABLE api_keys ADD COLUMN account TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE api_keys ADD COLUMN per_day_limit INTEGER;
+CREATE INDEX api_keys_by_account ON api_keys (account, plan) WHERE revoked_at IS NULL;
+
+-- The monthly quota ledger: units used per key and UTC month, and each charge, so that a charge can
+-- be refunded once and a retry with the same idempotency key replayed.
+CREATE TABLE quota_usage (
+  key_id TEXT NOT NULL,
+  month TEXT NOT NULL,
+  used INTEGER NOT NULL CHECK (used >= 0),
+  PRIMARY KEY (key_id, month)
+) WITHOUT ROWID;
+
+CREATE TABLE quota_charges (
+  id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  month TEXT NOT NULL,
+  idempotency_key TEXT,
+  charged_at INTEGER NOT NULL,
+  refunded_at INTEGER,
+  result TEXT
+);
+CREATE UNIQUE INDEX quota_charges_by_idempotency ON quota_charges (key_id, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+`,
+  },
 ];

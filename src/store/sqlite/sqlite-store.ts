@@ -6,7 +6,14 @@ import type { Coin, Market, MarketType, Outcome } from "../../domain/market.ts";
 import { booksByteLength } from "../../domain/book-codec.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
-import type { MarketFilter, SnapshotQuery, Store, StoredMarket } from "../store.ts";
+import type {
+  MarketFilter,
+  QuotaCharge,
+  QuotaChargeResult,
+  SnapshotQuery,
+  Store,
+  StoredMarket,
+} from "../store.ts";
 import { SQLITE_MIGRATIONS } from "./migrations.ts";
 
 type Row = Record<string, SQLInputValue>;
@@ -73,8 +80,9 @@ function marketFromArray(r: ArrayRow): StoredMarket {
 // cache hash) a new string per call.
 const MARKET_BY_SLUG_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ?`;
 const MARKET_BY_ALIAS_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE polymarket_slug = ? ORDER BY start_time LIMIT 1`;
-const FIND_API_KEY_SQL =
-  "SELECT id, hash, plan, name, created_at, revoked_at, per_minute_limit FROM api_keys WHERE id = ?";
+const KEY_COLUMNS = "id, hash, plan, account, name, created_at, revoked_at, per_minute_limit, per_day_limit";
+const FIND_API_KEY_SQL = `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`;
+const QUOTA_USED_SQL = "SELECT used FROM quota_usage WHERE key_id = ? AND month = ?";
 const PRICES_PAGE_SQL = {
   asc: `SELECT time_us, coin_price, price_up, price_down FROM snapshots
     WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us ASC LIMIT ? OFFSET ?`,
@@ -97,15 +105,17 @@ const BOOKS_CONCAT_SQL = {
     FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us DESC)`,
 };
 
-function keyFromRow(r: Row): ApiKeyRecord {
+function keyFromRow(r: ArrayRow): ApiKeyRecord {
   return {
-    id: r.id as string,
-    hash: r.hash as string,
-    plan: r.plan as PlanName,
-    name: r.name as string | null,
-    createdAt: r.created_at as number,
-    revokedAt: r.revoked_at as number | null,
-    perMinuteLimit: r.per_minute_limit as number | null,
+    id: r[0] as string,
+    hash: r[1] as string,
+    plan: r[2] as PlanName,
+    account: r[3] as string,
+    name: r[4] as string | null,
+    createdAt: r[5] as number,
+    revokedAt: r[6] as number | null,
+    perMinuteLimit: r[7] as number | null,
+    perDayLimit: r[8] as number | null,
   };
 }
 
@@ -440,28 +450,43 @@ export class SqliteStore implements Store {
     return row ? snapshotFromRow(row) : null;
   }
 
-  async insertApiKey(k: ApiKeyRecord): Promise<void> {
-    this.stmt(
-      "INSERT INTO api_keys (id, hash, plan, name, created_at, revoked_at, per_minute_limit) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    ).run(k.id, k.hash, k.plan, k.name, k.createdAt, k.revokedAt, k.perMinuteLimit);
+  async insertApiKey(k: ApiKeyRecord, maxActive: number | null = null): Promise<boolean> {
+    return this.transaction(() => {
+      if (maxActive !== null && this.activeKeys(k.account, k.plan) >= maxActive) return false;
+      this.stmt(`INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+        k.id,
+        k.hash,
+        k.plan,
+        k.account,
+        k.name,
+        k.createdAt,
+        k.revokedAt,
+        k.perMinuteLimit,
+        k.perDayLimit,
+      );
+      return true;
+    });
+  }
+
+  private activeKeys(account: string, plan: PlanName): number {
+    const row = this.stmt(
+      "SELECT count(*) AS n FROM api_keys WHERE account = ? AND plan = ? AND revoked_at IS NULL",
+    ).get(account, plan) as Row;
+    return row.n as number;
+  }
+
+  async countActiveKeys(account: string, plan: PlanName): Promise<number> {
+    return this.activeKeys(account, plan);
   }
 
   async findApiKey(id: string): Promise<ApiKeyRecord | null> {
     const r = this.arrayStmt(FIND_API_KEY_SQL).get(id) as unknown as ArrayRow | undefined;
-    if (!r) return null;
-    return {
-      id: r[0] as string,
-      hash: r[1] as string,
-      plan: r[2] as PlanName,
-      name: r[3] as string | null,
-      createdAt: r[4] as number,
-      revokedAt: r[5] as number | null,
-      perMinuteLimit: r[6] as number | null,
-    };
+    return r ? keyFromRow(r) : null;
   }
 
   async listApiKeys(): Promise<ApiKeyRecord[]> {
-    return (this.stmt("SELECT * FROM api_keys ORDER BY created_at, id").all() as Row[]).map(keyFromRow);
+    const rows = this.arrayStmt(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).all();
+    return (rows as unknown as ArrayRow[]).map(keyFromRow);
   }
 
   async revokeApiKey(id: string, at: Micros): Promise<boolean> {
@@ -469,5 +494,63 @@ export class SqliteStore implements Store {
       this.stmt("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(at, id)
         .changes > 0
     );
+  }
+
+  async chargeQuota(c: QuotaCharge): Promise<QuotaChargeResult> {
+    return this.transaction(() => {
+      if (c.idempotencyKey !== null) {
+        const earlier = this.stmt(
+          "SELECT id, month, refunded_at, result FROM quota_charges WHERE key_id = ? AND idempotency_key = ?",
+        ).get(c.keyId, c.idempotencyKey) as Row | undefined;
+        if (earlier && earlier.refunded_at === null) {
+          return {
+            status: "replayed",
+            chargeId: earlier.id as string,
+            used: this.used(c.keyId, earlier.month as string),
+            result: earlier.result as string | null,
+          };
+        }
+        // A refunded charge bought nothing: its idempotency key may be spent again.
+        if (earlier) this.stmt("DELETE FROM quota_charges WHERE id = ?").run(earlier.id as string);
+      }
+      const used = this.used(c.keyId, c.month);
+      if (c.limit !== null && used >= c.limit) return { status: "exhausted", used };
+      this.stmt(
+        `INSERT INTO quota_usage (key_id, month, used) VALUES (?, ?, 1)
+         ON CONFLICT (key_id, month) DO UPDATE SET used = used + 1`,
+      ).run(c.keyId, c.month);
+      this.stmt(
+        "INSERT INTO quota_charges (id, key_id, month, idempotency_key, charged_at) VALUES (?, ?, ?, ?, ?)",
+      ).run(c.chargeId, c.keyId, c.month, c.idempotencyKey, c.at);
+      return { status: "charged", chargeId: c.chargeId, used: used + 1 };
+    });
+  }
+
+  private used(keyId: string, month: string): number {
+    const row = this.stmt(QUOTA_USED_SQL).get(keyId, month) as Row | undefined;
+    return (row?.used as number | undefined) ?? 0;
+  }
+
+  async refundQuota(keyId: string, chargeId: string, at: Micros): Promise<boolean> {
+    return this.transaction(() => {
+      const charge = this.stmt(
+        "SELECT month FROM quota_charges WHERE id = ? AND key_id = ? AND refunded_at IS NULL",
+      ).get(chargeId, keyId) as Row | undefined;
+      if (!charge) return false;
+      this.stmt("UPDATE quota_charges SET refunded_at = ? WHERE id = ?").run(at, chargeId);
+      this.stmt("UPDATE quota_usage SET used = used - 1 WHERE key_id = ? AND month = ?").run(
+        keyId,
+        charge.month as string,
+      );
+      return true;
+    });
+  }
+
+  async recordChargeResult(keyId: string, chargeId: string, result: string): Promise<void> {
+    this.stmt("UPDATE quota_charges SET result = ? WHERE id = ? AND key_id = ?").run(result, chargeId, keyId);
+  }
+
+  async quotaUsed(keyId: string, month: string): Promise<number> {
+    return this.used(keyId, month);
   }
 }

@@ -1,0 +1,71 @@
+import type { PlanName } from "../domain/api-key.ts";
+import type { Market, MarketType } from "../domain/market.ts";
+import { MARKET_TYPES } from "../domain/market.ts";
+import type { Plans } from "../domain/plan.ts";
+import type { Clock, Micros } from "../domain/time.ts";
+import type { Store } from "../store/store.ts";
+
+/** A BTC series whose markets starting before `startTime` the plan does not open. */
+export interface HiddenSeries {
+  coin: "btc";
+  marketType: MarketType;
+  startTime: number;
+}
+
+/** Start times are Unix seconds; nothing starts after this. */
+const HIDE_ALL = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Which markets a plan opens (DESIGN 3.3): the free plan sees the latest N BTC markets of each type,
+ * counted over the markets stored. Windows are recomputed at most once per `ttl`, so a replica sees a
+ * newly recorded market move the window within that time.
+ */
+export class MarketAccess {
+  private readonly store: Store;
+  private readonly plans: Plans;
+  private readonly clock: Clock;
+  private readonly ttl: Micros;
+  private readonly cutoffs = new Map<string, { at: Micros; startTime: number | null }>();
+
+  constructor(store: Store, plans: Plans, clock: Clock, ttl: Micros = 1_000_000) {
+    this.store = store;
+    this.plans = plans;
+    this.clock = clock;
+    this.ttl = ttl;
+  }
+
+  /**
+   * The earliest start time inside the window of the latest `count` BTC markets of a type; null when
+   * no stored market falls outside it (one more is read to know).
+   */
+  private async cutoff(type: MarketType, count: number): Promise<number | null> {
+    if (count === 0) return HIDE_ALL;
+    const now = this.clock.nowMicros();
+    const id = `${type}:${count}`;
+    const cached = this.cutoffs.get(id);
+    if (cached && now - cached.at < this.ttl && now >= cached.at) return cached.startTime;
+    const latest = await this.store.latestStartTimes("btc", type, count + 1);
+    const startTime = latest.length <= count ? null : latest[count - 1];
+    this.cutoffs.set(id, { at: now, startTime });
+    return startTime;
+  }
+
+  async canOpen(plan: PlanName, market: Market): Promise<boolean> {
+    const windows = this.plans[plan].btcHistory;
+    if (windows === null || market.coin !== "btc") return true;
+    const cutoff = await this.cutoff(market.marketType, windows[market.marketType]);
+    return cutoff === null || market.startTime >= cutoff;
+  }
+
+  /** The series in which the plan hides markets now; empty when it opens everything stored. */
+  async hiddenSeries(plan: PlanName): Promise<HiddenSeries[]> {
+    const windows = this.plans[plan].btcHistory;
+    if (windows === null) return [];
+    const hidden: HiddenSeries[] = [];
+    for (const marketType of MARKET_TYPES) {
+      const startTime = await this.cutoff(marketType, windows[marketType]);
+      if (startTime !== null) hidden.push({ coin: "btc", marketType, startTime });
+    }
+    return hidden;
+  }
+}

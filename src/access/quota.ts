@@ -1,0 +1,82 @@
+import { randomUUID } from "node:crypto";
+import type { ApiKeyRecord } from "../domain/api-key.ts";
+import type { Plans } from "../domain/plan.ts";
+import { type Clock, nextUtcMonthStart, utcMonthOf } from "../domain/time.ts";
+import type { Store } from "../store/store.ts";
+
+export interface QuotaStatus {
+  /** False when the plan has no backtest generations at all. */
+  included: boolean;
+  month: string;
+  limit: number | null;
+  used: number;
+  remaining: number | null;
+  /** Unix seconds of the next UTC month. */
+  resetsAt: number;
+}
+
+export type QuotaSpend =
+  | { status: "not_included" }
+  | { status: "exhausted"; quota: QuotaStatus }
+  | { status: "charged"; chargeId: string; quota: QuotaStatus }
+  /** A retry with an idempotency key already charged: nothing new is spent; `result` is what it bought. */
+  | { status: "replayed"; chargeId: string; result: string | null; quota: QuotaStatus };
+
+/**
+ * The monthly backtest-generation quota of each key (DESIGN 3.7): spent one unit at a time through
+ * the store's atomic ledger, refunded when the work it paid for fails.
+ */
+export class QuotaService {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly plans: Plans;
+  constructor(store: Store, clock: Clock, plans: Plans) {
+    this.store = store;
+    this.clock = clock;
+    this.plans = plans;
+  }
+
+  private statusOf(key: ApiKeyRecord, month: string, used: number): QuotaStatus {
+    const limit = this.plans[key.plan].backtestGenerationsPerMonth;
+    return {
+      included: limit !== 0,
+      month,
+      limit,
+      used,
+      remaining: limit === null ? null : Math.max(0, limit - used),
+      resetsAt: nextUtcMonthStart(this.clock.nowMicros()),
+    };
+  }
+
+  async status(key: ApiKeyRecord): Promise<QuotaStatus> {
+    const month = utcMonthOf(this.clock.nowMicros());
+    return this.statusOf(key, month, await this.store.quotaUsed(key.id, month));
+  }
+
+  async spend(key: ApiKeyRecord, idempotencyKey: string | null = null): Promise<QuotaSpend> {
+    const limit = this.plans[key.plan].backtestGenerationsPerMonth;
+    if (limit === 0) return { status: "not_included" };
+    const now = this.clock.nowMicros();
+    const month = utcMonthOf(now);
+    const result = await this.store.chargeQuota({
+      keyId: key.id,
+      month,
+      limit,
+      chargeId: randomUUID(),
+      idempotencyKey,
+      at: now,
+    });
+    const quota = this.statusOf(key, month, result.used);
+    if (result.status === "exhausted") return { status: "exhausted", quota };
+    if (result.status === "charged") return { status: "charged", chargeId: result.chargeId, quota };
+    return { status: "replayed", chargeId: result.chargeId, result: result.result, quota };
+  }
+
+  refund(key: ApiKeyRecord, chargeId: string): Promise<boolean> {
+    return this.store.refundQuota(key.id, chargeId, this.clock.nowMicros());
+  }
+
+  recordResult(key: ApiKeyRecord, chargeId: string, result: string): Promise<void> {
+    return this.store.recordChargeResult(key.id, chargeId, result);
+  }
+}

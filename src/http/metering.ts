@@ -1,0 +1,158 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { KeyService } from "../access/keys.ts";
+import type { LimitDecision, RateLimiter, WindowName, WindowState } from "../access/limiter/limiter.ts";
+import { type ApiKeyRecord, PLAN_NAMES, type PlanName } from "../domain/api-key.ts";
+import { limitsOf, type Plans } from "../domain/plan.ts";
+import { type Clock, isoSeconds } from "../domain/time.ts";
+import { ApiError, secondsUntil, unauthorized } from "./errors.ts";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** False for routes that need a key but do not count against its limits (DESIGN 3.2). */
+    metered?: boolean;
+  }
+}
+
+export interface MeteringOptions {
+  keys: KeyService;
+  limiter: RateLimiter;
+  plans: Plans;
+  clock: Clock;
+  /** Failed authentications allowed per client address and minute before 429. */
+  authFailuresPerMinute: number;
+}
+
+function remaining(w: WindowState): number {
+  return w.limit === null ? 0 : Math.max(0, w.limit - w.used);
+}
+
+/** The IETF draft's fields: one item per window that has a limit. */
+function draftFields(d: LimitDecision, nowMs: number): { policy: string; state: string } | null {
+  const windows: [WindowName, WindowState, number][] = [
+    ["minute", d.minute, 60],
+    ["day", d.day, 86_400],
+  ];
+  const limited = windows.filter(([, w]) => w.limit !== null);
+  if (limited.length === 0) return null;
+  return {
+    policy: limited.map(([name, w, seconds]) => `"${name}";q=${w.limit};w=${seconds}`).join(", "),
+    state: limited
+      .map(([name, w]) => `"${name}";r=${remaining(w)};t=${secondsUntil(w.resetAt, nowMs)}`)
+      .join(", "),
+  };
+}
+
+/** The headers every answer to a valid key carries (DESIGN 3.1). */
+export function rateLimitHeaders(plan: PlanName, d: LimitDecision, nowMs: number): Record<string, string> {
+  const daily = d.day.limit === null ? "unlimited" : null;
+  const headers: Record<string, string> = {
+    "x-ratelimit-limit": daily ?? String(d.day.limit),
+    "x-ratelimit-remaining": daily ?? String(remaining(d.day)),
+    "x-ratelimit-reset": String(d.day.resetAt),
+    "x-tier": plan,
+  };
+  const draft = draftFields(d, nowMs);
+  if (draft) {
+    headers["ratelimit-policy"] = draft.policy;
+    headers.ratelimit = draft.state;
+  }
+  return headers;
+}
+
+function nextPlan(plan: PlanName): PlanName | null {
+  return PLAN_NAMES[PLAN_NAMES.indexOf(plan) + 1] ?? null;
+}
+
+/** 429 for a key over one of its windows; the daily message suggests an upgrade (spec 7.1). */
+export function rateLimitExceeded(
+  plans: Plans,
+  key: ApiKeyRecord,
+  d: LimitDecision,
+  nowMs: number,
+): ApiError {
+  const window = d.rejectedBy ?? "minute";
+  const state = window === "day" ? d.day : d.minute;
+  const retryAfter = secondsUntil(state.resetAt, nowMs);
+  const upgrade = nextPlan(key.plan);
+  const upgradeLimit = (name: PlanName) =>
+    (window === "day" ? plans[name].requestsPerDay : plans[name].requestsPerMinute) ?? "unlimited";
+  const suggestion = upgrade
+    ? `upgrade to ${upgrade} for ${upgradeLimit(upgrade)} requests per ${window}`
+    : "ask us to raise your key's limit";
+  const message =
+    window === "day"
+      ? `Daily request limit exceeded: the ${key.plan} plan allows ${state.limit} requests per day. ` +
+        `It resets at ${isoSeconds(state.resetAt)} (00:00 UTC); ${suggestion}.`
+      : `Rate limit exceeded: the ${key.plan} plan allows ${state.limit} requests per minute. ` +
+        `Retry after ${retryAfter} s, or ${suggestion}.`;
+  return new ApiError(
+    "RATE_LIMIT_EXCEEDED",
+    message,
+    { window, limit: state.limit, reset_at: isoSeconds(state.resetAt), retry_after: retryAfter },
+    { "retry-after": String(retryAfter) },
+  );
+}
+
+/**
+ * Authentication and counting for /v1 (DESIGN 3.2), as one onRequest hook: throttle addresses that
+ * keep failing, authenticate, count in both windows (or only look, for unmetered routes), put the
+ * limit headers on the reply before anything can fail, and refuse with 429 when a window is full.
+ */
+export class Metering {
+  private readonly options: MeteringOptions;
+  /** Addresses refused for failed authentications, until the Unix ms their minute ends. */
+  private readonly blockedUntil = new Map<string, number>();
+
+  constructor(options: MeteringOptions) {
+    this.options = options;
+  }
+
+  readonly onRequest = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const { keys, limiter, plans, clock } = this.options;
+    const nowMs = Math.floor(clock.nowMicros() / 1000);
+    this.throwIfBlocked(req.ip, nowMs);
+    const header = req.headers["x-api-key"];
+    const key = await keys.authenticate(typeof header === "string" ? header : undefined);
+    if (!key) return this.authenticationFailed(req.ip, nowMs);
+    req.apiKey = key;
+
+    const limits = limitsOf(plans, key);
+    const metered = req.routeOptions.config.metered !== false;
+    const subject = `key:${key.id}`;
+    const decision = metered
+      ? await limiter.consume(subject, limits, nowMs)
+      : await limiter.peek(subject, limits, nowMs);
+    reply.headers(rateLimitHeaders(key.plan, decision, nowMs));
+    req.limitDecision = decision;
+    if (metered && !decision.admitted) throw rateLimitExceeded(plans, key, decision, nowMs);
+  };
+
+  private throwIfBlocked(ip: string, nowMs: number): void {
+    const until = this.blockedUntil.get(ip);
+    if (until === undefined) return;
+    if (nowMs < until) throw this.tooManyFailures(until, nowMs);
+    this.blockedUntil.delete(ip);
+  }
+
+  /** Counts the failure against the address; past the limit the address is refused until its minute ends. */
+  private async authenticationFailed(ip: string, nowMs: number): Promise<never> {
+    const { limiter, authFailuresPerMinute } = this.options;
+    const limits = { perMinute: authFailuresPerMinute, perDay: null };
+    const decision = await limiter.consume(`auth:${ip}`, limits, nowMs);
+    if (decision.admitted) throw unauthorized();
+    const until = decision.minute.resetAt * 1000;
+    if (this.blockedUntil.size > 100_000) this.blockedUntil.clear(); // bounded under an address flood
+    this.blockedUntil.set(ip, until);
+    throw this.tooManyFailures(until, nowMs);
+  }
+
+  private tooManyFailures(untilMs: number, nowMs: number): ApiError {
+    const retryAfter = secondsUntil(untilMs / 1000, nowMs);
+    return new ApiError(
+      "RATE_LIMIT_EXCEEDED",
+      `Too many failed authentication attempts from this address; retry after ${retryAfter} s.`,
+      { window: "minute", reason: "authentication_failures", retry_after: retryAfter },
+      { "retry-after": String(retryAfter) },
+    );
+  }
+}
