@@ -1,8 +1,10 @@
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { KeyService } from "../../src/access/keys.ts";
+import type { RateLimiter } from "../../src/access/limiter/limiter.ts";
 import { loadPlans } from "../../src/access/plans.ts";
 import type { PlanName } from "../../src/domain/api-key.ts";
 import { encodeBooks } from "../../src/domain/book-codec.ts";
+import type { Plans } from "../../src/domain/plan.ts";
 import type { Market } from "../../src/domain/market.ts";
 import { ManualClock } from "../../src/domain/time.ts";
 import { buildApp } from "../../src/http/app.ts";
@@ -31,7 +33,17 @@ export async function openTestStore(): Promise<SqliteStore> {
 }
 
 /** A fresh in-memory database with a little demo data, the app over it, and a pro key. */
-export async function makeTestApp(options: { seed?: boolean; store?: Store } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  seed?: boolean;
+  store?: Store;
+  /** Default: the app's own in-process limiter. */
+  limiter?: RateLimiter;
+  plans?: Plans;
+  /** Default: ANCHOR and 123456 µs. */
+  clock?: ManualClock;
+}
+
+export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const store = options.store ?? (await openTestStore());
   if (options.seed !== false) {
     await seedDemo(store, {
@@ -41,9 +53,10 @@ export async function makeTestApp(options: { seed?: boolean; store?: Store } = {
       coins: ["btc", "eth"],
     });
   }
-  const clock = new ManualClock(ANCHOR * 1e6 + 123_456);
-  const app = await buildApp({ store, clock });
-  const keys = new KeyService(store, clock, loadPlans());
+  const clock = options.clock ?? new ManualClock(ANCHOR * 1e6 + 123_456);
+  const plans = options.plans ?? loadPlans();
+  const app = await buildApp({ store, clock, plans, limiter: options.limiter });
+  const keys = new KeyService(store, clock, plans);
   // Each test key has its own account, so a test never meets the keys-per-account limit by accident.
   let accounts = 0;
   const keyFor = async (plan: PlanName) => (await keys.create({ plan, account: `test-${++accounts}` })).key;
