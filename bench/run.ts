@@ -18,6 +18,10 @@
  *   BENCH_CPU_PROF        a directory: write a CPU profile of the server per scenario there
  *                         ("1" means bench/results/profiles); summarize with bench/profile-summary.ts
  *
+ * Then the cost of authentication and rate limiting (bench/metering.ts): a small endpoint metered with
+ * the memory limiter and with Redis (REDIS_URL, else a redis-server of its own when one is on PATH), as
+ * ratios to the same endpoint unmetered. BENCH_ONLY=metering runs only that part.
+ *
  * Always exits 0 once it has run, whether targets pass or fail; non-zero only if it crashed.
  */
 import { type ChildProcess, fork } from "node:child_process";
@@ -35,6 +39,7 @@ import { Rng, seedDemo } from "../src/ingest/demo.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { StoredMarket } from "../src/store/store.ts";
 import { type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";
+import { type MeteringResult, measureMetering } from "./metering.ts";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 
@@ -496,6 +501,19 @@ async function main(): Promise<void> {
       if (bad > 0) console.log(`  WARNING: ${s.name}: errors/timeouts/non-2xx responses: ${bad}`);
     }
     session?.disconnect();
+
+    let metering: MeteringResult[] = [];
+    if (ONLY === null || ONLY.startsWith("metering")) {
+      metering = await measureMetering({
+        store,
+        slug: coldSample.slug,
+        load,
+        seconds: SECONDS,
+        warmupSeconds: WARMUP_SECONDS,
+        connections: CONNECTIONS,
+        log: (text) => console.log(text),
+      });
+    }
     load.close();
     load = null;
     await app.close();
@@ -547,6 +565,18 @@ async function main(): Promise<void> {
       );
     }
     console.log(`cold paths handed out more than once in the run: ${reissuedTotal}`);
+    if (metering.length > 0) {
+      console.log("");
+      console.log(
+        "authentication and rate limiting: GET /v1/markets/{slug} metered vs unmetered (same store)",
+      );
+      for (const m of metering) {
+        console.log(
+          `  ${pad(m.limiter, 7, true)} ${fmt(m.reqPerSec)} req/s (p99 ${fmt(m.p99Ms, 2)} ms) vs ${fmt((m.unmeteredBefore + m.unmeteredAfter) / 2)} unmetered -> ` +
+            `${fmt(m.ratio, 3)}, target >= ${m.target}: ${m.pass ? "PASS" : "FAIL"}${m.non2xx ? ` (${m.non2xx} non-2xx!)` : ""}`,
+        );
+      }
+    }
     console.log("");
     console.log(
       "storage (btc 5m x 20 markets, every snapshot with books; after wal_checkpoint(TRUNCATE) and VACUUM)",
@@ -587,6 +617,7 @@ async function main(): Promise<void> {
           data: { seed: SEED, anchor: ANCHOR, counts: COUNTS, coins: COINS, ...seeded },
           coldDistinctPages: coldPairs.length,
           scenarios: results,
+          metering,
           storage,
         },
         null,

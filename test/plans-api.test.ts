@@ -5,7 +5,12 @@ import { DEFAULT_PLANS_FILE, loadPlans } from "../src/access/plans.ts";
 import { QuotaService } from "../src/access/quota.ts";
 import type { Market } from "../src/domain/market.ts";
 import { parsePlans, PlanConfigError } from "../src/domain/plan.ts";
+import type { PlanName } from "../src/domain/api-key.ts";
 import { formatSlug } from "../src/domain/slug.ts";
+import type { AppContext } from "../src/http/app.ts";
+import type { ApiError } from "../src/http/errors.ts";
+import { requireFeature } from "../src/http/params.ts";
+import type { FastifyRequest } from "fastify";
 import { ManualClock } from "../src/domain/time.ts";
 import { HAND_MARKET, makeTestApp, type TestApp } from "./helpers/app.ts";
 
@@ -84,6 +89,31 @@ describe("BTC history windows of the free plan (DESIGN 3.3)", () => {
       assert.deepEqual([res.json().total, res.json().warning], [50, null]);
     } finally {
       await small.close();
+    }
+  });
+});
+
+describe("feature flags", () => {
+  test("a plan without a feature gets 403 naming the cheapest plan with it", async () => {
+    const plans = parsePlans(defaultsJson(), { starter: { features: { spot: false } } });
+    const ctx = { plans } as AppContext;
+    const caller = (plan: PlanName) => ({ apiKey: { plan } }) as FastifyRequest;
+    assert.doesNotThrow(() => requireFeature(ctx, caller("pro"), "backtest"));
+    assert.doesNotThrow(() => requireFeature(ctx, caller("starter"), "futures"));
+    for (const [feature, message] of [
+      ["spot", "The starter plan does not include spot exchange data. Upgrade to pro to use it."],
+      ["backtest", "The starter plan does not include Backtest AI. Upgrade to pro to use it."],
+    ] as const) {
+      assert.throws(
+        () => requireFeature(ctx, caller("starter"), feature),
+        (err: ApiError) => {
+          assert.deepEqual(
+            [err.status, err.code, err.message, err.details],
+            [403, "TIER_ACCESS_DENIED", message, { required_plan: "pro" }],
+          );
+          return true;
+        },
+      );
     }
   });
 });

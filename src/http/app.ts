@@ -46,7 +46,25 @@ export interface AppOptions {
   plans?: Plans;
   /** Default: an in-process limiter owned (and closed) by the app. */
   limiter?: RateLimiter;
+  /**
+   * Benchmarks only, never reachable from configuration: no authentication and no counting, every
+   * request served as an enterprise key would be. The baseline that metering's cost is measured by.
+   */
+  unmetered?: boolean;
 }
+
+/** The caller every request of an unmetered app is taken to be. */
+const UNMETERED_CALLER: ApiKeyRecord = {
+  id: "unmetered",
+  hash: "",
+  plan: "enterprise",
+  account: "unmetered",
+  name: null,
+  createdAt: 0,
+  revokedAt: null,
+  perMinuteLimit: null,
+  perDayLimit: null,
+};
 
 /** What every route gets: the app's dependencies, built once. */
 export interface AppContext {
@@ -163,7 +181,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(
     async (v1) => {
-      v1.addHook("onRequest", metering.onRequest);
+      if (options.unmetered) {
+        v1.addHook("onRequest", async (req) => {
+          req.apiKey = UNMETERED_CALLER;
+        });
+      } else {
+        v1.addHook("onRequest", metering.onRequest);
+      }
       // Unknown routes under /v1 pass the same hook: they need a key and count like any request.
       v1.setNotFoundHandler(routeNotFound);
       await v1.register(async (scope) => accountRoutes(scope, ctx));

@@ -10,7 +10,7 @@ import {
 } from "../domain/market.ts";
 import { canonicalSlug } from "../domain/slug.ts";
 import { type Micros, parseUserTime } from "../domain/time.ts";
-import { cheapestPlanWith } from "../domain/plan.ts";
+import { cheapestPlanWith, type Feature } from "../domain/plan.ts";
 import type { Store, StoredMarket } from "../store/store.ts";
 import type { AppContext } from "./app.ts";
 import { notFound, tierAccessDenied, validationError } from "./errors.ts";
@@ -69,6 +69,24 @@ export function timeRange(
 export function callerOf(req: FastifyRequest): ApiKeyRecord {
   if (!req.apiKey) throw new Error("a /v1 route ran without authentication");
   return req.apiKey;
+}
+
+const FEATURE_NAMES: Record<Feature, string> = {
+  spot: "spot exchange data",
+  futures: "futures exchange data",
+  backtest: "Backtest AI",
+};
+
+/** 403 unless the caller's plan includes the feature; the exchange and backtest routes call it first. */
+export function requireFeature(ctx: AppContext, req: FastifyRequest, feature: Feature): void {
+  const plan = callerOf(req).plan;
+  if (ctx.plans[plan].features[feature]) return;
+  const required = cheapestPlanWith(ctx.plans, (p) => p.features[feature]);
+  throw tierAccessDenied(
+    `The ${plan} plan does not include ${FEATURE_NAMES[feature]}.` +
+      (required ? ` Upgrade to ${required} to use it.` : ""),
+    required,
+  );
 }
 
 /** The market a path names, if the caller's plan opens it (DESIGN 3.3), else 403. */
