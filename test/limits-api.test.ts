@@ -31,6 +31,56 @@ async function dayUsed(t: TestApp, key: string): Promise<number> {
   return res.json().usage.day.used;
 }
 
+/**
+ * A starter key's whole day, its requests spread round-robin over `apps` (which share one store, one
+ * clock and, when there are several, one Redis): 1000 admitted across minutes, each full minute refused
+ * without spending the day, then 429 until 00:00 UTC, when the day resets and Reset moves on.
+ */
+async function checkADayOfRequests(apps: TestApp[], clock: ManualClock): Promise<void> {
+  const key = await apps[0].keyFor("starter");
+  let sent = 0;
+  const next = () => get(apps[sent++ % apps.length], MARKET, key);
+  let admitted = 0;
+  let refusedByMinute = 0;
+  while (admitted < 1000) {
+    const res = await next();
+    if (res.statusCode === 200) admitted++;
+    else {
+      assert.equal(res.json().error.details.window, "minute");
+      refusedByMinute++;
+      clock.advance(60e6);
+    }
+  }
+  assert.equal(refusedByMinute, 16);
+  for (const app of apps) assert.equal(await dayUsed(app, key), 1000);
+  clock.advance(60e6);
+  const refused = await next();
+  assert.equal(refused.statusCode, 429);
+  const body = refused.json();
+  assert.equal(body.error.details.window, "day");
+  assert.equal(
+    body.error.message,
+    "Daily request limit exceeded: the starter plan allows 1000 requests per day. It resets at 2026-07-25T00:00:00Z (00:00 UTC); upgrade to pro for 50000 requests per day.",
+  );
+  assert.equal(refused.headers["x-ratelimit-remaining"], "0");
+  const secondsLeft = NEXT_MIDNIGHT - Math.floor(clock.nowMicros() / 1e6);
+  assert.equal(refused.headers["retry-after"], String(secondsLeft));
+
+  clock.set((NEXT_MIDNIGHT - 1) * 1e6 + 999_000); // 23:59:59.999Z
+  for (const app of apps) {
+    const last = await get(app, MARKET, key);
+    assert.equal(last.statusCode, 429);
+    assert.equal(last.headers["retry-after"], "1");
+    assert.equal(last.headers["x-ratelimit-reset"], String(NEXT_MIDNIGHT));
+  }
+
+  clock.set(NEXT_MIDNIGHT * 1e6); // 00:00:00Z
+  const fresh = await next();
+  assert.equal(fresh.statusCode, 200);
+  assert.equal(fresh.headers["x-ratelimit-remaining"], "999");
+  assert.equal(fresh.headers["x-ratelimit-reset"], String(NEXT_MIDNIGHT + 86_400));
+}
+
 describe("limit headers on every answer to a valid key", () => {
   let t: TestApp;
   let starter: string;
@@ -136,43 +186,7 @@ describe("counting under concurrency and across windows", () => {
     const clock = new ManualClock(ANCHOR * 1e6);
     const day = await makeTestApp({ clock });
     try {
-      const key = await day.keyFor("starter");
-      let admitted = 0;
-      let refusedByMinute = 0;
-      while (admitted < 1000) {
-        const res = await get(day, MARKET, key);
-        if (res.statusCode === 200) admitted++;
-        else {
-          assert.equal(res.json().error.details.window, "minute");
-          refusedByMinute++;
-          clock.advance(60e6);
-        }
-      }
-      assert.equal(refusedByMinute, 16);
-      clock.advance(60e6);
-      const refused = await get(day, MARKET, key);
-      assert.equal(refused.statusCode, 429);
-      const body = refused.json();
-      assert.equal(body.error.details.window, "day");
-      assert.equal(
-        body.error.message,
-        "Daily request limit exceeded: the starter plan allows 1000 requests per day. It resets at 2026-07-25T00:00:00Z (00:00 UTC); upgrade to pro for 50000 requests per day.",
-      );
-      assert.equal(refused.headers["x-ratelimit-remaining"], "0");
-      const secondsLeft = NEXT_MIDNIGHT - Math.floor(clock.nowMicros() / 1e6);
-      assert.equal(refused.headers["retry-after"], String(secondsLeft));
-
-      clock.set((NEXT_MIDNIGHT - 1) * 1e6 + 999_000); // 23:59:59.999Z
-      const last = await get(day, MARKET, key);
-      assert.equal(last.statusCode, 429);
-      assert.equal(last.headers["retry-after"], "1");
-      assert.equal(last.headers["x-ratelimit-reset"], String(NEXT_MIDNIGHT));
-
-      clock.set(NEXT_MIDNIGHT * 1e6); // 00:00:00Z
-      const fresh = await get(day, MARKET, key);
-      assert.equal(fresh.statusCode, 200);
-      assert.equal(fresh.headers["x-ratelimit-remaining"], "999");
-      assert.equal(fresh.headers["x-ratelimit-reset"], String(NEXT_MIDNIGHT + 86_400));
+      await checkADayOfRequests([day], clock);
     } finally {
       await day.close();
     }
@@ -247,6 +261,21 @@ describe("limits shared by two app instances through one Redis", { skip: SKIP_WI
       assert.equal(answers.filter((r) => r.statusCode === 429).length, 240);
       assert.equal(await dayUsed(first, key), 60);
       assert.equal(await dayUsed(second, key), 60);
+    } finally {
+      await first.app.close();
+      await second.app.close();
+      for (const limiter of limiters) await limiter.close();
+      await first.store.close();
+    }
+  });
+
+  test("a whole day over both: 1000 admitted across minutes, then 429 until 00:00 UTC", async () => {
+    const limiters = [await openRedisLimiter(), await openRedisLimiter()];
+    const clock = new ManualClock(ANCHOR * 1e6);
+    const first = await makeTestApp({ limiter: limiters[0], clock });
+    const second = await makeTestApp({ store: first.store, seed: false, limiter: limiters[1], clock });
+    try {
+      await checkADayOfRequests([first, second], clock);
     } finally {
       await first.app.close();
       await second.app.close();
