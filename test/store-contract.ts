@@ -173,5 +173,184 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       assert.equal(await store.revokeApiKey("AbCdEf12", 6), false);
       assert.equal((await store.findApiKey("AbCdEf12"))?.revokedAt, 5);
     });
+
+    test("API keys: an account holds at most maxActive active keys of a plan; revoked keys do not count", async () => {
+      const key = (id: string, account: string, plan: "starter" | "pro") => ({
+        id,
+        hash: "b".repeat(64),
+        plan,
+        account,
+        name: null,
+        createdAt: 10,
+        revokedAt: null,
+        perMinuteLimit: 60,
+        perDayLimit: 86_400_000_000,
+      });
+      assert.equal(await store.insertApiKey(key("lim00001", "limited", "starter"), 2), true);
+      assert.equal(await store.insertApiKey(key("lim00002", "limited", "starter"), 2), true);
+      assert.equal(
+        await store.insertApiKey(key("lim00003", "limited", "starter"), 2),
+        false,
+        "a third is refused",
+      );
+      assert.equal(await store.findApiKey("lim00003"), null, "a refused key is not stored");
+      assert.equal(await store.countActiveKeys("limited", "starter"), 2);
+      assert.equal(await store.insertApiKey(key("lim00004", "limited", "pro"), 2), true, "another plan");
+      assert.equal(await store.insertApiKey(key("lim00005", "other", "starter"), 2), true, "another account");
+      assert.equal(await store.insertApiKey(key("lim00006", "limited", "starter"), null), true, "no limit");
+      assert.equal(await store.countActiveKeys("limited", "starter"), 3);
+      assert.equal(await store.revokeApiKey("lim00001", 11), true);
+      assert.equal(await store.revokeApiKey("lim00006", 11), true);
+      assert.equal(await store.countActiveKeys("limited", "starter"), 1);
+      assert.equal(await store.insertApiKey(key("lim00007", "limited", "starter"), 2), true, "room again");
+      assert.equal(await store.countActiveKeys("limited", "starter"), 2);
+      assert.equal(await store.countActiveKeys("nobody", "starter"), 0);
+      assert.deepEqual(await store.findApiKey("lim00007"), key("lim00007", "limited", "starter"));
+    });
+
+    test("prices read back as the same doubles, and a second given twice in a batch keeps the first", async () => {
+      const doubles = [0.1 + 0.2, 1 / 3, 5e-324, 1.7976931348623157e308, -2.5e-7, 123456.789012345];
+      const m = await store.upsertMarket({
+        ...HAND_MARKET,
+        slug: "eth-updown-5m-1700000000",
+        coin: "eth",
+        marketType: "5m",
+        startTime: 1700000000,
+        coinPriceStart: doubles[0],
+        coinPriceEnd: doubles[1],
+        finalVolume: doubles[2],
+        finalLiquidity: doubles[3],
+      });
+      const again = (await store.getMarket(m.slug))!;
+      assert.deepEqual(
+        [again.coinPriceStart, again.coinPriceEnd, again.finalVolume, again.finalLiquidity],
+        doubles.slice(0, 4),
+      );
+      const written = doubles.map((d, i) => ({
+        time: (1700000000 + i) * 1e6,
+        coinPrice: d,
+        priceUp: doubles[(i + 1) % doubles.length],
+        priceDown: doubles[(i + 2) % doubles.length],
+        books: i % 2 ? BOOKS : null,
+      }));
+      const twice = { ...written[0], time: written[1].time, coinPrice: 7, books: BOOKS };
+      assert.equal(
+        await store.insertSnapshots(m.key, [...written.slice(0, 2), twice, ...written.slice(2)]),
+        6,
+      );
+      assert.equal((await store.getMarket(m.slug))!.snapshotCount, 6);
+      const page = await store.snapshotPage(m.key, { order: "asc", limit: 10, offset: 0, books: true });
+      assert.deepEqual(page, written);
+    });
+
+    test("listing breaks ties of start time by slug, in byte order", async () => {
+      const slugs = ["tie-b", "tie_a", "tie-a-2", "tie-A", "tieb"];
+      for (const slug of slugs) {
+        await store.upsertMarket({
+          ...HAND_MARKET,
+          slug,
+          coin: "btc",
+          marketType: "24h",
+          startTime: 1600000000,
+        });
+      }
+      const { markets, total } = await store.listMarkets({
+        coin: "btc",
+        marketType: "24h",
+        startTo: 1600000000,
+        limit: 10,
+        offset: 1,
+      });
+      assert.equal(total, 5);
+      assert.deepEqual(
+        markets.map((x) => x.slug),
+        ["tie-a-2", "tie-b", "tie_a", "tieb"],
+      );
+    });
+
+    test("quota: charges up to the limit, then refuses; each month counts apart", async () => {
+      const charge = (chargeId: string, month: string, limit: number | null) =>
+        store.chargeQuota({ keyId: "q1", month, limit, chargeId, idempotencyKey: null, at: 100 });
+      assert.equal(await store.quotaUsed("q1", "2026-07"), 0);
+      assert.deepEqual(await charge("c1", "2026-07", 2), { status: "charged", chargeId: "c1", used: 1 });
+      assert.deepEqual(await charge("c2", "2026-07", 2), { status: "charged", chargeId: "c2", used: 2 });
+      assert.deepEqual(await charge("c3", "2026-07", 2), { status: "exhausted", used: 2 });
+      assert.deepEqual(await charge("c4", "2026-08", 2), { status: "charged", chargeId: "c4", used: 1 });
+      assert.deepEqual(await charge("c5", "2026-08", null), { status: "charged", chargeId: "c5", used: 2 });
+      assert.equal(await store.quotaUsed("q1", "2026-07"), 2);
+      assert.equal(await store.quotaUsed("q1", "2026-08"), 2);
+      assert.equal(await store.quotaUsed("q2", "2026-07"), 0, "another key's quota is untouched");
+    });
+
+    test("quota: a live charge's idempotency key replays it, with its result once recorded", async () => {
+      const charge = (chargeId: string, limit: number | null) =>
+        store.chargeQuota({
+          keyId: "q3",
+          month: "2026-07",
+          limit,
+          chargeId,
+          idempotencyKey: "idem-1",
+          at: 100,
+        });
+      assert.deepEqual(await charge("d1", 5), { status: "charged", chargeId: "d1", used: 1 });
+      assert.deepEqual(await charge("d2", 5), { status: "replayed", chargeId: "d1", used: 1, result: null });
+      await store.recordChargeResult("q3", "d1", '{"ok":true}');
+      assert.deepEqual(await charge("d3", 1), {
+        status: "replayed",
+        chargeId: "d1",
+        used: 1,
+        result: '{"ok":true}',
+      });
+      assert.deepEqual(
+        await store.chargeQuota({
+          keyId: "q3",
+          month: "2026-08",
+          limit: 5,
+          chargeId: "d4",
+          idempotencyKey: "idem-1",
+          at: 200,
+        }),
+        { status: "replayed", chargeId: "d1", used: 1, result: '{"ok":true}' },
+        "a replay in a later month answers with the charge's own month",
+      );
+      assert.deepEqual(
+        await store.chargeQuota({
+          keyId: "q4",
+          month: "2026-07",
+          limit: 5,
+          chargeId: "d5",
+          idempotencyKey: "idem-1",
+          at: 200,
+        }),
+        { status: "charged", chargeId: "d5", used: 1 },
+        "idempotency keys are per API key",
+      );
+      assert.equal(await store.quotaUsed("q3", "2026-07"), 1);
+      assert.equal(await store.quotaUsed("q3", "2026-08"), 0);
+    });
+
+    test("quota: a charge is refunded once; its idempotency key may then be charged again", async () => {
+      const charge = (chargeId: string, idempotencyKey: string | null) =>
+        store.chargeQuota({ keyId: "q5", month: "2026-07", limit: 2, chargeId, idempotencyKey, at: 100 });
+      assert.deepEqual(await charge("e1", "idem-2"), { status: "charged", chargeId: "e1", used: 1 });
+      assert.deepEqual(await charge("e2", null), { status: "charged", chargeId: "e2", used: 2 });
+      assert.equal(await store.refundQuota("q5", "e1", 150), true);
+      assert.equal(await store.refundQuota("q5", "e1", 160), false, "only once");
+      assert.equal(await store.refundQuota("q6", "e2", 160), false, "not another key's charge");
+      assert.equal(await store.refundQuota("q5", "nope", 160), false);
+      assert.equal(await store.quotaUsed("q5", "2026-07"), 1);
+      assert.deepEqual(await charge("e3", "idem-2"), { status: "charged", chargeId: "e3", used: 2 });
+      assert.deepEqual(await charge("e4", "idem-2"), {
+        status: "replayed",
+        chargeId: "e3",
+        used: 2,
+        result: null,
+      });
+      assert.deepEqual(await charge("e5", "idem-3"), { status: "exhausted", used: 2 });
+      assert.equal(await store.refundQuota("q5", "e2", 170), true);
+      assert.equal(await store.refundQuota("q5", "e3", 170), true);
+      assert.equal(await store.quotaUsed("q5", "2026-07"), 0);
+      assert.deepEqual(await charge("e6", "idem-3"), { status: "charged", chargeId: "e6", used: 1 });
+    });
   });
 }

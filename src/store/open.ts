@@ -1,13 +1,28 @@
 import { ConfigError } from "../config.ts";
+import { PostgresStore } from "./postgres/pg-store.ts";
 import { SqliteStore, sqlitePathOf } from "./sqlite/sqlite-store.ts";
 import type { Store } from "./store.ts";
 
+/** `postgres://` and `postgresql://`, the two schemes PostgreSQL's own clients accept. */
+function isPostgresUrl(url: string): boolean {
+  return url.startsWith("postgres://") || url.startsWith("postgresql://");
+}
+
 /** Opens and migrates the store a DATABASE_URL names. */
 export async function openStore(databaseUrl: string): Promise<Store> {
-  if (!databaseUrl.startsWith("sqlite:")) {
-    throw new ConfigError(`DATABASE_URL must start with sqlite: (got "${databaseUrl.split(":")[0]}:")`);
+  let store: Store;
+  if (databaseUrl.startsWith("sqlite:")) store = new SqliteStore(sqlitePathOf(databaseUrl));
+  else if (isPostgresUrl(databaseUrl)) store = new PostgresStore(databaseUrl);
+  else {
+    throw new ConfigError(
+      `DATABASE_URL must start with sqlite:, postgres:// or postgresql:// (got "${databaseUrl.split(":")[0]}:")`,
+    );
   }
-  const store = new SqliteStore(sqlitePathOf(databaseUrl));
-  await store.migrate();
+  try {
+    await store.migrate();
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   return store;
 }
