@@ -15,6 +15,8 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Fastify's trustProxy: whether (or which) proxies' X-Forwarded-For names the client address. */
   trustProxy: boolean | string;
+  /** Bearer token for /metrics; unset: /metrics answers loopback callers only. */
+  metricsToken: string | null;
   logLevel: string;
   /** Bytes of rendered snapshot pages of resolved markets kept in memory. */
   pageCacheBytes: number;
@@ -31,6 +33,7 @@ export const DEFAULT_CONFIG: Config = {
   plansFile: null,
   authFailuresPerMinute: 30,
   trustProxy: false,
+  metricsToken: null,
   logLevel: "info",
   pageCacheBytes: 128 * 1024 * 1024,
   seedDemo: true,
@@ -64,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
       1_000_000,
     ),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    metricsToken: env.METRICS_TOKEN || null,
     logLevel: env.LOG_LEVEL || DEFAULT_CONFIG.logLevel,
     pageCacheBytes:
       intFrom("PAGE_CACHE_MB", env.PAGE_CACHE_MB, DEFAULT_CONFIG.pageCacheBytes / 1048576, 0, 65536) *

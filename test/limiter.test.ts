@@ -19,7 +19,7 @@ describe("Redis limiter without Redis", () => {
     const admitted = [];
     for (let i = 0; i < 3; i++) admitted.push((await limiter.consume("k", limits, now)).admitted);
     assert.deepEqual(admitted, [true, true, false]);
-    assert.equal(limiter.isDegraded, true);
+    assert.equal(limiter.degraded, true);
     assert.equal(limiter.fallbackDecisions, 3);
     assert.deepEqual(states, ["degraded"]);
     await limiter.close();

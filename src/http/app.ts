@@ -18,11 +18,14 @@ import type { ApiKeyRecord } from "../domain/api-key.ts";
 import type { Plans } from "../domain/plan.ts";
 import { type Clock, isoMicros, systemClock } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
-import { ApiError, errorEnvelope, notFound, validationError } from "./errors.ts";
+import { isStoreUnavailable } from "../store/errors.ts";
+import { ApiError, errorEnvelope, notFound, storeUnavailable, validationError } from "./errors.ts";
 import { Metering } from "./metering.ts";
+import { Metrics } from "./metrics.ts";
 import { PageCache } from "./page-cache.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { exportRoutes } from "./routes/export.ts";
+import { opsRoutes } from "./routes/ops.ts";
 import { marketRoutes } from "./routes/markets.ts";
 import { snapshotRoutes } from "./routes/snapshots.ts";
 import { errorSchema, marketSchema, snapshotSchema } from "./schemas.ts";
@@ -77,6 +80,7 @@ export interface AppContext {
   access: MarketAccess;
   quota: QuotaService;
   pageCache: PageCache;
+  metrics: Metrics;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -113,6 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     access: new MarketAccess(store, plans, clock),
     quota: new QuotaService(store, clock, plans),
     pageCache: new PageCache(config.pageCacheBytes),
+    metrics: new Metrics(),
   };
   const metering = new Metering({
     keys: ctx.keys,
@@ -120,7 +125,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     plans,
     clock,
     authFailuresPerMinute: config.authFailuresPerMinute,
+    metrics: ctx.metrics,
   });
+  ctx.metrics.gauge(
+    "updown_rate_limiter_degraded",
+    "1 while the shared rate limiter cannot reach Redis and limits in this process instead.",
+    () => (ctx.limiter.degraded ? 1 : 0),
+  );
 
   const app = Fastify({
     logger: options.logger ?? false,
@@ -136,6 +147,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook("onRequest", async (req, reply) => {
     reply.header("x-request-id", req.id);
   });
+  app.addHook("onResponse", async (req, reply) => {
+    const route = req.routeOptions.url ?? "unmatched";
+    ctx.metrics.requests.inc({ route, method: req.method, status: String(reply.statusCode) });
+    ctx.metrics.latency.observe({ route }, reply.elapsedTime / 1000);
+  });
 
   const sendError = (err: ApiError, req: FastifyRequest, reply: FastifyReply) => {
     for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
@@ -148,6 +164,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       const apiErr = err.statusCode === 404 ? notFound(err.message) : validationError(err.message);
       return sendError(apiErr, req, reply);
+    }
+    if (isStoreUnavailable(err)) {
+      ctx.metrics.storeErrors.inc({ kind: "unavailable" });
+      req.log.warn({ err: { message: err.message, code: err.code } }, "store unavailable");
+      return sendError(storeUnavailable(), req, reply);
     }
     req.log.error({ err }, "request failed");
     return sendError(new ApiError("INTERNAL_ERROR", "An internal error occurred."), req, reply);
@@ -178,6 +199,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  opsRoutes(app, ctx);
 
   await app.register(
     async (v1) => {

@@ -56,6 +56,17 @@ export function errorEnvelope(err: ApiError, requestId: string, timestamp: strin
   return { success: false, error, request_id: requestId, timestamp };
 }
 
+/** Seconds a client is asked to wait when a backing store is unreachable. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+export const storeUnavailable = () =>
+  new ApiError(
+    "SERVICE_UNAVAILABLE",
+    "The service cannot reach its database right now; retry shortly.",
+    { retry_after: STORE_RETRY_AFTER_SECONDS },
+    { "retry-after": String(STORE_RETRY_AFTER_SECONDS) },
+  );
+
 export const tierAccessDenied = (message: string, requiredPlan: string | null) =>
   new ApiError("TIER_ACCESS_DENIED", message, { required_plan: requiredPlan });
 

@@ -5,6 +5,7 @@ import { type ApiKeyRecord, PLAN_NAMES, type PlanName } from "../domain/api-key.
 import { limitsOf, type Plans } from "../domain/plan.ts";
 import { type Clock, isoSeconds } from "../domain/time.ts";
 import { ApiError, secondsUntil, unauthorized } from "./errors.ts";
+import type { Metrics } from "./metrics.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -20,6 +21,7 @@ export interface MeteringOptions {
   clock: Clock;
   /** Failed authentications allowed per client address and minute before 429. */
   authFailuresPerMinute: number;
+  metrics: Metrics;
 }
 
 function remaining(w: WindowState): number {
@@ -124,13 +126,22 @@ export class Metering {
       : await limiter.peek(subject, limits, nowMs);
     reply.headers(rateLimitHeaders(key.plan, decision, nowMs));
     req.limitDecision = decision;
+    if (metered) this.count(decision.rejectedBy === null ? "admitted" : `refused_${decision.rejectedBy}`);
     if (metered && !decision.admitted) throw rateLimitExceeded(plans, key, decision, nowMs);
   };
+
+  private count(result: string): void {
+    const { limiter, metrics } = this.options;
+    metrics.limiterDecisions.inc({ result, limiter: limiter.degraded ? "fallback" : limiter.kind });
+  }
 
   private throwIfBlocked(ip: string, nowMs: number): void {
     const until = this.blockedUntil.get(ip);
     if (until === undefined) return;
-    if (nowMs < until) throw this.tooManyFailures(until, nowMs);
+    if (nowMs < until) {
+      this.count("auth_throttled");
+      throw this.tooManyFailures(until, nowMs);
+    }
     this.blockedUntil.delete(ip);
   }
 
@@ -139,11 +150,17 @@ export class Metering {
     const { limiter, authFailuresPerMinute } = this.options;
     const limits = { perMinute: authFailuresPerMinute, perDay: null };
     const decision = await limiter.consume(`auth:${ip}`, limits, nowMs);
+    this.count(decision.admitted ? "auth_failure" : "auth_throttled");
     if (decision.admitted) throw unauthorized();
     const until = decision.minute.resetAt * 1000;
-    if (this.blockedUntil.size > 100_000) this.blockedUntil.clear(); // bounded under an address flood
+    if (this.blockedUntil.size >= 10_000) this.forgetExpired(nowMs);
     this.blockedUntil.set(ip, until);
     throw this.tooManyFailures(until, nowMs);
+  }
+
+  /** Keeps the map to the addresses blocked now, under a flood of many. */
+  private forgetExpired(nowMs: number): void {
+    for (const [ip, until] of this.blockedUntil) if (until <= nowMs) this.blockedUntil.delete(ip);
   }
 
   private tooManyFailures(untilMs: number, nowMs: number): ApiError {

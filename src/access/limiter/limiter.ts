@@ -12,6 +12,8 @@ import type { RequestLimits } from "../../domain/plan.ts";
  */
 export interface RateLimiter {
   readonly kind: "memory" | "redis";
+  /** True while a shared limiter cannot reach its backend and decides in this process instead. */
+  readonly degraded: boolean;
   consume(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision>;
   /** The windows as they stand, counting nothing; `admitted` tells whether one more would be. */
   peek(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision>;

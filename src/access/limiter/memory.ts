@@ -14,6 +14,7 @@ interface Counters {
  */
 export class MemoryLimiter implements RateLimiter {
   readonly kind = "memory" as const;
+  readonly degraded = false;
   private readonly counters = new Map<string, Counters>();
   private sweptDay = -1;
 

@@ -48,7 +48,7 @@ export class RedisLimiter implements RateLimiter {
   readonly redis: Redis;
   private readonly fallback = new MemoryLimiter();
   private readonly onStateChange: RedisLimiterOptions["onStateChange"];
-  private degraded = false;
+  private isDown = false;
   /** Decisions made by the fallback while Redis was away (for /metrics). */
   fallbackDecisions = 0;
 
@@ -73,19 +73,19 @@ export class RedisLimiter implements RateLimiter {
   }
 
   private markDegraded(err: Error): void {
-    if (this.degraded) return;
-    this.degraded = true;
+    if (this.isDown) return;
+    this.isDown = true;
     this.onStateChange?.("degraded", err);
   }
 
   private markRestored(): void {
-    if (!this.degraded) return;
-    this.degraded = false;
+    if (!this.isDown) return;
+    this.isDown = false;
     this.onStateChange?.("restored");
   }
 
-  get isDegraded(): boolean {
-    return this.degraded;
+  get degraded(): boolean {
+    return this.isDown;
   }
 
   private keysOf(subject: string, nowMs: number): [string, string] {

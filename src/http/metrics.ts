@@ -1,0 +1,106 @@
+/**
+ * The few metrics the service exports, in Prometheus' text format (version 0.0.4): requests by route
+ * and status, request latency, rate-limiter decisions, store errors. Written here rather than with a
+ * client library: counters and one histogram are a page of code.
+ */
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+type Labels = Record<string, string>;
+
+function labelText(labels: Labels): string {
+  const parts = Object.entries(labels).map(
+    ([name, value]) => `${name}="${value.replace(/[\\"\n]/g, (c) => (c === "\n" ? "\\n" : `\\${c}`))}"`,
+  );
+  return parts.length ? `{${parts.join(",")}}` : "";
+}
+
+class Counter {
+  private readonly values = new Map<string, number>();
+  readonly name: string;
+  readonly help: string;
+  constructor(name: string, help: string) {
+    this.name = name;
+    this.help = help;
+  }
+  inc(labels: Labels = {}, by = 1): void {
+    const key = labelText(labels);
+    this.values.set(key, (this.values.get(key) ?? 0) + by);
+  }
+  get(labels: Labels = {}): number {
+    return this.values.get(labelText(labels)) ?? 0;
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [key, value] of this.values) lines.push(`${this.name}${key} ${value}`);
+    return lines.join("\n");
+  }
+}
+
+class Histogram {
+  private readonly series = new Map<
+    string,
+    { labels: Labels; counts: number[]; sum: number; count: number }
+  >();
+  readonly name: string;
+  readonly help: string;
+  constructor(name: string, help: string) {
+    this.name = name;
+    this.help = help;
+  }
+  observe(labels: Labels, value: number): void {
+    const key = labelText(labels);
+    let s = this.series.get(key);
+    if (!s) {
+      s = { labels, counts: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 };
+      this.series.set(key, s);
+    }
+    for (let i = 0; i < LATENCY_BUCKETS.length; i++) if (value <= LATENCY_BUCKETS[i]) s.counts[i]++;
+    s.sum += value;
+    s.count++;
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const s of this.series.values()) {
+      LATENCY_BUCKETS.forEach((le, i) =>
+        lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.counts[i]}`),
+      );
+      lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: "+Inf" })} ${s.count}`);
+      lines.push(`${this.name}_sum${labelText(s.labels)} ${s.sum}`);
+      lines.push(`${this.name}_count${labelText(s.labels)} ${s.count}`);
+    }
+    return lines.join("\n");
+  }
+}
+
+/** What one replica has seen since it started. */
+export class Metrics {
+  readonly requests = new Counter("updown_http_requests_total", "HTTP requests by route, method and status.");
+  readonly latency = new Histogram(
+    "updown_http_request_duration_seconds",
+    "Time from receiving a request to sending its answer, by route.",
+  );
+  readonly limiterDecisions = new Counter(
+    "updown_rate_limit_decisions_total",
+    "Rate-limit decisions by result (admitted, refused_minute, refused_day, auth_failure, auth_throttled) and by limiter (memory, redis, fallback).",
+  );
+  readonly storeErrors = new Counter(
+    "updown_store_errors_total",
+    "Requests that failed because the store failed, by kind (unavailable, error).",
+  );
+  /** Read when rendering: gauges whose value lives elsewhere. */
+  private readonly gauges: { name: string; help: string; read: () => number }[] = [];
+
+  gauge(name: string, help: string, read: () => number): void {
+    this.gauges.push({ name, help, read });
+  }
+
+  render(): string {
+    const parts = [this.requests, this.latency, this.limiterDecisions, this.storeErrors].map((m) =>
+      m.render(),
+    );
+    for (const g of this.gauges)
+      parts.push(`# HELP ${g.name} ${g.help}\n# TYPE ${g.name} gauge\n${g.name} ${g.read()}`);
+    return `${parts.join("\n")}\n`;
+  }
+}
