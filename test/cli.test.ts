@@ -186,6 +186,27 @@ describe("updown serve", () => {
 });
 
 describe("updown migrate, seed, export and import archive", () => {
+  test("processes migrating one new database at once apply each version once, and all succeed", async () => {
+    const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, "race.db")}` };
+    const runs = Array.from(
+      { length: 4 },
+      () =>
+        new Promise<number | null>((resolve) => {
+          const child = spawn(process.execPath, [BIN, "migrate"], { env, stdio: "ignore" });
+          child.on("exit", resolve);
+        }),
+    );
+    assert.deepEqual(await Promise.all(runs), [0, 0, 0, 0]);
+    const { DatabaseSync } = require("node:sqlite") as typeof import("node:sqlite");
+    const db = new DatabaseSync(join(dir, "race.db"));
+    const versions = db.prepare("SELECT version FROM schema_migrations ORDER BY version").all();
+    db.close();
+    assert.deepEqual(
+      versions.map((r) => r.version),
+      [1, 2],
+    );
+  });
+
   test("seed is deterministic; export then import archive gives the same data; both are idempotent", () => {
     const a = { DATABASE_URL: `sqlite:${join(dir, "a.db")}` };
     const b = { DATABASE_URL: `sqlite:${join(dir, "b.db")}` };

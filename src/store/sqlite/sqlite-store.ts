@@ -79,7 +79,7 @@ function marketFromArray(r: ArrayRow): StoredMarket {
 // Statements run on every request, as constants: a template literal would build (and the statement
 // cache hash) a new string per call.
 const MARKET_BY_SLUG_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ?`;
-const MARKET_BY_ALIAS_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE polymarket_slug = ? ORDER BY start_time LIMIT 1`;
+const MARKET_BY_ALIAS_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE polymarket_slug = ? ORDER BY start_time, id LIMIT 1`;
 const KEY_COLUMNS = "id, hash, plan, account, name, created_at, revoked_at, per_minute_limit, per_day_limit";
 const FIND_API_KEY_SQL = `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`;
 const QUOTA_USED_SQL = "SELECT used FROM quota_usage WHERE key_id = ? AND month = ?";
@@ -147,7 +147,8 @@ export class SqliteStore implements Store {
   constructor(path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
-    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
+    // busy_timeout first: switching to WAL waits for other connections opening the same new file.
+    this.db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
   }
 
   private stmt(sql: string): StatementSync {
@@ -186,14 +187,11 @@ export class SqliteStore implements Store {
     this.db.exec(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)",
     );
-    const done = new Set(
-      (this.db.prepare("SELECT version FROM schema_migrations").all() as Row[]).map(
-        (r) => r.version as number,
-      ),
-    );
+    const applied = this.db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
     for (const m of SQLITE_MIGRATIONS) {
-      if (done.has(m.version)) continue;
+      // Checked inside the write transaction, so two processes migrating at once apply each version once.
       this.transaction(() => {
+        if (applied.get(m.version)) return;
         this.db.exec(m.sql);
         this.db.prepare("INSERT INTO schema_migrations VALUES (?, ?)").run(m.version, Date.now());
       });
