@@ -16,7 +16,7 @@ describe("operations endpoints", () => {
     const ready = await t.app.inject({ url: "/readyz" });
     assert.deepEqual(
       [ready.statusCode, ready.body],
-      [200, '{"status":"ready","store":"sqlite","limiter":"memory"}'],
+      [200, `{"status":"ready","store":"${t.store.kind}","limiter":"memory"}`],
     );
   });
 

@@ -11,6 +11,7 @@ import { buildApp } from "../../src/http/app.ts";
 import { seedDemo } from "../../src/ingest/demo.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../../src/store/store.ts";
+import { openScratchStore, postgresTestUrl } from "./postgres.ts";
 
 /** 2026-07-24T00:20:34Z: inside a 5m, 15m and 1h market, so each series has a live one. */
 export const ANCHOR = 1784852434;
@@ -26,7 +27,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function openTestStore(): Promise<SqliteStore> {
+/**
+ * The store API tests run over: an in-memory SQLite database, or with UPDOWN_TEST_STORE=postgres
+ * (set by test/api-on-postgres.test.ts) a fresh schema on the PostgreSQL server of DATABASE_URL.
+ */
+export async function openTestStore(): Promise<Store> {
+  if (process.env.UPDOWN_TEST_STORE === "postgres") {
+    const url = postgresTestUrl();
+    if (!url) throw new Error("UPDOWN_TEST_STORE=postgres needs DATABASE_URL=postgres://...");
+    return openScratchStore(url);
+  }
   const store = new SqliteStore(":memory:");
   await store.migrate();
   return store;

@@ -52,3 +52,21 @@ export class ScratchSchemas {
     }
   }
 }
+
+/**
+ * A migrated store over a schema of its own, dropped when the store closes: what openTestStore gives
+ * the API tests when they run over PostgreSQL (UPDOWN_TEST_STORE=postgres).
+ */
+export async function openScratchStore(url: string): Promise<PostgresStore> {
+  const schemas = new ScratchSchemas(url);
+  const store = await schemas.openStore();
+  const close = store.close.bind(store);
+  let closed = false;
+  store.close = async () => {
+    if (closed) return;
+    closed = true;
+    await close();
+    await schemas.dropAll();
+  };
+  return store;
+}
