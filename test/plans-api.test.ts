@@ -27,6 +27,14 @@ function btc5m(startTime: number): Market {
 }
 
 const FIRST_START = 1784000100;
+const LIMIT_HEADERS = [
+  "x-ratelimit-limit",
+  "x-ratelimit-remaining",
+  "x-ratelimit-reset",
+  "x-tier",
+  "ratelimit-policy",
+  "ratelimit",
+];
 const START_OF = (i: number) => FIRST_START + i * 300;
 
 describe("BTC history windows of the free plan (DESIGN 3.3)", () => {
@@ -47,6 +55,7 @@ describe("BTC history windows of the free plan (DESIGN 3.3)", () => {
 
   test("detail, snapshots, /at and export of an older market: 403 with details.required_plan", async () => {
     const oldest = formatSlug("btc", "5m", START_OF(1));
+    let remaining = 1000;
     for (const path of ["", "/snapshots", "/snapshots/at?time=2026-07-24T00:00:00Z", "/snapshots/export"]) {
       const res = await get(`/v1/markets/${oldest}${path}`, starter);
       assert.equal(res.statusCode, 403, path);
@@ -57,7 +66,19 @@ describe("BTC history windows of the free plan (DESIGN 3.3)", () => {
         body.error.message,
         `The starter plan opens the latest 50 BTC 5m markets; ${oldest} is older. Upgrade to pro for the full history.`,
       );
-      assert.equal(res.headers["x-tier"], "starter");
+      // Counted like any request, and carrying every limit header (ANCHOR's clock: 26 s left in the minute).
+      remaining--;
+      assert.deepEqual(
+        LIMIT_HEADERS.map((h) => res.headers[h]),
+        [
+          "1000",
+          String(remaining),
+          "1784937600",
+          "starter",
+          '"minute";q=60;w=60, "day";q=1000;w=86400',
+          `"minute";r=${remaining - 940};t=26, "day";r=${remaining};t=85166`,
+        ],
+      );
     }
     const inside = formatSlug("btc", "5m", START_OF(2));
     assert.equal((await get(`/v1/markets/${inside}`, starter)).statusCode, 200);
