@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { KEY_RECORD_TTL } from "../src/access/keys.ts";
 import { hashKey, KEY_PREFIX } from "../src/domain/api-key.ts";
+import { isoMicros } from "../src/domain/time.ts";
 import { makeTestApp, type TestApp } from "./helpers/app.ts";
 
 let t: TestApp;
@@ -39,13 +41,14 @@ describe("API keys", () => {
     for (const a of answers) assert.equal(a, expected);
   });
 
-  test("a valid key is accepted, and refused at once after revocation", async () => {
+  test("a valid key is accepted; revoked elsewhere (the CLI, a replica) it is refused within a second", async () => {
     const created = await t.keys.create({ plan: "starter", account: "revocation", name: "test" });
-    const ok = await t.app.inject({ method: "GET", url: URL, headers: { "x-api-key": created.key } });
-    assert.equal(ok.statusCode, 200);
+    const ask = () => t.app.inject({ method: "GET", url: URL, headers: { "x-api-key": created.key } });
+    assert.equal((await ask()).statusCode, 200);
+    // t.keys is not the app's own KeyService: like `updown keys revoke`, it only writes the store.
     await t.keys.revoke(created.record.id);
-    const refused = await t.app.inject({ method: "GET", url: URL, headers: { "x-api-key": created.key } });
-    assert.equal(refused.statusCode, 401);
+    t.clock.advance(KEY_RECORD_TTL);
+    assert.equal((await ask()).statusCode, 401);
   });
 
   test("keys are stored only as SHA-256 hashes and look like ud_<id>_<secret>", async () => {
@@ -78,7 +81,7 @@ describe("every response", () => {
       const body = res.json();
       assert.deepEqual(Object.keys(body), ["success", "error", "request_id", "timestamp"]);
       assert.equal(body.error.code, "RESOURCE_NOT_FOUND");
-      assert.equal(body.timestamp, "2026-07-24T00:20:34.123456Z");
+      assert.equal(body.timestamp, isoMicros(t.clock.nowMicros()));
     }
   });
 
@@ -88,7 +91,8 @@ describe("every response", () => {
       throw new Error("disk on fire at /var/secret/path");
     };
     try {
-      const res = await t.get(URL);
+      // The live market: resolved ones may be answered from the app's record cache.
+      const res = await t.get("/v1/markets/btc-updown-5m-1784852400");
       assert.equal(res.statusCode, 500);
       assert.equal(res.json().error.code, "INTERNAL_ERROR");
       assert.ok(!res.body.includes("secret"));

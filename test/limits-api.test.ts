@@ -2,20 +2,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { ManualClock } from "../src/domain/time.ts";
-import { ANCHOR, makeTestApp, type TestApp } from "./helpers/app.ts";
+import { ANCHOR, LIMIT_HEADERS, makeTestApp, type TestApp } from "./helpers/app.ts";
 import { openRedisLimiter, SKIP_WITHOUT_REDIS } from "./helpers/redis.ts";
 
 const MARKET = "/v1/markets/btc-updown-5m-1784851800";
 /** 2026-07-25T00:00:00Z, the midnight after ANCHOR. */
 const NEXT_MIDNIGHT = 1784937600;
-const LIMIT_HEADERS = [
-  "x-ratelimit-limit",
-  "x-ratelimit-remaining",
-  "x-ratelimit-reset",
-  "x-tier",
-  "ratelimit-policy",
-  "ratelimit",
-];
 
 function limitHeaders(res: LightMyRequestResponse): Record<string, string | undefined> {
   return Object.fromEntries(LIMIT_HEADERS.map((h) => [h, res.headers[h] as string | undefined]));

@@ -12,7 +12,7 @@ import type { ApiError } from "../src/http/errors.ts";
 import { requireFeature } from "../src/http/params.ts";
 import type { FastifyRequest } from "fastify";
 import { ManualClock } from "../src/domain/time.ts";
-import { HAND_MARKET, makeTestApp, type TestApp } from "./helpers/app.ts";
+import { HAND_MARKET, LIMIT_HEADERS, makeTestApp, type TestApp } from "./helpers/app.ts";
 
 /** A BTC 5m market with no snapshots: enough to count in a plan's window. */
 function btc5m(startTime: number): Market {
@@ -27,14 +27,6 @@ function btc5m(startTime: number): Market {
 }
 
 const FIRST_START = 1784000100;
-const LIMIT_HEADERS = [
-  "x-ratelimit-limit",
-  "x-ratelimit-remaining",
-  "x-ratelimit-reset",
-  "x-tier",
-  "ratelimit-policy",
-  "ratelimit",
-];
 const START_OF = (i: number) => FIRST_START + i * 300;
 
 describe("BTC history windows of the free plan (DESIGN 3.3)", () => {

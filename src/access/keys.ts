@@ -1,6 +1,6 @@
 import { type ApiKeyRecord, generateKey, keyIdOf, keyMatches, type PlanName } from "../domain/api-key.ts";
 import type { Plans } from "../domain/plan.ts";
-import type { Clock } from "../domain/time.ts";
+import type { Clock, Micros } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
 
 export interface CreatedKey {
@@ -24,11 +24,20 @@ export class KeyPolicyError extends Error {}
 
 export const DEFAULT_ACCOUNT = "default";
 
-/** Issues, finds and revokes API keys. The key itself exists only in the caller's hands. */
+/** How long a key's record is trusted without asking the store again: a revocation's reach. */
+export const KEY_RECORD_TTL: Micros = 1_000_000;
+const MAX_CACHED_KEYS = 10_000;
+
+/**
+ * Issues, finds and revokes API keys. The key itself exists only in the caller's hands. Records found
+ * are kept for KEY_RECORD_TTL, so that a request costs no store read for its key; a revocation through
+ * this service applies at once, one through another process (the CLI, another replica) within the TTL.
+ */
 export class KeyService {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly plans: Plans;
+  private readonly records = new Map<string, { record: ApiKeyRecord; at: Micros }>();
   constructor(store: Store, clock: Clock, plans: Plans) {
     this.store = store;
     this.clock = clock;
@@ -68,8 +77,23 @@ export class KeyService {
     if (!presented) return null;
     const id = keyIdOf(presented);
     if (!id) return null;
-    const record = await this.store.findApiKey(id);
+    const record = await this.recordOf(id);
     if (!record || !keyMatches(presented, record) || record.revokedAt !== null) return null;
+    return record;
+  }
+
+  private async recordOf(id: string): Promise<ApiKeyRecord | null> {
+    const now = this.clock.nowMicros();
+    const cached = this.records.get(id);
+    if (cached && now >= cached.at && now - cached.at < KEY_RECORD_TTL) return cached.record;
+    const record = await this.store.findApiKey(id);
+    // Unknown ids are not kept: guessing is throttled per address, and the map stays bounded by real keys.
+    if (record) {
+      if (this.records.size >= MAX_CACHED_KEYS) this.records.clear();
+      this.records.set(id, { record, at: now });
+    } else {
+      this.records.delete(id);
+    }
     return record;
   }
 
@@ -78,6 +102,7 @@ export class KeyService {
   }
 
   revoke(id: string): Promise<boolean> {
+    this.records.delete(id);
     return this.store.revokeApiKey(id, this.clock.nowMicros());
   }
 }

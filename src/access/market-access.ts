@@ -1,9 +1,9 @@
 import type { PlanName } from "../domain/api-key.ts";
 import type { Market, MarketType } from "../domain/market.ts";
-import { MARKET_TYPES } from "../domain/market.ts";
+import { isResolved, MARKET_TYPES } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock, Micros } from "../domain/time.ts";
-import type { Store } from "../store/store.ts";
+import type { Store, StoredMarket } from "../store/store.ts";
 
 /** A BTC series whose markets starting before `startTime` the plan does not open. */
 export interface HiddenSeries {
@@ -26,12 +26,29 @@ export class MarketAccess {
   private readonly clock: Clock;
   private readonly ttl: Micros;
   private readonly cutoffs = new Map<string, { at: Micros; startTime: number | null }>();
+  private readonly resolved = new Map<string, { at: Micros; market: StoredMarket }>();
 
   constructor(store: Store, plans: Plans, clock: Clock, ttl: Micros = 1_000_000) {
     this.store = store;
     this.plans = plans;
     this.clock = clock;
     this.ttl = ttl;
+  }
+
+  /**
+   * A market by slug or alias. Resolved markets are kept for `ttl`: they change only when an import
+   * adds seconds to them, and every request for a cached page would otherwise read the record again.
+   */
+  async find(slug: string): Promise<StoredMarket | null> {
+    const now = this.clock.nowMicros();
+    const cached = this.resolved.get(slug);
+    if (cached && now >= cached.at && now - cached.at < this.ttl) return cached.market;
+    const market = await this.store.getMarket(slug);
+    if (market && isResolved(market)) {
+      if (this.resolved.size >= 10_000) this.resolved.clear();
+      this.resolved.set(slug, { at: now, market });
+    }
+    return market;
   }
 
   /**

@@ -15,8 +15,9 @@ function labelText(labels: Labels): string {
   return parts.length ? `{${parts.join(",")}}` : "";
 }
 
+/** A counter per combination of label values; the label text is built when rendering, not per request. */
 class Counter {
-  private readonly values = new Map<string, number>();
+  private readonly values = new Map<string, { labels: Labels; value: number }>();
   readonly name: string;
   readonly help: string;
   constructor(name: string, help: string) {
@@ -24,15 +25,15 @@ class Counter {
     this.help = help;
   }
   inc(labels: Labels = {}, by = 1): void {
-    const key = labelText(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
-  }
-  get(labels: Labels = {}): number {
-    return this.values.get(labelText(labels)) ?? 0;
+    const key = Object.values(labels).join("\u0000");
+    const entry = this.values.get(key);
+    if (entry) entry.value += by;
+    else this.values.set(key, { labels, value: by });
   }
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const [key, value] of this.values) lines.push(`${this.name}${key} ${value}`);
+    for (const { labels, value } of this.values.values())
+      lines.push(`${this.name}${labelText(labels)} ${value}`);
     return lines.join("\n");
   }
 }
@@ -49,7 +50,7 @@ class Histogram {
     this.help = help;
   }
   observe(labels: Labels, value: number): void {
-    const key = labelText(labels);
+    const key = Object.values(labels).join("\u0000");
     let s = this.series.get(key);
     if (!s) {
       s = { labels, counts: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 };

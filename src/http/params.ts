@@ -11,7 +11,7 @@ import {
 import { canonicalSlug } from "../domain/slug.ts";
 import { type Micros, parseUserTime } from "../domain/time.ts";
 import { cheapestPlanWith, type Feature } from "../domain/plan.ts";
-import type { Store, StoredMarket } from "../store/store.ts";
+import type { StoredMarket } from "../store/store.ts";
 import type { AppContext } from "./app.ts";
 import { notFound, tierAccessDenied, validationError } from "./errors.ts";
 
@@ -91,7 +91,7 @@ export function requireFeature(ctx: AppContext, req: FastifyRequest, feature: Fe
 
 /** The market a path names, if the caller's plan opens it (DESIGN 3.3), else 403. */
 export async function openMarket(ctx: AppContext, req: FastifyRequest, slug: string): Promise<StoredMarket> {
-  const market = await marketBySlug(ctx.store, slug);
+  const market = await marketBySlug(ctx, slug);
   const plan = callerOf(req).plan;
   if (await ctx.access.canOpen(plan, market)) return market;
   const window = ctx.plans[plan].btcHistory?.[market.marketType] ?? 0;
@@ -104,8 +104,8 @@ export async function openMarket(ctx: AppContext, req: FastifyRequest, slug: str
 }
 
 /** The market a path names, by our slug in any accepted spelling or by Polymarket's alias. */
-export async function marketBySlug(store: Store, slug: string): Promise<StoredMarket> {
-  const market = (await store.getMarket(canonicalSlug(slug) ?? slug.toLowerCase())) ?? null;
+async function marketBySlug(ctx: AppContext, slug: string): Promise<StoredMarket> {
+  const market = await ctx.access.find(canonicalSlug(slug) ?? slug.toLowerCase());
   if (!market) throw notFound(`No market with slug ${slug}.`);
   return market;
 }

@@ -13,6 +13,16 @@ import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { openScratchStore, postgresTestUrl } from "./postgres.ts";
 
+/** The rate-limit headers every answer to a valid key carries (DESIGN 3.1). */
+export const LIMIT_HEADERS = [
+  "x-ratelimit-limit",
+  "x-ratelimit-remaining",
+  "x-ratelimit-reset",
+  "x-tier",
+  "ratelimit-policy",
+  "ratelimit",
+];
+
 /** 2026-07-24T00:20:34Z: inside a 5m, 15m and 1h market, so each series has a live one. */
 export const ANCHOR = 1784852434;
 

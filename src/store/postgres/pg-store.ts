@@ -1,6 +1,6 @@
 import pg, { type Pool, type PoolClient, type PoolConfig } from "pg";
 import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
-import type { Coin, Market, MarketType, Outcome } from "../../domain/market.ts";
+import type { Coin, Market, MarketType } from "../../domain/market.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import type {
@@ -11,6 +11,7 @@ import type {
   Store,
   StoredMarket,
 } from "../store.ts";
+import { KEY_COLUMNS, keyFromRow, MARKET_COLUMNS, marketFromRow } from "../rows.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
 import { SnapshotPartitions } from "./partitions.ts";
 import {
@@ -24,36 +25,6 @@ import {
 /** A row as node-pg returns it with STORE_TYPES: BIGINT and DOUBLE PRECISION as numbers, BYTEA as Buffer. */
 type Row = Record<string, unknown>;
 type ArrayRow = unknown[];
-
-const MARKET_COLUMNS = `id, slug, polymarket_slug, coin, market_type, market_id, event_id, start_time, end_time,
-  coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner, final_volume,
-  final_liquidity, resolved_at, created_at, updated_at, snapshot_count`;
-
-function marketFromRow(r: Row): StoredMarket {
-  return {
-    key: r.id as number,
-    slug: r.slug as string,
-    polymarketSlug: r.polymarket_slug as string | null,
-    coin: r.coin as Coin,
-    marketType: r.market_type as MarketType,
-    marketId: r.market_id as string,
-    eventId: r.event_id as string,
-    startTime: r.start_time as number,
-    endTime: r.end_time as number,
-    coinPriceStart: r.coin_price_start as number | null,
-    coinPriceEnd: r.coin_price_end as number | null,
-    conditionId: r.condition_id as string,
-    clobTokenUp: r.clob_token_up as string,
-    clobTokenDown: r.clob_token_down as string,
-    winner: r.winner as Outcome | null,
-    finalVolume: r.final_volume as number | null,
-    finalLiquidity: r.final_liquidity as number | null,
-    resolvedAt: r.resolved_at as number | null,
-    createdAt: r.created_at as number,
-    updatedAt: r.updated_at as number,
-    snapshotCount: r.snapshot_count as number,
-  };
-}
 
 const UPSERT_MARKET_SQL = `INSERT INTO markets (slug, polymarket_slug, coin, market_type, market_id, event_id,
     start_time, end_time, coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner,
@@ -136,22 +107,6 @@ const SNAPSHOT_AT_OR_BEFORE_SQL = {
   withoutBooks: `SELECT time_us, coin_price, price_up, price_down, NULL AS books FROM snapshots
     WHERE market = $1 AND time_us <= $2 ORDER BY time_us DESC LIMIT 1`,
 };
-
-const KEY_COLUMNS = "id, hash, plan, account, name, created_at, revoked_at, per_minute_limit, per_day_limit";
-
-function keyFromRow(r: Row): ApiKeyRecord {
-  return {
-    id: r.id as string,
-    hash: r.hash as string,
-    plan: r.plan as PlanName,
-    account: r.account as string,
-    name: r.name as string | null,
-    createdAt: r.created_at as number,
-    revokedAt: r.revoked_at as number | null,
-    perMinuteLimit: r.per_minute_limit as number | null,
-    perDayLimit: r.per_day_limit as number | null,
-  };
-}
 
 /**
  * Books as a plain Uint8Array over the bytes node-pg parsed, as the SQLite store returns them: a

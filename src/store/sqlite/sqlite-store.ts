@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from "node:sqlite";
 import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
-import type { Coin, Market, MarketType, Outcome } from "../../domain/market.ts";
+import type { Coin, Market, MarketType } from "../../domain/market.ts";
 import { booksByteLength } from "../../domain/book-codec.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
@@ -14,73 +14,16 @@ import type {
   Store,
   StoredMarket,
 } from "../store.ts";
+import { KEY_COLUMNS, keyFromArray, MARKET_COLUMNS, marketFromArray, marketFromRow } from "../rows.ts";
 import { SQLITE_MIGRATIONS } from "./migrations.ts";
 
 type Row = Record<string, SQLInputValue>;
 type ArrayRow = SQLOutputValue[];
 
-const MARKET_COLUMNS = `id, slug, polymarket_slug, coin, market_type, market_id, event_id, start_time, end_time,
-  coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner, final_volume,
-  final_liquidity, resolved_at, created_at, updated_at, snapshot_count`;
-
-function marketFromRow(r: Row): StoredMarket {
-  return {
-    key: r.id as number,
-    slug: r.slug as string,
-    polymarketSlug: r.polymarket_slug as string | null,
-    coin: r.coin as Coin,
-    marketType: r.market_type as MarketType,
-    marketId: r.market_id as string,
-    eventId: r.event_id as string,
-    startTime: r.start_time as number,
-    endTime: r.end_time as number,
-    coinPriceStart: r.coin_price_start as number | null,
-    coinPriceEnd: r.coin_price_end as number | null,
-    conditionId: r.condition_id as string,
-    clobTokenUp: r.clob_token_up as string,
-    clobTokenDown: r.clob_token_down as string,
-    winner: r.winner as Outcome | null,
-    finalVolume: r.final_volume as number | null,
-    finalLiquidity: r.final_liquidity as number | null,
-    resolvedAt: r.resolved_at as number | null,
-    createdAt: r.created_at as number,
-    updatedAt: r.updated_at as number,
-    snapshotCount: r.snapshot_count as number,
-  };
-}
-
-/** marketFromRow for a row of MARKET_COLUMNS as an array. */
-function marketFromArray(r: ArrayRow): StoredMarket {
-  return {
-    key: r[0] as number,
-    slug: r[1] as string,
-    polymarketSlug: r[2] as string | null,
-    coin: r[3] as Coin,
-    marketType: r[4] as MarketType,
-    marketId: r[5] as string,
-    eventId: r[6] as string,
-    startTime: r[7] as number,
-    endTime: r[8] as number,
-    coinPriceStart: r[9] as number | null,
-    coinPriceEnd: r[10] as number | null,
-    conditionId: r[11] as string,
-    clobTokenUp: r[12] as string,
-    clobTokenDown: r[13] as string,
-    winner: r[14] as Outcome | null,
-    finalVolume: r[15] as number | null,
-    finalLiquidity: r[16] as number | null,
-    resolvedAt: r[17] as number | null,
-    createdAt: r[18] as number,
-    updatedAt: r[19] as number,
-    snapshotCount: r[20] as number,
-  };
-}
-
 // Statements run on every request, as constants: a template literal would build (and the statement
 // cache hash) a new string per call.
 const MARKET_BY_SLUG_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ?`;
 const MARKET_BY_ALIAS_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE polymarket_slug = ? ORDER BY start_time, id LIMIT 1`;
-const KEY_COLUMNS = "id, hash, plan, account, name, created_at, revoked_at, per_minute_limit, per_day_limit";
 const FIND_API_KEY_SQL = `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`;
 const QUOTA_USED_SQL = "SELECT used FROM quota_usage WHERE key_id = ? AND month = ?";
 const PRICES_PAGE_SQL = {
@@ -104,20 +47,6 @@ const BOOKS_CONCAT_SQL = {
   desc: `SELECT group_concat(time_us), CAST(group_concat(books, '') AS BLOB) FROM (SELECT time_us, books
     FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us DESC)`,
 };
-
-function keyFromRow(r: ArrayRow): ApiKeyRecord {
-  return {
-    id: r[0] as string,
-    hash: r[1] as string,
-    plan: r[2] as PlanName,
-    account: r[3] as string,
-    name: r[4] as string | null,
-    createdAt: r[5] as number,
-    revokedAt: r[6] as number | null,
-    perMinuteLimit: r[7] as number | null,
-    perDayLimit: r[8] as number | null,
-  };
-}
 
 function snapshotFromRow(r: Row): SnapshotRow {
   return {
@@ -479,12 +408,12 @@ export class SqliteStore implements Store {
 
   async findApiKey(id: string): Promise<ApiKeyRecord | null> {
     const r = this.arrayStmt(FIND_API_KEY_SQL).get(id) as unknown as ArrayRow | undefined;
-    return r ? keyFromRow(r) : null;
+    return r ? keyFromArray(r) : null;
   }
 
   async listApiKeys(): Promise<ApiKeyRecord[]> {
     const rows = this.arrayStmt(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`).all();
-    return (rows as unknown as ArrayRow[]).map(keyFromRow);
+    return (rows as unknown as ArrayRow[]).map(keyFromArray);
   }
 
   async revokeApiKey(id: string, at: Micros): Promise<boolean> {

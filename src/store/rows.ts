@@ -1,0 +1,96 @@
+import type { ApiKeyRecord, PlanName } from "../domain/api-key.ts";
+import type { Coin, MarketType, Outcome } from "../domain/market.ts";
+import type { StoredMarket } from "./store.ts";
+
+/** Column lists and row readers that both stores share: the schemas name these columns alike. */
+
+type Row = Record<string, unknown>;
+type ArrayRow = readonly unknown[];
+
+export const MARKET_COLUMNS = `id, slug, polymarket_slug, coin, market_type, market_id, event_id, start_time, end_time,
+  coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner, final_volume,
+  final_liquidity, resolved_at, created_at, updated_at, snapshot_count`;
+
+export function marketFromRow(r: Row): StoredMarket {
+  return {
+    key: r.id as number,
+    slug: r.slug as string,
+    polymarketSlug: r.polymarket_slug as string | null,
+    coin: r.coin as Coin,
+    marketType: r.market_type as MarketType,
+    marketId: r.market_id as string,
+    eventId: r.event_id as string,
+    startTime: r.start_time as number,
+    endTime: r.end_time as number,
+    coinPriceStart: r.coin_price_start as number | null,
+    coinPriceEnd: r.coin_price_end as number | null,
+    conditionId: r.condition_id as string,
+    clobTokenUp: r.clob_token_up as string,
+    clobTokenDown: r.clob_token_down as string,
+    winner: r.winner as Outcome | null,
+    finalVolume: r.final_volume as number | null,
+    finalLiquidity: r.final_liquidity as number | null,
+    resolvedAt: r.resolved_at as number | null,
+    createdAt: r.created_at as number,
+    updatedAt: r.updated_at as number,
+    snapshotCount: r.snapshot_count as number,
+  };
+}
+
+/** marketFromRow for a row of MARKET_COLUMNS as an array. */
+export function marketFromArray(r: ArrayRow): StoredMarket {
+  return {
+    key: r[0] as number,
+    slug: r[1] as string,
+    polymarketSlug: r[2] as string | null,
+    coin: r[3] as Coin,
+    marketType: r[4] as MarketType,
+    marketId: r[5] as string,
+    eventId: r[6] as string,
+    startTime: r[7] as number,
+    endTime: r[8] as number,
+    coinPriceStart: r[9] as number | null,
+    coinPriceEnd: r[10] as number | null,
+    conditionId: r[11] as string,
+    clobTokenUp: r[12] as string,
+    clobTokenDown: r[13] as string,
+    winner: r[14] as Outcome | null,
+    finalVolume: r[15] as number | null,
+    finalLiquidity: r[16] as number | null,
+    resolvedAt: r[17] as number | null,
+    createdAt: r[18] as number,
+    updatedAt: r[19] as number,
+    snapshotCount: r[20] as number,
+  };
+}
+
+export const KEY_COLUMNS =
+  "id, hash, plan, account, name, created_at, revoked_at, per_minute_limit, per_day_limit";
+
+export function keyFromArray(r: ArrayRow): ApiKeyRecord {
+  return {
+    id: r[0] as string,
+    hash: r[1] as string,
+    plan: r[2] as PlanName,
+    account: r[3] as string,
+    name: r[4] as string | null,
+    createdAt: r[5] as number,
+    revokedAt: r[6] as number | null,
+    perMinuteLimit: r[7] as number | null,
+    perDayLimit: r[8] as number | null,
+  };
+}
+
+export function keyFromRow(r: Row): ApiKeyRecord {
+  return keyFromArray([
+    r.id,
+    r.hash,
+    r.plan,
+    r.account,
+    r.name,
+    r.created_at,
+    r.revoked_at,
+    r.per_minute_limit,
+    r.per_day_limit,
+  ]);
+}
