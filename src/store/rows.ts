@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, PlanName } from "../domain/api-key.ts";
-import type { Coin, MarketType, Outcome } from "../domain/market.ts";
+import type { Coin, Market, MarketType, Outcome } from "../domain/market.ts";
 import type { StoredMarket } from "./store.ts";
 
 /** Column lists and row readers that both stores share: the schemas name these columns alike. */
@@ -62,6 +62,31 @@ export function marketFromArray(r: ArrayRow): StoredMarket {
     updatedAt: r[19] as number,
     snapshotCount: r[20] as number,
   };
+}
+
+/** A market's values in the column order of both stores' upsert: slug through updated_at. */
+export function marketValues(m: Market): (string | number | null)[] {
+  return [
+    m.slug,
+    m.polymarketSlug,
+    m.coin,
+    m.marketType,
+    m.marketId,
+    m.eventId,
+    m.startTime,
+    m.endTime,
+    m.coinPriceStart,
+    m.coinPriceEnd,
+    m.conditionId,
+    m.clobTokenUp,
+    m.clobTokenDown,
+    m.winner,
+    m.finalVolume,
+    m.finalLiquidity,
+    m.resolvedAt,
+    m.createdAt,
+    m.updatedAt,
+  ];
 }
 
 export const KEY_COLUMNS =

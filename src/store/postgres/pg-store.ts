@@ -11,7 +11,7 @@ import type {
   Store,
   StoredMarket,
 } from "../store.ts";
-import { KEY_COLUMNS, keyFromRow, MARKET_COLUMNS, marketFromRow } from "../rows.ts";
+import { KEY_COLUMNS, keyFromRow, MARKET_COLUMNS, marketFromRow, marketValues } from "../rows.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
 import { SnapshotPartitions } from "./partitions.ts";
 import {
@@ -206,27 +206,7 @@ export class PostgresStore implements Store {
   }
 
   async upsertMarket(m: Market): Promise<StoredMarket> {
-    const row = await this.one(UPSERT_MARKET_SQL, [
-      m.slug,
-      m.polymarketSlug,
-      m.coin,
-      m.marketType,
-      m.marketId,
-      m.eventId,
-      m.startTime,
-      m.endTime,
-      m.coinPriceStart,
-      m.coinPriceEnd,
-      m.conditionId,
-      m.clobTokenUp,
-      m.clobTokenDown,
-      m.winner,
-      m.finalVolume,
-      m.finalLiquidity,
-      m.resolvedAt,
-      m.createdAt,
-      m.updatedAt,
-    ]);
+    const row = await this.one(UPSERT_MARKET_SQL, marketValues(m));
     return marketFromRow(row!);
   }
 

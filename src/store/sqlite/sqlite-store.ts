@@ -14,7 +14,14 @@ import type {
   Store,
   StoredMarket,
 } from "../store.ts";
-import { KEY_COLUMNS, keyFromArray, MARKET_COLUMNS, marketFromArray, marketFromRow } from "../rows.ts";
+import {
+  KEY_COLUMNS,
+  keyFromArray,
+  MARKET_COLUMNS,
+  marketFromArray,
+  marketFromRow,
+  marketValues,
+} from "../rows.ts";
 import { SQLITE_MIGRATIONS } from "./migrations.ts";
 
 type Row = Record<string, SQLInputValue>;
@@ -148,27 +155,7 @@ export class SqliteStore implements Store {
          final_volume = excluded.final_volume, final_liquidity = excluded.final_liquidity,
          resolved_at = excluded.resolved_at, created_at = excluded.created_at, updated_at = excluded.updated_at
        RETURNING ${MARKET_COLUMNS}`,
-    ).get(
-      m.slug,
-      m.polymarketSlug,
-      m.coin,
-      m.marketType,
-      m.marketId,
-      m.eventId,
-      m.startTime,
-      m.endTime,
-      m.coinPriceStart,
-      m.coinPriceEnd,
-      m.conditionId,
-      m.clobTokenUp,
-      m.clobTokenDown,
-      m.winner,
-      m.finalVolume,
-      m.finalLiquidity,
-      m.resolvedAt,
-      m.createdAt,
-      m.updatedAt,
-    ) as Row;
+    ).get(...marketValues(m)) as Row;
     return marketFromRow(row);
   }
 
