@@ -119,3 +119,8 @@ export function keyFromRow(r: Row): ApiKeyRecord {
     r.per_day_limit,
   ]);
 }
+
+/** A key's values in KEY_COLUMNS order. */
+export function keyValues(k: ApiKeyRecord): (string | number | null)[] {
+  return [k.id, k.hash, k.plan, k.account, k.name, k.createdAt, k.revokedAt, k.perMinuteLimit, k.perDayLimit];
+}

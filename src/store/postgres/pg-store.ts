@@ -11,7 +11,7 @@ import type {
   Store,
   StoredMarket,
 } from "../store.ts";
-import { KEY_COLUMNS, keyFromRow, MARKET_COLUMNS, marketFromRow, marketValues } from "../rows.ts";
+import { KEY_COLUMNS, keyFromRow, keyValues, MARKET_COLUMNS, marketFromRow, marketValues } from "../rows.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
 import { SnapshotPartitions } from "./partitions.ts";
 import {
@@ -335,17 +335,7 @@ export class PostgresStore implements Store {
    * plan): two concurrent inserts cannot both see room for one more.
    */
   async insertApiKey(k: ApiKeyRecord, maxActive: number | null = null): Promise<boolean> {
-    const values = [
-      k.id,
-      k.hash,
-      k.plan,
-      k.account,
-      k.name,
-      k.createdAt,
-      k.revokedAt,
-      k.perMinuteLimit,
-      k.perDayLimit,
-    ];
+    const values = keyValues(k);
     const insert = `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
     if (maxActive === null) {
       await this.pool.query<Row>(insert, values);

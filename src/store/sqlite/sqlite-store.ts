@@ -17,6 +17,7 @@ import type {
 import {
   KEY_COLUMNS,
   keyFromArray,
+  keyValues,
   MARKET_COLUMNS,
   marketFromArray,
   marketFromRow,
@@ -368,15 +369,7 @@ export class SqliteStore implements Store {
     return this.transaction(() => {
       if (maxActive !== null && this.activeKeys(k.account, k.plan) >= maxActive) return false;
       this.stmt(`INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-        k.id,
-        k.hash,
-        k.plan,
-        k.account,
-        k.name,
-        k.createdAt,
-        k.revokedAt,
-        k.perMinuteLimit,
-        k.perDayLimit,
+        ...keyValues(k),
       );
       return true;
     });
