@@ -17,7 +17,7 @@ import { buildApp } from "../src/http/app.ts";
 import type { Store } from "../src/store/store.ts";
 import type { LoadJob, LoadResult } from "./load.ts";
 
-export const METERING_TARGETS = { memory: 0.7, redis: 0.4 } as const;
+const METERING_TARGETS = { memory: 0.7, redis: 0.4 } as const;
 
 export interface MeteringResult {
   limiter: "memory" | "redis";

@@ -22,7 +22,7 @@ export interface NewKey {
 /** A key the plan's rules do not allow: too many for the account, or limits on a plan without them. */
 export class KeyPolicyError extends Error {}
 
-export const DEFAULT_ACCOUNT = "default";
+const DEFAULT_ACCOUNT = "default";
 
 /** How long a key's record is trusted without asking the store again: a revocation's reach. */
 export const KEY_RECORD_TTL: Micros = 1_000_000;

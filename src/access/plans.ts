@@ -23,12 +23,10 @@ function readJson(path: string): unknown {
 export function loadPlans(plansFile: string | null = null): Plans {
   const defaults = readJson(DEFAULT_PLANS_FILE);
   if (plansFile === null) return parsePlans(defaults);
+  const override = readJson(plansFile);
   try {
-    return parsePlans(defaults, readJson(plansFile));
+    return parsePlans(defaults, override);
   } catch (err) {
-    if (err instanceof PlanConfigError && !err.message.includes(plansFile)) {
-      throw new PlanConfigError(`${plansFile}: ${err.message}`);
-    }
-    throw err;
+    throw err instanceof PlanConfigError ? new PlanConfigError(`${plansFile}: ${err.message}`) : err;
   }
 }

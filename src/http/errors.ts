@@ -57,7 +57,7 @@ export function errorEnvelope(err: ApiError, requestId: string, timestamp: strin
 }
 
 /** Seconds a client is asked to wait when a backing store is unreachable. */
-export const STORE_RETRY_AFTER_SECONDS = 5;
+const STORE_RETRY_AFTER_SECONDS = 5;
 
 export const storeUnavailable = () =>
   new ApiError(

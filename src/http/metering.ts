@@ -45,7 +45,7 @@ function draftFields(d: LimitDecision, nowMs: number): { policy: string; state: 
 }
 
 /** The headers every answer to a valid key carries (DESIGN 3.1). */
-export function rateLimitHeaders(plan: PlanName, d: LimitDecision, nowMs: number): Record<string, string> {
+function rateLimitHeaders(plan: PlanName, d: LimitDecision, nowMs: number): Record<string, string> {
   const daily = d.day.limit === null ? "unlimited" : null;
   const headers: Record<string, string> = {
     "x-ratelimit-limit": daily ?? String(d.day.limit),
@@ -66,12 +66,7 @@ function nextPlan(plan: PlanName): PlanName | null {
 }
 
 /** 429 for a key over one of its windows; the daily message suggests an upgrade (spec 7.1). */
-export function rateLimitExceeded(
-  plans: Plans,
-  key: ApiKeyRecord,
-  d: LimitDecision,
-  nowMs: number,
-): ApiError {
+function rateLimitExceeded(plans: Plans, key: ApiKeyRecord, d: LimitDecision, nowMs: number): ApiError {
   const window = d.rejectedBy ?? "minute";
   const state = window === "day" ? d.day : d.minute;
   const retryAfter = secondsUntil(state.resetAt, nowMs);

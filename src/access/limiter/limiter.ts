@@ -37,8 +37,8 @@ export interface LimitDecision {
   day: WindowState;
 }
 
-export const MINUTE_MS = 60_000;
-export const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
 
 /** Which minute and which day (counted from the epoch) an instant falls in. */
 export function windowsAt(nowMs: number): { minute: number; day: number } {
