@@ -179,8 +179,35 @@ describe("updown serve", () => {
     assert.ok(!second.output().includes("Demo API keys"), "a second start neither seeds nor makes keys");
     const again = await fetch(`${second.url}/v1/markets?coin=btc`, { headers: { "x-api-key": keys.pro } });
     assert.equal(((await again.json()) as { total: number }).total, 4);
+
+    // A long export in flight when SIGTERM arrives is finished before the process exits 0.
+    const hourly = (await (
+      await fetch(`${second.url}/v1/markets?coin=btc&market_type=1h`, { headers: { "x-api-key": keys.pro } })
+    ).json()) as { markets: { slug: string }[] };
+    const slug = hourly.markets[0].slug;
+    const detail = await fetch(`${second.url}/v1/markets/${slug}/snapshots?limit=1`, {
+      headers: { "x-api-key": keys.pro },
+    });
+    const total = ((await detail.json()) as { total: number }).total;
+    const exportRes = await fetch(
+      `${second.url}/v1/markets/${slug}/snapshots/export?include_orderbook=true`,
+      {
+        headers: { "x-api-key": keys.pro, "accept-encoding": "identity" },
+      },
+    );
+    const reader = exportRes.body!.getReader();
+    const firstChunk = await reader.read();
     const stopped = new Promise((r) => second.child.once("exit", r));
     second.child.kill("SIGTERM");
+    let bytes = Buffer.from(firstChunk.value ?? []);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      bytes = Buffer.concat([bytes, chunk.value]);
+    }
+    assert.equal(
+      bytes.toString().trimEnd().split("\n").length,
+      1 + total,
+      "the market line and every second",
+    );
     assert.equal(await stopped, 0);
   });
 });

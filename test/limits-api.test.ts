@@ -238,12 +238,47 @@ describe("failed authentication is throttled per client address", () => {
   });
 });
 
+describe("the client address behind a proxy (TRUST_PROXY)", () => {
+  test("X-Forwarded-For names the address only when the proxy is trusted", async () => {
+    const behindProxy = await makeTestApp({ config: { trustProxy: "127.0.0.1" } });
+    const direct = await makeTestApp();
+    try {
+      const fail = (t: TestApp, client: string) =>
+        t.app.inject({ url: MARKET, headers: { "x-api-key": "ud_guess", "x-forwarded-for": client } });
+      for (let i = 0; i < 30; i++) assert.equal((await fail(behindProxy, "203.0.113.5")).statusCode, 401);
+      assert.equal((await fail(behindProxy, "203.0.113.5")).statusCode, 429);
+      assert.equal((await fail(behindProxy, "203.0.113.6")).statusCode, 401, "another client of the proxy");
+      // Untrusted, the header is the caller's own word: a forged one does not escape the throttle.
+      for (let i = 0; i < 30; i++) assert.equal((await fail(direct, `198.51.100.${i}`)).statusCode, 401);
+      assert.equal((await fail(direct, "198.51.100.99")).statusCode, 429);
+    } finally {
+      await behindProxy.close();
+      await direct.close();
+    }
+  });
+});
+
+/**
+ * Two apps over one store, each with its own connection to the one Redis, as two replicas would be;
+ * `work` gets both, and everything is closed after it.
+ */
+async function withTwoReplicas(clock: ManualClock, work: (apps: [TestApp, TestApp]) => Promise<void>) {
+  const limiters = [await openRedisLimiter(), await openRedisLimiter()];
+  const first = await makeTestApp({ limiter: limiters[0], clock });
+  const second = await makeTestApp({ store: first.store, seed: false, limiter: limiters[1], clock });
+  try {
+    await work([first, second]);
+  } finally {
+    await first.app.close();
+    await second.app.close();
+    for (const limiter of limiters) await limiter.close();
+    await first.store.close();
+  }
+}
+
 describe("limits shared by two app instances through one Redis", { skip: SKIP_WITHOUT_REDIS }, () => {
   test("300 concurrent requests spread over both: exactly 60 admitted; the day shows 60 on each", async () => {
-    const limiters = [await openRedisLimiter(), await openRedisLimiter()];
-    const first = await makeTestApp({ limiter: limiters[0] });
-    const second = await makeTestApp({ store: first.store, seed: false, limiter: limiters[1] });
-    try {
+    await withTwoReplicas(new ManualClock(ANCHOR * 1e6), async ([first, second]) => {
       // A new key has counters of its own, whatever earlier runs left in this Redis.
       const key = await first.keyFor("starter");
       const answers = await Promise.all(
@@ -253,26 +288,11 @@ describe("limits shared by two app instances through one Redis", { skip: SKIP_WI
       assert.equal(answers.filter((r) => r.statusCode === 429).length, 240);
       assert.equal(await dayUsed(first, key), 60);
       assert.equal(await dayUsed(second, key), 60);
-    } finally {
-      await first.app.close();
-      await second.app.close();
-      for (const limiter of limiters) await limiter.close();
-      await first.store.close();
-    }
+    });
   });
 
   test("a whole day over both: 1000 admitted across minutes, then 429 until 00:00 UTC", async () => {
-    const limiters = [await openRedisLimiter(), await openRedisLimiter()];
     const clock = new ManualClock(ANCHOR * 1e6);
-    const first = await makeTestApp({ limiter: limiters[0], clock });
-    const second = await makeTestApp({ store: first.store, seed: false, limiter: limiters[1], clock });
-    try {
-      await checkADayOfRequests([first, second], clock);
-    } finally {
-      await first.app.close();
-      await second.app.close();
-      for (const limiter of limiters) await limiter.close();
-      await first.store.close();
-    }
+    await withTwoReplicas(clock, (apps) => checkADayOfRequests(apps, clock));
   });
 });

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { KeyService } from "../src/access/keys.ts";
 import { DEFAULT_PLANS_FILE, loadPlans } from "../src/access/plans.ts";
 import { QuotaService } from "../src/access/quota.ts";
 import type { Market } from "../src/domain/market.ts";
@@ -11,8 +14,9 @@ import type { AppContext } from "../src/http/app.ts";
 import type { ApiError } from "../src/http/errors.ts";
 import { requireFeature } from "../src/http/params.ts";
 import type { FastifyRequest } from "fastify";
-import { ManualClock } from "../src/domain/time.ts";
-import { HAND_MARKET, LIMIT_HEADERS, makeTestApp, type TestApp } from "./helpers/app.ts";
+import { ManualClock, systemClock } from "../src/domain/time.ts";
+import { buildApp } from "../src/http/app.ts";
+import { HAND_MARKET, LIMIT_HEADERS, makeTestApp, openTestStore, type TestApp } from "./helpers/app.ts";
 
 /** A BTC 5m market with no snapshots: enough to count in a plan's window. */
 function btc5m(startTime: number): Market {
@@ -147,6 +151,30 @@ describe("the plans file", () => {
     assert.equal(changed.starter.requestsPerMinute, 10);
     assert.equal(changed.starter.requestsPerDay, 1000);
     assert.deepEqual(changed.starter.features, { spot: false, futures: true, backtest: false });
+  });
+
+  test("the app reads PLANS_FILE over the defaults", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "updown-plans-"));
+    const store = await openTestStore();
+    try {
+      const plansFile = join(dir, "plans.json");
+      writeFileSync(plansFile, JSON.stringify({ starter: { requests_per_minute: 2, requests_per_day: 7 } }));
+      const app = await buildApp({ store, config: { plansFile } });
+      const { key } = await new KeyService(store, systemClock, loadPlans(plansFile)).create({
+        plan: "starter",
+      });
+      const statuses = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await app.inject({ url: "/v1/markets", headers: { "x-api-key": key } });
+        statuses.push(res.statusCode);
+        if (i === 0) assert.equal(res.headers["ratelimit-policy"], '"minute";q=2;w=60, "day";q=7;w=86400');
+      }
+      assert.deepEqual(statuses, [200, 200, 429]);
+      await app.close();
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("mistakes are named", () => {

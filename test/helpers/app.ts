@@ -1,5 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { KeyService } from "../../src/access/keys.ts";
+import type { Config } from "../../src/config.ts";
 import type { RateLimiter } from "../../src/access/limiter/limiter.ts";
 import { loadPlans } from "../../src/access/plans.ts";
 import type { PlanName } from "../../src/domain/api-key.ts";
@@ -61,6 +62,7 @@ export interface TestAppOptions {
   plans?: Plans;
   /** Default: ANCHOR and 123456 µs. */
   clock?: ManualClock;
+  config?: Partial<Config>;
 }
 
 export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -75,7 +77,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   }
   const clock = options.clock ?? new ManualClock(ANCHOR * 1e6 + 123_456);
   const plans = options.plans ?? loadPlans();
-  const app = await buildApp({ store, clock, plans, limiter: options.limiter });
+  const app = await buildApp({ store, clock, plans, limiter: options.limiter, config: options.config });
   const keys = new KeyService(store, clock, plans);
   // Each test key has its own account, so a test never meets the keys-per-account limit by accident.
   let accounts = 0;
