@@ -10,8 +10,19 @@ import {
   parseCoin,
 } from "../domain/market.ts";
 import { formatSlug, polymarketSlug } from "../domain/slug.ts";
-import { isoSeconds, type Micros, parseIsoMicros } from "../domain/time.ts";
+import { isoSeconds, type Micros } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
+import {
+  amountOf,
+  eventIdOf,
+  FieldError,
+  requireId,
+  requireIso,
+  requireObject,
+  requireString,
+  resolvedAtOf,
+  winnerFromPrices,
+} from "./polymarket/gamma-market.ts";
 import { PriceFeed, scaledDecimalToNumber, type TickInEffect } from "./price-feed.ts";
 
 /**
@@ -64,9 +75,6 @@ export class ImportError extends Error {
     this.line = line;
   }
 }
-
-/** A problem with one field of one line; the reader adds the file and line number. */
-class FieldError extends Error {}
 
 const DEFAULT_MAX_STALENESS_S = 10;
 
@@ -254,40 +262,9 @@ function parseMarketLine(text: string): UpstreamMarket {
   };
 }
 
-function requireObject(v: unknown, field: string): Record<string, unknown> {
-  if (typeof v !== "object" || v === null || Array.isArray(v))
-    throw new FieldError(`${field} must be an object`);
-  return v as Record<string, unknown>;
-}
-
-function requireString(v: unknown, field: string): string {
-  if (typeof v !== "string" || v === "") throw new FieldError(`${field} must be a non-empty string`);
-  return v;
-}
-
 function requireInteger(v: unknown, field: string): number {
   if (typeof v !== "number" || !Number.isInteger(v)) throw new FieldError(`${field} must be an integer`);
   return v;
-}
-
-/** Gamma ids are numeric strings, but a number is accepted and kept as its decimal text. */
-function requireId(v: unknown, field: string): string {
-  if (typeof v === "number" && Number.isInteger(v)) return String(v);
-  return requireString(v, field);
-}
-
-function requireIso(v: unknown, field: string): Micros {
-  const us = typeof v === "string" ? parseIsoMicros(v) : null;
-  if (us === null) throw new FieldError(`${field} is not an ISO 8601 timestamp: ${JSON.stringify(v)}`);
-  return us;
-}
-
-/** `["1","0"]` is Up, `["0","1"]` Down; anything else (a market voided or mid-dispute) has no winner. */
-function winnerFromPrices(prices: unknown): Outcome | null {
-  if (!Array.isArray(prices) || prices.length !== 2) return null;
-  if (prices[0] === "1" && prices[1] === "0") return "Up";
-  if (prices[0] === "0" && prices[1] === "1") return "Down";
-  return null;
 }
 
 function strikeOf(v: unknown): number | null {
@@ -296,46 +273,6 @@ function strikeOf(v: unknown): number | null {
     throw new FieldError(`strike_value must be a scaled integer string or null, got ${JSON.stringify(v)}`);
   }
   return scaledDecimalToNumber(v);
-}
-
-/**
- * Gamma nests a market in an event and reports it as `events[0].id`; some market rows (all of the
- * recorded fixture's) come without `events`, and some carry a flat `eventId`. With neither, the market
- * id stands in: these series have exactly one market per event, so it still identifies the event
- * uniquely, and the record's event_id must not be empty.
- */
-function eventIdOf(raw: Record<string, unknown>, marketId: string): string {
-  const events = raw.events;
-  if (Array.isArray(events) && events.length > 0) {
-    const first: unknown = events[0];
-    if (typeof first === "object" && first !== null && "id" in first) {
-      const id = (first as { id: unknown }).id;
-      if ((typeof id === "string" && id !== "") || typeof id === "number") return String(id);
-    }
-  }
-  if ((typeof raw.eventId === "string" && raw.eventId !== "") || typeof raw.eventId === "number") {
-    return String(raw.eventId);
-  }
-  return marketId;
-}
-
-/** Gamma gives volume and liquidity both as a number (`volumeNum`) and as text (`volume`); either may be absent. */
-function amountOf(numeric: unknown, text: unknown): number | null {
-  if (typeof numeric === "number" && Number.isFinite(numeric)) return numeric;
-  if (typeof text === "string" && text.trim() !== "") {
-    const n = Number(text);
-    if (Number.isFinite(n)) return n;
-  }
-  return null;
-}
-
-/** `closedTime` ("2026-07-24 00:00:16+00") is when Gamma closed the market; `umaEndDate` is the oracle's. */
-function resolvedAtOf(raw: Record<string, unknown>): number | null {
-  for (const v of [raw.closedTime, raw.umaEndDate]) {
-    const us = typeof v === "string" ? parseIsoMicros(v) : null;
-    if (us !== null) return Math.floor(us / 1_000_000);
-  }
-  return null;
 }
 
 // ---------------------------------------------------------------------------------------------------
