@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { after, before, describe, test } from "node:test";
+import { SQLITE_MIGRATIONS } from "../src/store/sqlite/migrations.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -230,7 +231,7 @@ describe("updown migrate, seed, export and import archive", () => {
     db.close();
     assert.deepEqual(
       versions.map((r) => r.version),
-      [1, 2],
+      SQLITE_MIGRATIONS.map((m) => m.version),
     );
   });
 

@@ -8,6 +8,7 @@ import { PostgresStore } from "../src/store/postgres/pg-store.ts";
 import { HAND_MARKET } from "./helpers/app.ts";
 import { ScratchSchemas, postgresTestUrl } from "./helpers/postgres.ts";
 import { storeContract } from "./store-contract.ts";
+import { POSTGRES_MIGRATIONS } from "../src/store/postgres/migrations.ts";
 
 // Runs only against a server named by DATABASE_URL; once one is named, an unreachable server fails
 // these tests rather than skipping them.
@@ -216,7 +217,7 @@ if (url === null) {
         const { rows } = await stores[0].pool.query("SELECT version FROM schema_migrations ORDER BY version");
         assert.deepEqual(
           rows.map((r: { version: number }) => r.version),
-          [1, 2],
+          POSTGRES_MIGRATIONS.map((m) => m.version),
         );
         assert.equal(await stores[1].countMarkets(), 0);
       } finally {

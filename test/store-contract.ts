@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { encodeBooks } from "../src/domain/book-codec.ts";
 import type { SnapshotRow } from "../src/domain/snapshot.ts";
-import type { Store } from "../src/store/store.ts";
+import type { QuotaChargeRecord, Store } from "../src/store/store.ts";
 import { HAND_MARKET } from "./helpers/app.ts";
 
 const BOOKS = encodeBooks(
@@ -208,6 +208,113 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       assert.deepEqual(await store.findApiKey("lim00007"), key("lim00007", "limited", "starter"));
     });
 
+    test("API keys: put stores a record as given, a repeat changes nothing, a revocation on either side stays", async () => {
+      const record = {
+        id: "put00001",
+        hash: "c".repeat(64),
+        plan: "enterprise" as const,
+        account: "copied",
+        name: null,
+        createdAt: 20,
+        revokedAt: null,
+        perMinuteLimit: 5000,
+        perDayLimit: 1_000_000,
+      };
+      await store.putApiKey(record);
+      await store.putApiKey(record);
+      assert.deepEqual(await store.findApiKey("put00001"), record);
+      await store.putApiKey({ ...record, plan: "pro", name: "renamed", perMinuteLimit: null });
+      assert.deepEqual(await store.findApiKey("put00001"), {
+        ...record,
+        plan: "pro",
+        name: "renamed",
+        perMinuteLimit: null,
+      });
+      await store.putApiKey({ ...record, revokedAt: 30 });
+      assert.equal((await store.findApiKey("put00001"))?.revokedAt, 30);
+      await store.putApiKey(record);
+      assert.equal((await store.findApiKey("put00001"))?.revokedAt, 30, "not revived");
+      await store.putApiKey({ ...record, revokedAt: 25 });
+      assert.equal((await store.findApiKey("put00001"))?.revokedAt, 25, "the earlier revocation");
+      await store.putApiKey({ ...record, revokedAt: 40 });
+      assert.equal((await store.findApiKey("put00001"))?.revokedAt, 25);
+      const limited = { ...record, id: "put00002", plan: "starter" as const, account: "full" };
+      await store.insertApiKey({ ...limited, id: "put00003" }, 1);
+      await store.putApiKey(limited);
+      assert.equal(await store.countActiveKeys("full", "starter"), 2, "put is not limited per account");
+    });
+
+    test("quota ledger: listed by id in pages; put stores charges as given and sets used to the live ones", async () => {
+      const charge = (id: string, over: Partial<QuotaChargeRecord> = {}): QuotaChargeRecord => ({
+        id,
+        keyId: "qc",
+        month: "2026-07",
+        idempotencyKey: null,
+        chargedAt: 100,
+        refundedAt: null,
+        result: null,
+        ...over,
+      });
+      const ledger = [
+        charge("qc-1", { idempotencyKey: "i-1", result: '{"a":1}' }),
+        charge("qc-2", { refundedAt: 150 }),
+        charge("qc-3", { month: "2026-08", chargedAt: 200 }),
+        charge("qc-4", { idempotencyKey: "i-2" }),
+      ];
+      // A charge of the destination holding an idempotency key the ledger gives to another charge.
+      assert.equal(
+        (
+          await store.chargeQuota({
+            keyId: "qc",
+            month: "2026-07",
+            limit: null,
+            chargeId: "qc-0",
+            idempotencyKey: "i-2",
+            at: 90,
+          })
+        ).status,
+        "charged",
+      );
+      await store.putQuotaCharges(ledger);
+      await store.putQuotaCharges(ledger);
+      assert.equal(await store.quotaUsed("qc", "2026-07"), 2);
+      assert.equal(await store.quotaUsed("qc", "2026-08"), 1);
+      const mine = async (after: string | null, limit: number) =>
+        (await store.listQuotaCharges(after, limit)).filter((c) => c.keyId === "qc");
+      assert.deepEqual(await mine("qc-", 100), ledger, "the one holding i-2 gave way");
+      assert.deepEqual(await mine("qc-1", 2), ledger.slice(1, 3));
+      const all: QuotaChargeRecord[] = [];
+      for (let page = await store.listQuotaCharges(null, 3); page.length;) {
+        all.push(...page);
+        page = await store.listQuotaCharges(page[page.length - 1].id, 3);
+      }
+      assert.deepEqual(
+        all.filter((c) => c.keyId === "qc"),
+        ledger,
+      );
+      assert.deepEqual(
+        all.map((c) => c.id),
+        all.map((c) => c.id).toSorted(),
+      );
+      // What happened at the destination since is kept: a refund and a recorded result.
+      assert.equal(await store.refundQuota("qc", "qc-4", 300), true);
+      await store.recordChargeResult("qc", "qc-3", '{"b":2}');
+      await store.putQuotaCharges(ledger);
+      assert.equal((await mine("qc-3", 1))[0].refundedAt, 300);
+      assert.equal((await mine("qc-2", 1))[0].result, '{"b":2}');
+      assert.equal(await store.quotaUsed("qc", "2026-07"), 1);
+      const replay = await store.chargeQuota({
+        keyId: "qc",
+        month: "2026-07",
+        limit: null,
+        chargeId: "qc-9",
+        idempotencyKey: "i-1",
+        at: 400,
+      });
+      assert.deepEqual(replay, { status: "replayed", chargeId: "qc-1", used: 1, result: '{"a":1}' });
+      await store.putQuotaCharges([]);
+    });
+
     test("prices read back as the same doubles, and a second given twice in a batch keeps the first", async () => {
       const doubles = [0.1 + 0.2, 1 / 3, 5e-324, 1.7976931348623157e308, -2.5e-7, 123456.789012345];
       const m = await store.upsertMarket({
@@ -351,6 +458,76 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       assert.equal(await store.refundQuota("q5", "e3", 170), true);
       assert.equal(await store.quotaUsed("q5", "2026-07"), 0);
       assert.deepEqual(await charge("e6", "idem-3"), { status: "charged", chargeId: "e6", used: 1 });
+    });
+
+    test("a batch writes several markets' rows at once, idempotently, counting each market's", async () => {
+      const a = await store.upsertMarket({ ...HAND_MARKET, slug: "eth-updown-5m-1784851500", coin: "eth" });
+      const b = await store.upsertMarket({ ...HAND_MARKET, slug: "sol-updown-5m-1784851500", coin: "sol" });
+      const batch = [
+        { marketKey: a.key, rows: rows(1784851500, 3, true) },
+        { marketKey: b.key, rows: rows(1784851500, 2, false) },
+      ];
+      assert.equal(await store.insertSnapshotBatch(batch), 5);
+      assert.equal(await store.insertSnapshotBatch(batch), 0, "replayed: nothing new");
+      assert.equal(await store.insertSnapshotBatch([]), 0);
+      assert.equal((await store.getMarket(a.slug))?.snapshotCount, 3);
+      assert.equal((await store.getMarket(b.slug))?.snapshotCount, 2);
+      const page = await store.snapshotPage(a.key, { order: "asc", limit: 10, offset: 0, books: true });
+      assert.deepEqual(page, rows(1784851500, 3, true));
+    });
+
+    test("gaps are kept per market and start, a longer record of the same gap extending it", async () => {
+      const m = await store.upsertMarket({
+        ...HAND_MARKET,
+        slug: "btc-updown-15m-1784851200",
+        marketType: "15m",
+      });
+      await store.recordGap(m.key, {
+        from: 5e6,
+        to: 7e6,
+        cause: "upstream_silent",
+        detail: "no message for 30 s",
+      });
+      await store.recordGap(m.key, { from: 1e6, to: 2e6, cause: "not_recording", detail: null });
+      await store.recordGap(m.key, {
+        from: 5e6,
+        to: 9e6,
+        cause: "upstream_silent",
+        detail: "no message for 30 s",
+      });
+      await store.recordGap(m.key, {
+        from: 5e6,
+        to: 8e6,
+        cause: "upstream_silent",
+        detail: "no message for 30 s",
+      });
+      assert.deepEqual(await store.listGaps(m.key), [
+        { from: 1e6, to: 2e6, cause: "not_recording", detail: null },
+        { from: 5e6, to: 9e6, cause: "upstream_silent", detail: "no message for 30 s" },
+      ]);
+      assert.deepEqual(await store.listGaps(m.key + 1000), []);
+    });
+
+    test("the span of a market's snapshots names the holes wider than the step", async () => {
+      const m = await store.upsertMarket({
+        ...HAND_MARKET,
+        slug: "btc-updown-4h-1784851200",
+        marketType: "4h",
+      });
+      assert.deepEqual(await store.snapshotSpan(m.key, 1.5e6), { first: null, last: null, holes: [] });
+      const times = [10, 11, 12, 15, 16, 30].map((s) => s * 1e6 + 250_000);
+      await store.insertSnapshots(
+        m.key,
+        times.map((time) => ({ time, coinPrice: 1, priceUp: 0.5, priceDown: 0.5, books: null })),
+      );
+      assert.deepEqual(await store.snapshotSpan(m.key, 1.5e6), {
+        first: 10_250_000,
+        last: 30_250_000,
+        holes: [
+          { after: 12_250_000, before: 15_250_000 },
+          { after: 16_250_000, before: 30_250_000 },
+        ],
+      });
     });
   });
 }

@@ -1,6 +1,6 @@
 import type { ApiKeyRecord, PlanName } from "../domain/api-key.ts";
 import type { Coin, Market, MarketType, Outcome } from "../domain/market.ts";
-import type { StoredMarket } from "./store.ts";
+import type { QuotaChargeRecord, RecordingGap, StoredMarket } from "./store.ts";
 
 /** Column lists and row readers that both stores share: the schemas name these columns alike. */
 
@@ -123,4 +123,27 @@ export function keyFromRow(r: Row): ApiKeyRecord {
 /** A key's values in KEY_COLUMNS order. */
 export function keyValues(k: ApiKeyRecord): (string | number | null)[] {
   return [k.id, k.hash, k.plan, k.account, k.name, k.createdAt, k.revokedAt, k.perMinuteLimit, k.perDayLimit];
+}
+
+export function gapFromRow(r: Row): RecordingGap {
+  return {
+    from: r.from_us as number,
+    to: r.to_us as number,
+    cause: r.cause as string,
+    detail: r.detail as string | null,
+  };
+}
+
+export const QUOTA_CHARGE_COLUMNS = "id, key_id, month, idempotency_key, charged_at, refunded_at, result";
+
+export function quotaChargeFromArray(r: ArrayRow): QuotaChargeRecord {
+  return {
+    id: r[0] as string,
+    keyId: r[1] as string,
+    month: r[2] as string,
+    idempotencyKey: r[3] as string | null,
+    chargedAt: r[4] as number,
+    refundedAt: r[5] as number | null,
+    result: r[6] as string | null,
+  };
 }

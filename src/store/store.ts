@@ -1,3 +1,4 @@
+import type { ExchangeStore } from "./exchange-store.ts";
 import type { ApiKeyRecord, PlanName } from "../domain/api-key.ts";
 import type { Coin, Market, MarketType } from "../domain/market.ts";
 import type { SnapshotRow, SortOrder } from "../domain/snapshot.ts";
@@ -49,6 +50,8 @@ export interface SnapshotQuery {
  */
 export interface Store {
   readonly kind: "sqlite" | "postgres";
+  /** Binance spot and futures data, on the same connection (src/store/exchange-store.ts). */
+  readonly exchange: ExchangeStore;
   migrate(): Promise<void>;
   close(): Promise<void>;
 
@@ -63,6 +66,24 @@ export interface Store {
   /** Inserts the rows that are not stored yet; returns how many were new. */
   insertSnapshots(marketKey: number, rows: SnapshotRow[]): Promise<number>;
   countSnapshots(marketKey: number, from?: Micros, to?: Micros): Promise<number>;
+  /** Inserts the rows of several markets in one transaction (the collector's second); returns how many were new. */
+  insertSnapshotBatch(batch: SnapshotBatch[]): Promise<number>;
+  /**
+   * Records why a live market lacks snapshots for a span. Keyed by (market, from): recording the same
+   * gap again, or the same gap grown longer, keeps one record with the later end.
+   */
+  recordGap(marketKey: number, gap: RecordingGap): Promise<void>;
+  /** A market's recorded gaps, oldest first. */
+  listGaps(marketKey: number): Promise<RecordingGap[]>;
+  /**
+   * Where a market's snapshots lie: the first and last times, and every pair of consecutive
+   * snapshots more than `maxStep` apart (the holes coverage reports), in time order.
+   */
+  snapshotSpan(marketKey: number, maxStep: Micros): Promise<SnapshotSpan>;
+  /**
+   * A page of a market's snapshots. Books, when asked, come in their stored encoding byte for byte,
+   * so that ascending pages from a given time also serve to copy a market between stores.
+   */
   snapshotPage(marketKey: number, query: SnapshotQuery): Promise<SnapshotRow[]>;
   /** The latest snapshot at or before `time`, or null. */
   snapshotAtOrBefore(marketKey: number, time: Micros, books: boolean): Promise<SnapshotRow | null>;
@@ -77,6 +98,13 @@ export interface Store {
   listApiKeys(): Promise<ApiKeyRecord[]>;
   /** Marks the key revoked; false when there is no such key or it was already revoked. */
   revokeApiKey(id: string, at: Micros): Promise<boolean>;
+  /**
+   * Stores a key record as given, for copying between stores (`updown copy`): inserts it, or
+   * overwrites the record with the same id, except that a key revoked on either side stays revoked
+   * (the earlier revocation time is kept). No keys-per-account limit applies. Repeating it changes
+   * nothing.
+   */
+  putApiKey(record: ApiKeyRecord): Promise<void>;
 
   /**
    * Spends one unit of a key's monthly quota in one atomic step: replays a live charge with the same
@@ -88,6 +116,16 @@ export interface Store {
   /** Keeps what a charge bought (a response body), so that a replay can return it. */
   recordChargeResult(keyId: string, chargeId: string, result: string): Promise<void>;
   quotaUsed(keyId: string, month: string): Promise<number>;
+  /** Up to `limit` charges of the ledger, whatever their key, ordered by id, after `afterId` (null: from the first). */
+  listQuotaCharges(afterId: string | null, limit: number): Promise<QuotaChargeRecord[]>;
+  /**
+   * Stores charges as given, for copying between stores (`updown copy`), in one transaction: each
+   * one inserted, or overwriting the charge with the same id, except that a refund or a recorded
+   * result on either side is kept; a different charge of the same key and idempotency key is
+   * removed. Then the `used` of every (key, month) touched is set to its live charges, so the
+   * invariant above holds whatever was stored before. Repeating it changes nothing.
+   */
+  putQuotaCharges(charges: QuotaChargeRecord[]): Promise<void>;
 }
 
 export interface QuotaCharge {
@@ -106,3 +144,40 @@ export type QuotaChargeResult =
   | { status: "exhausted"; used: number }
   /** An earlier live charge with the same idempotency key; `result` is null while it is in progress. */
   | { status: "replayed"; chargeId: string; used: number; result: string | null };
+
+/** One charge of the quota ledger exactly as stored. */
+export interface QuotaChargeRecord {
+  id: string;
+  keyId: string;
+  /** UTC month, `YYYY-MM`. */
+  month: string;
+  idempotencyKey: string | null;
+  chargedAt: Micros;
+  refundedAt: Micros | null;
+  /** What the charge bought (see recordChargeResult), or null. */
+  result: string | null;
+}
+
+/** One market's rows of a batch written in one transaction. */
+export interface SnapshotBatch {
+  marketKey: number;
+  rows: SnapshotRow[];
+}
+
+/** A span of a live market without snapshots, and why, as the collector saw it. */
+export interface RecordingGap {
+  /** Time of the first tick without a snapshot. */
+  from: Micros;
+  /** Time of the last tick without a snapshot. */
+  to: Micros;
+  /** A short code (docs/collector.md): upstream_disconnected, collector_down, ... */
+  cause: string;
+  detail: string | null;
+}
+
+/** See Store.snapshotSpan. */
+export interface SnapshotSpan {
+  first: Micros | null;
+  last: Micros | null;
+  holes: { after: Micros; before: Micros }[];
+}

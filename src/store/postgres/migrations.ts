@@ -105,4 +105,93 @@ CREATE UNIQUE INDEX quota_charges_by_idempotency ON quota_charges (key_id, idemp
   WHERE idempotency_key IS NOT NULL;
 `,
   },
+  {
+    version: 3,
+    sql: `
+-- Why a live market lacks snapshots for a while, as the collector saw it: [from_us, to_us] is the span
+-- without snapshots, cause a short code (docs/collector.md). Coverage finds the holes from the
+-- snapshots themselves and takes their causes from here.
+CREATE TABLE recording_gaps (
+  market BIGINT NOT NULL,
+  from_us BIGINT NOT NULL,
+  to_us BIGINT NOT NULL,
+  cause TEXT NOT NULL,
+  detail TEXT,
+  PRIMARY KEY (market, from_us)
+);
+`,
+  },
+  {
+    version: 4,
+    sql: `
+-- Binance spot and futures data (DESIGN 3.6; src/store/exchange-store.ts), the same tables as
+-- SQLite's version 4. Depth, trades and mark prices (a row or more a second per coin) are
+-- partitioned by UTC month of time_us like the snapshots, created on first insert
+-- (exchange-pg.ts); a partitioned table's keys must hold time_us, and a trade's id fixes its time,
+-- so (coin, venue, trade_id, time_us) is unique exactly when (coin, venue, trade_id) is.
+CREATE TABLE exchange_depth (
+  coin TEXT COLLATE "C" NOT NULL,
+  venue TEXT COLLATE "C" NOT NULL,
+  time_us BIGINT NOT NULL,
+  books BYTEA NOT NULL,
+  PRIMARY KEY (coin, venue, time_us)
+) PARTITION BY RANGE (time_us);
+
+CREATE TABLE exchange_trades (
+  coin TEXT COLLATE "C" NOT NULL,
+  venue TEXT COLLATE "C" NOT NULL,
+  trade_id BIGINT NOT NULL,
+  time_us BIGINT NOT NULL,
+  price DOUBLE PRECISION NOT NULL,
+  qty DOUBLE PRECISION NOT NULL,
+  buyer_maker BOOLEAN NOT NULL,
+  PRIMARY KEY (coin, venue, trade_id, time_us)
+) PARTITION BY RANGE (time_us);
+CREATE INDEX exchange_trades_by_time ON exchange_trades (coin, venue, time_us);
+
+CREATE TABLE exchange_candles (
+  coin TEXT COLLATE "C" NOT NULL,
+  venue TEXT COLLATE "C" NOT NULL,
+  period TEXT COLLATE "C" NOT NULL,
+  open_time BIGINT NOT NULL,
+  open DOUBLE PRECISION NOT NULL,
+  high DOUBLE PRECISION NOT NULL,
+  low DOUBLE PRECISION NOT NULL,
+  close DOUBLE PRECISION NOT NULL,
+  volume DOUBLE PRECISION NOT NULL,
+  quote_volume DOUBLE PRECISION NOT NULL,
+  trades BIGINT NOT NULL,
+  taker_buy_volume DOUBLE PRECISION NOT NULL,
+  taker_buy_quote_volume DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY (coin, venue, period, open_time)
+);
+
+CREATE TABLE exchange_funding (
+  coin TEXT COLLATE "C" NOT NULL,
+  time_us BIGINT NOT NULL,
+  rate DOUBLE PRECISION NOT NULL,
+  mark_price DOUBLE PRECISION,
+  PRIMARY KEY (coin, time_us)
+);
+
+CREATE TABLE exchange_open_interest (
+  coin TEXT COLLATE "C" NOT NULL,
+  time_us BIGINT NOT NULL,
+  open_interest DOUBLE PRECISION NOT NULL,
+  open_interest_value DOUBLE PRECISION,
+  PRIMARY KEY (coin, time_us)
+);
+
+CREATE TABLE exchange_mark_price (
+  coin TEXT COLLATE "C" NOT NULL,
+  time_us BIGINT NOT NULL,
+  mark_price DOUBLE PRECISION NOT NULL,
+  index_price DOUBLE PRECISION,
+  estimated_settle_price DOUBLE PRECISION,
+  funding_rate DOUBLE PRECISION,
+  next_funding_time BIGINT,
+  PRIMARY KEY (coin, time_us)
+) PARTITION BY RANGE (time_us);
+`,
+  },
 ];

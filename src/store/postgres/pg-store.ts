@@ -6,12 +6,27 @@ import type { Micros } from "../../domain/time.ts";
 import type {
   MarketFilter,
   QuotaCharge,
+  QuotaChargeRecord,
   QuotaChargeResult,
+  RecordingGap,
+  SnapshotBatch,
   SnapshotQuery,
+  SnapshotSpan,
   Store,
   StoredMarket,
 } from "../store.ts";
-import { KEY_COLUMNS, keyFromRow, keyValues, MARKET_COLUMNS, marketFromRow, marketValues } from "../rows.ts";
+import {
+  gapFromRow,
+  KEY_COLUMNS,
+  keyFromRow,
+  keyValues,
+  MARKET_COLUMNS,
+  marketFromRow,
+  marketValues,
+  QUOTA_CHARGE_COLUMNS,
+  quotaChargeFromArray,
+} from "../rows.ts";
+import { PostgresExchangeStore } from "./exchange-pg.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
 import { SnapshotPartitions } from "./partitions.ts";
 import {
@@ -108,6 +123,33 @@ const SNAPSHOT_AT_OR_BEFORE_SQL = {
     WHERE market = $1 AND time_us <= $2 ORDER BY time_us DESC LIMIT 1`,
 };
 
+/** A key record as given; a revocation on either side stays (LEAST ignores a NULL). */
+const PUT_API_KEY_SQL = `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+  ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, plan = excluded.plan, account = excluded.account,
+    name = excluded.name, created_at = excluded.created_at,
+    revoked_at = LEAST(api_keys.revoked_at, excluded.revoked_at),
+    per_minute_limit = excluded.per_minute_limit, per_day_limit = excluded.per_day_limit`;
+
+/** Other charges holding an idempotency key of the batch for the same API key give way to the batch's. */
+const DROP_OTHER_CHARGES_SQL = `DELETE FROM quota_charges q
+  USING unnest($1::text[], $2::text[], $3::text[]) AS b (id, key_id, idempotency_key)
+  WHERE q.key_id = b.key_id AND q.idempotency_key = b.idempotency_key AND q.id <> b.id`;
+
+/** Charges as given; a refund (the earlier one) and a recorded result already stored are kept. */
+const PUT_QUOTA_CHARGES_SQL = `INSERT INTO quota_charges (${QUOTA_CHARGE_COLUMNS})
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[])
+  ON CONFLICT (id) DO UPDATE SET key_id = excluded.key_id, month = excluded.month,
+    idempotency_key = excluded.idempotency_key, charged_at = excluded.charged_at,
+    refunded_at = LEAST(quota_charges.refunded_at, excluded.refunded_at),
+    result = COALESCE(excluded.result, quota_charges.result)`;
+
+/** Each (key, month) of the batch: used set to its live charges. */
+const RECOUNT_QUOTA_SQL = `INSERT INTO quota_usage (key_id, month, used)
+  SELECT t.key_id, t.month,
+    (SELECT count(*) FROM quota_charges c WHERE c.key_id = t.key_id AND c.month = t.month AND c.refunded_at IS NULL)
+  FROM (SELECT DISTINCT key_id, month FROM unnest($1::text[], $2::text[]) AS b (key_id, month)) t
+  ON CONFLICT (key_id, month) DO UPDATE SET used = excluded.used`;
+
 /**
  * Books as a plain Uint8Array over the bytes node-pg parsed, as the SQLite store returns them: a
  * Buffer has other methods and fails a strict comparison with the encoder's output.
@@ -152,6 +194,7 @@ export interface PostgresStoreOptions {
 export class PostgresStore implements Store {
   readonly kind = "postgres" as const;
   readonly pool: Pool;
+  readonly exchange: PostgresExchangeStore;
   private readonly partitions: SnapshotPartitions;
 
   constructor(connectionString: string, options: PostgresStoreOptions = {}) {
@@ -171,6 +214,7 @@ export class PostgresStore implements Store {
     // it would crash the process. The pool replaces the client on the next checkout.
     this.pool.on("error", () => {});
     this.partitions = new SnapshotPartitions(this.pool);
+    this.exchange = new PostgresExchangeStore(this.pool);
   }
 
   /** Applies the missing migrations in one transaction, after any other process migrating has finished. */
@@ -284,6 +328,67 @@ export class PostgresStore implements Store {
     });
   }
 
+  async insertSnapshotBatch(batch: SnapshotBatch[]): Promise<number> {
+    const times = batch.flatMap((b) => b.rows.map((r) => r.time));
+    if (times.length === 0) return 0;
+    const write = () =>
+      inTransaction(this.pool, async (client) => {
+        let added = 0;
+        // Markets in key order, so that concurrent batches lock rows in one order.
+        for (const b of batch.toSorted((x, y) => x.marketKey - y.marketKey)) {
+          const rows = b.rows.toSorted((x, y) => x.time - y.time);
+          for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
+            added += await insertChunk(client, b.marketKey, rows.slice(i, i + INSERT_CHUNK_ROWS));
+          }
+        }
+        return added;
+      });
+    await this.partitions.ensureFor(times);
+    try {
+      return await write();
+    } catch (err) {
+      if (!isMissingPartition(err)) throw err;
+      this.partitions.forget();
+      await this.partitions.ensureFor(times);
+      return write();
+    }
+  }
+
+  async recordGap(marketKey: number, gap: RecordingGap): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO recording_gaps (market, from_us, to_us, cause, detail) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (market, from_us) DO UPDATE SET to_us = greatest(recording_gaps.to_us, excluded.to_us)`,
+      [marketKey, gap.from, gap.to, gap.cause, gap.detail],
+    );
+  }
+
+  async listGaps(marketKey: number): Promise<RecordingGap[]> {
+    const { rows } = await this.pool.query<Row>(
+      "SELECT from_us, to_us, cause, detail FROM recording_gaps WHERE market = $1 ORDER BY from_us",
+      [marketKey],
+    );
+    return rows.map(gapFromRow);
+  }
+
+  async snapshotSpan(marketKey: number, maxStep: Micros): Promise<SnapshotSpan> {
+    const ends = await this.pool.query<Row>(
+      "SELECT min(time_us) AS first, max(time_us) AS last FROM snapshots WHERE market = $1",
+      [marketKey],
+    );
+    const holes = await this.pool.query<Row>(
+      `SELECT prev_us, time_us FROM (
+         SELECT time_us, lag(time_us) OVER (ORDER BY time_us) AS prev_us FROM snapshots WHERE market = $1
+       ) AS t WHERE time_us - prev_us > $2 ORDER BY time_us`,
+      [marketKey, maxStep],
+    );
+    const first = ends.rows[0] as Row;
+    return {
+      first: (first.first as number | null) ?? null,
+      last: (first.last as number | null) ?? null,
+      holes: holes.rows.map((h) => ({ after: h.prev_us as number, before: h.time_us as number })),
+    };
+  }
+
   async countSnapshots(marketKey: number, from?: Micros, to?: Micros): Promise<number> {
     return this.count(
       "SELECT count(*) AS n FROM snapshots WHERE market = $1 AND time_us >= $2 AND time_us <= $3",
@@ -377,6 +482,10 @@ export class PostgresStore implements Store {
     return (res.rowCount ?? 0) > 0;
   }
 
+  async putApiKey(k: ApiKeyRecord): Promise<void> {
+    await this.pool.query(PUT_API_KEY_SQL, keyValues(k));
+  }
+
   /**
    * Charges of one key run one at a time, under a lock on the key taken before anything is read: in
    * READ COMMITTED each later statement then sees every charge committed before it.
@@ -444,6 +553,44 @@ export class PostgresStore implements Store {
 
   async quotaUsed(keyId: string, month: string): Promise<number> {
     return quotaUsedIn(this.pool, keyId, month);
+  }
+
+  async listQuotaCharges(afterId: string | null, limit: number): Promise<QuotaChargeRecord[]> {
+    const { rows } = await this.pool.query<ArrayRow>({
+      text:
+        afterId === null
+          ? `SELECT ${QUOTA_CHARGE_COLUMNS} FROM quota_charges ORDER BY id LIMIT $1`
+          : `SELECT ${QUOTA_CHARGE_COLUMNS} FROM quota_charges WHERE id > $2 ORDER BY id LIMIT $1`,
+      values: afterId === null ? [limit] : [limit, afterId],
+      rowMode: "array",
+    });
+    return rows.map(quotaChargeFromArray);
+  }
+
+  /**
+   * Three statements over the batch as parallel arrays, under the quota locks of its keys (taken in
+   * key order), so that a charge running meanwhile sees the ledger before or after, never between.
+   */
+  async putQuotaCharges(charges: QuotaChargeRecord[]): Promise<void> {
+    if (charges.length === 0) return;
+    // ON CONFLICT may not touch a row twice in one statement: one charge per id, the last given.
+    const byId = [...new Map(charges.map((c) => [c.id, c])).values()];
+    const ids = byId.map((c) => c.id);
+    const keyIds = byId.map((c) => c.keyId);
+    await inTransaction(this.pool, async (client) => {
+      for (const keyId of [...new Set(keyIds)].sort()) await lockQuotaOf(client, keyId);
+      await client.query(DROP_OTHER_CHARGES_SQL, [ids, keyIds, byId.map((c) => c.idempotencyKey)]);
+      await client.query(PUT_QUOTA_CHARGES_SQL, [
+        ids,
+        keyIds,
+        byId.map((c) => c.month),
+        byId.map((c) => c.idempotencyKey),
+        byId.map((c) => c.chargedAt),
+        byId.map((c) => c.refundedAt),
+        byId.map((c) => c.result),
+      ]);
+      await client.query(RECOUNT_QUOTA_SQL, [keyIds, byId.map((c) => c.month)]);
+    });
   }
 }
 

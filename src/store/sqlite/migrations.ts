@@ -91,4 +91,97 @@ CREATE UNIQUE INDEX quota_charges_by_idempotency ON quota_charges (key_id, idemp
   WHERE idempotency_key IS NOT NULL;
 `,
   },
+  {
+    version: 3,
+    sql: `
+-- Why a live market lacks snapshots for a while, as the collector saw it: [from_us, to_us] is the span
+-- without snapshots, cause a short code (docs/collector.md). Coverage finds the holes from the
+-- snapshots themselves and takes their causes from here.
+CREATE TABLE recording_gaps (
+  market INTEGER NOT NULL,
+  from_us INTEGER NOT NULL,
+  to_us INTEGER NOT NULL,
+  cause TEXT NOT NULL,
+  detail TEXT,
+  PRIMARY KEY (market, from_us)
+) WITHOUT ROWID;
+`,
+  },
+  {
+    version: 4,
+    sql: `
+-- Binance spot and futures data (DESIGN 3.6; src/store/exchange-store.ts). Times in µs like
+-- everywhere (Binance's milliseconds × 1000). Every table's primary key is what makes its writes
+-- idempotent.
+
+-- Top 20 levels a side of a venue's book, one a second, encoded by encodeBooks (the book as "up",
+-- an empty "down").
+CREATE TABLE exchange_depth (
+  coin TEXT NOT NULL,
+  venue TEXT NOT NULL,
+  time_us INTEGER NOT NULL,
+  books BLOB NOT NULL,
+  PRIMARY KEY (coin, venue, time_us)
+) WITHOUT ROWID;
+
+-- Spot trades by trade id; futures aggregate trades by aggregate trade id (ids grow with time).
+CREATE TABLE exchange_trades (
+  coin TEXT NOT NULL,
+  venue TEXT NOT NULL,
+  trade_id INTEGER NOT NULL,
+  time_us INTEGER NOT NULL,
+  price REAL NOT NULL,
+  qty REAL NOT NULL,
+  buyer_maker INTEGER NOT NULL,
+  PRIMARY KEY (coin, venue, trade_id)
+) WITHOUT ROWID;
+CREATE INDEX exchange_trades_by_time ON exchange_trades (coin, venue, time_us);
+
+-- Closed candles; 1m is what is recorded and backfilled, wider intervals are aggregated on read.
+CREATE TABLE exchange_candles (
+  coin TEXT NOT NULL,
+  venue TEXT NOT NULL,
+  period TEXT NOT NULL,
+  open_time INTEGER NOT NULL,
+  open REAL NOT NULL,
+  high REAL NOT NULL,
+  low REAL NOT NULL,
+  close REAL NOT NULL,
+  volume REAL NOT NULL,
+  quote_volume REAL NOT NULL,
+  trades INTEGER NOT NULL,
+  taker_buy_volume REAL NOT NULL,
+  taker_buy_quote_volume REAL NOT NULL,
+  PRIMARY KEY (coin, venue, period, open_time)
+) WITHOUT ROWID;
+
+-- Futures only: settled funding rates, open interest, and the mark price stream (one a second).
+CREATE TABLE exchange_funding (
+  coin TEXT NOT NULL,
+  time_us INTEGER NOT NULL,
+  rate REAL NOT NULL,
+  mark_price REAL,
+  PRIMARY KEY (coin, time_us)
+) WITHOUT ROWID;
+
+CREATE TABLE exchange_open_interest (
+  coin TEXT NOT NULL,
+  time_us INTEGER NOT NULL,
+  open_interest REAL NOT NULL,
+  open_interest_value REAL,
+  PRIMARY KEY (coin, time_us)
+) WITHOUT ROWID;
+
+CREATE TABLE exchange_mark_price (
+  coin TEXT NOT NULL,
+  time_us INTEGER NOT NULL,
+  mark_price REAL NOT NULL,
+  index_price REAL,
+  estimated_settle_price REAL,
+  funding_rate REAL,
+  next_funding_time INTEGER,
+  PRIMARY KEY (coin, time_us)
+) WITHOUT ROWID;
+`,
+  },
 ];

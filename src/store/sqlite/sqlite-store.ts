@@ -9,12 +9,17 @@ import type { Micros } from "../../domain/time.ts";
 import type {
   MarketFilter,
   QuotaCharge,
+  QuotaChargeRecord,
   QuotaChargeResult,
+  RecordingGap,
+  SnapshotBatch,
   SnapshotQuery,
+  SnapshotSpan,
   Store,
   StoredMarket,
 } from "../store.ts";
 import {
+  gapFromRow,
   KEY_COLUMNS,
   keyFromArray,
   keyValues,
@@ -22,7 +27,10 @@ import {
   marketFromArray,
   marketFromRow,
   marketValues,
+  QUOTA_CHARGE_COLUMNS,
+  quotaChargeFromArray,
 } from "../rows.ts";
+import { SqliteExchangeStore } from "./exchange-sqlite.ts";
 import { SQLITE_MIGRATIONS } from "./migrations.ts";
 
 type Row = Record<string, SQLInputValue>;
@@ -78,6 +86,7 @@ export function sqlitePathOf(url: string): string {
 export class SqliteStore implements Store {
   readonly kind = "sqlite" as const;
   readonly db: DatabaseSync;
+  readonly exchange: SqliteExchangeStore;
   private readonly statements = new Map<string, StatementSync>();
   private readonly arrayStatements = new Map<string, StatementSync>();
 
@@ -86,6 +95,7 @@ export class SqliteStore implements Store {
     this.db = new DatabaseSync(path);
     // busy_timeout first: switching to WAL waits for other connections opening the same new file.
     this.db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    this.exchange = new SqliteExchangeStore(this.db);
   }
 
   private stmt(sql: string): StatementSync {
@@ -215,28 +225,66 @@ export class SqliteStore implements Store {
 
   async insertSnapshots(marketKey: number, rows: SnapshotRow[]): Promise<number> {
     if (rows.length === 0) return 0;
+    return this.transaction(() => this.insertRows(marketKey, rows));
+  }
+
+  async insertSnapshotBatch(batch: SnapshotBatch[]): Promise<number> {
+    return this.transaction(() => {
+      let added = 0;
+      for (const b of batch) added += this.insertRows(b.marketKey, b.rows);
+      return added;
+    });
+  }
+
+  /** Inserts within the caller's transaction. */
+  private insertRows(marketKey: number, rows: SnapshotRow[]): number {
     const insertPrices = this.stmt(
       "INSERT OR IGNORE INTO snapshots (market, time_us, coin_price, price_up, price_down) VALUES (?, ?, ?, ?, ?)",
     );
     const insertBooks = this.stmt(
       "INSERT OR IGNORE INTO snapshot_books (market, time_us, books) VALUES (?, ?, ?)",
     );
-    return this.transaction(() => {
-      let added = 0;
-      for (const r of rows) {
-        const res = insertPrices.run(marketKey, r.time, r.coinPrice, r.priceUp, r.priceDown);
-        if (res.changes === 0) continue;
-        added++;
-        if (r.books) insertBooks.run(marketKey, r.time, r.books);
-      }
-      if (added > 0) {
-        this.stmt("UPDATE markets SET snapshot_count = snapshot_count + ? WHERE id = ?").run(
-          added,
-          marketKey,
-        );
-      }
-      return added;
-    });
+    let added = 0;
+    for (const r of rows) {
+      const res = insertPrices.run(marketKey, r.time, r.coinPrice, r.priceUp, r.priceDown);
+      if (res.changes === 0) continue;
+      added++;
+      if (r.books) insertBooks.run(marketKey, r.time, r.books);
+    }
+    if (added > 0) {
+      this.stmt("UPDATE markets SET snapshot_count = snapshot_count + ? WHERE id = ?").run(added, marketKey);
+    }
+    return added;
+  }
+
+  async recordGap(marketKey: number, gap: RecordingGap): Promise<void> {
+    this.stmt(
+      `INSERT INTO recording_gaps (market, from_us, to_us, cause, detail) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (market, from_us) DO UPDATE SET to_us = max(to_us, excluded.to_us)`,
+    ).run(marketKey, gap.from, gap.to, gap.cause, gap.detail);
+  }
+
+  async listGaps(marketKey: number): Promise<RecordingGap[]> {
+    const rows = this.stmt(
+      "SELECT from_us, to_us, cause, detail FROM recording_gaps WHERE market = ? ORDER BY from_us",
+    ).all(marketKey) as Row[];
+    return rows.map(gapFromRow);
+  }
+
+  async snapshotSpan(marketKey: number, maxStep: Micros): Promise<SnapshotSpan> {
+    const ends = this.stmt(
+      "SELECT min(time_us) AS first, max(time_us) AS last FROM snapshots WHERE market = ?",
+    ).get(marketKey) as Row;
+    const holes = this.stmt(
+      `SELECT prev_us, time_us FROM (
+         SELECT time_us, lag(time_us) OVER (ORDER BY time_us) AS prev_us FROM snapshots WHERE market = ?
+       ) WHERE time_us - prev_us > ? ORDER BY time_us`,
+    ).all(marketKey, maxStep) as Row[];
+    return {
+      first: (ends.first as number | null) ?? null,
+      last: (ends.last as number | null) ?? null,
+      holes: holes.map((h) => ({ after: h.prev_us as number, before: h.time_us as number })),
+    };
   }
 
   async countSnapshots(marketKey: number, from?: Micros, to?: Micros): Promise<number> {
@@ -403,6 +451,17 @@ export class SqliteStore implements Store {
     );
   }
 
+  async putApiKey(k: ApiKeyRecord): Promise<void> {
+    // min() of SQLite is NULL when either side is; coalesce then takes the one revocation there is.
+    this.stmt(
+      `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, plan = excluded.plan, account = excluded.account,
+         name = excluded.name, created_at = excluded.created_at,
+         revoked_at = coalesce(min(api_keys.revoked_at, excluded.revoked_at), api_keys.revoked_at, excluded.revoked_at),
+         per_minute_limit = excluded.per_minute_limit, per_day_limit = excluded.per_day_limit`,
+    ).run(...keyValues(k));
+  }
+
   async chargeQuota(c: QuotaCharge): Promise<QuotaChargeResult> {
     return this.transaction(() => {
       if (c.idempotencyKey !== null) {
@@ -459,5 +518,43 @@ export class SqliteStore implements Store {
 
   async quotaUsed(keyId: string, month: string): Promise<number> {
     return this.used(keyId, month);
+  }
+
+  async listQuotaCharges(afterId: string | null, limit: number): Promise<QuotaChargeRecord[]> {
+    const rows = (afterId === null
+      ? this.arrayStmt(`SELECT ${QUOTA_CHARGE_COLUMNS} FROM quota_charges ORDER BY id LIMIT ?`).all(limit)
+      : this.arrayStmt(
+          `SELECT ${QUOTA_CHARGE_COLUMNS} FROM quota_charges WHERE id > ? ORDER BY id LIMIT ?`,
+        ).all(afterId, limit)) as unknown as ArrayRow[];
+    return rows.map(quotaChargeFromArray);
+  }
+
+  async putQuotaCharges(charges: QuotaChargeRecord[]): Promise<void> {
+    if (charges.length === 0) return;
+    const dropOther = this.stmt(
+      "DELETE FROM quota_charges WHERE key_id = ? AND idempotency_key = ? AND id <> ?",
+    );
+    const put = this.stmt(
+      `INSERT INTO quota_charges (${QUOTA_CHARGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET key_id = excluded.key_id, month = excluded.month,
+         idempotency_key = excluded.idempotency_key, charged_at = excluded.charged_at,
+         refunded_at = coalesce(min(quota_charges.refunded_at, excluded.refunded_at), quota_charges.refunded_at,
+           excluded.refunded_at),
+         result = coalesce(excluded.result, quota_charges.result)`,
+    );
+    const recount = this.stmt(
+      `INSERT INTO quota_usage (key_id, month, used)
+       SELECT ?1, ?2, count(*) FROM quota_charges WHERE key_id = ?1 AND month = ?2 AND refunded_at IS NULL
+       ON CONFLICT (key_id, month) DO UPDATE SET used = excluded.used`,
+    );
+    this.transaction(() => {
+      const touched = new Map<string, [string, string]>();
+      for (const c of charges) {
+        if (c.idempotencyKey !== null) dropOther.run(c.keyId, c.idempotencyKey, c.id);
+        put.run(c.id, c.keyId, c.month, c.idempotencyKey, c.chargedAt, c.refundedAt, c.result);
+        touched.set(`${c.keyId}\n${c.month}`, [c.keyId, c.month]);
+      }
+      for (const [keyId, month] of touched.values()) recount.run(keyId, month);
+    });
   }
 }
