@@ -1,0 +1,194 @@
+import { existsSync, realpathSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { CopyError, type CopyProgress, type CopyResult, copyStore } from "../store/copy.ts";
+import { isStoreUnavailable } from "../store/errors.ts";
+import { openStore } from "../store/open.ts";
+import { sqlitePathOf } from "../store/sqlite/sqlite-store.ts";
+import type { Store } from "../store/store.ts";
+
+export const DEFAULT_COPY_BATCH = 5000;
+/** Above this a batch buys no speed and holds one long transaction at the destination. */
+export const MAX_COPY_BATCH = 50_000;
+
+/** Where a --from or --to URL points, as far as telling two of them apart needs. */
+type StoreLocation = { kind: "sqlite"; path: string } | { kind: "postgres"; url: URL };
+
+function locate(flag: string, text: string): StoreLocation {
+  if (text.startsWith("sqlite:")) {
+    const path = sqlitePathOf(text);
+    if (path === "" || path === ":memory:") {
+      throw new CopyError(`${flag} ${text}: an in-memory database ends with the command; name a file`);
+    }
+    return { kind: "sqlite", path };
+  }
+  if (text.startsWith("postgres://") || text.startsWith("postgresql://")) {
+    try {
+      return { kind: "postgres", url: new URL(text) };
+    } catch {
+      throw new CopyError(`${flag} is not a valid PostgreSQL URL`);
+    }
+  }
+  throw new CopyError(
+    `${flag} must start with sqlite:, postgres:// or postgresql:// (got "${text.split(":")[0]}:")`,
+  );
+}
+
+/** A file's path with links resolved, also for a file not made yet (its directory's links resolved). */
+function canonicalPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    const dir = dirname(resolve(path));
+    return join(existsSync(dir) ? canonicalPath(dir) : dir, basename(path));
+  }
+}
+
+/**
+ * Server, port, database, user and connection options (a search_path there selects another schema).
+ * Two spellings of one server (localhost and 127.0.0.1) are not recognised as one.
+ */
+function postgresIdentity(url: URL): string {
+  const params = [...url.searchParams].filter(([k]) => k === "options" || k === "host").sort();
+  return JSON.stringify([
+    url.hostname.toLowerCase(),
+    url.port || "5432",
+    decodeURIComponent(url.pathname.slice(1)),
+    decodeURIComponent(url.username),
+    params,
+  ]);
+}
+
+function sameStore(a: StoreLocation, b: StoreLocation): boolean {
+  if (a.kind === "sqlite" && b.kind === "sqlite") return canonicalPath(a.path) === canonicalPath(b.path);
+  if (a.kind === "postgres" && b.kind === "postgres")
+    return postgresIdentity(a.url) === postgresIdentity(b.url);
+  return false;
+}
+
+/** The URL as shown in messages and the summary: never the password. */
+export function displayUrl(text: string): string {
+  if (!text.startsWith("postgres")) return text;
+  try {
+    const url = new URL(text);
+    if (url.password) url.password = "";
+    return url.toString().replace(/:@/, "@");
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
+/** An error in one line: a refused connection to several addresses comes as an AggregateError with no message. */
+function describe(err: unknown): string {
+  const inner = err instanceof AggregateError && err.errors.length > 0 ? err.errors[0] : err;
+  const { message, code } = inner as { message?: unknown; code?: unknown };
+  const text = typeof message === "string" && message !== "" ? message : String(code ?? inner);
+  return text.replace(/\s*\n\s*/g, " ");
+}
+
+async function open(role: "source" | "destination", text: string): Promise<Store> {
+  try {
+    return await openStore(text);
+  } catch (err) {
+    throw new CopyError(`cannot open the ${role} ${displayUrl(text)}: ${describe(err)}`);
+  }
+}
+
+/**
+ * Copy progress on stderr, as Progress (progress.ts) writes it: one line rewritten in place on a
+ * terminal, else a line every few seconds; the first as soon as the first batch is written, so that
+ * whoever watches (or a test) sees the copy under way.
+ */
+class CopyProgressLine {
+  readonly tty = process.stderr.isTTY === true;
+  private readonly started = performance.now();
+  private lastPrint: number | null = null;
+
+  update(p: CopyProgress): void {
+    const now = performance.now();
+    const finished = p.marketsDone === p.marketsTotal && p.seriesDone === p.seriesTotal;
+    if (!finished && this.lastPrint !== null && now - this.lastPrint < (this.tty ? 200 : 2000)) return;
+    const started = p.snapshotsCopied + p.exchangeRowsCopied + p.marketsDone + p.seriesDone > 0;
+    if (this.lastPrint === null && !started && !finished) return;
+    this.lastPrint = now;
+    const done = p.snapshotsDone + p.exchangeRowsDone;
+    const total = p.snapshotsTotal + p.exchangeRowsTotal;
+    const pct = total > 0 ? ((100 * done) / total).toFixed(1) : "100.0";
+    const rate = Math.round(
+      (p.snapshotsCopied + p.exchangeRowsCopied) / Math.max((now - this.started) / 1000, 0.001),
+    );
+    const line =
+      `Copying: ${n(p.marketsDone)} / ${n(p.marketsTotal)} markets, ` +
+      `${n(p.snapshotsDone)} / ${n(p.snapshotsTotal)} snapshots, ` +
+      `${n(p.exchangeRowsDone)} / ${n(p.exchangeRowsTotal)} exchange rows (${pct}% of all rows), ${n(rate)} rows/s`;
+    process.stderr.write(this.tty ? `\r${line}\x1b[K` : `${line}\n`);
+  }
+
+  end(): void {
+    if (this.tty && this.lastPrint !== null) process.stderr.write("\n");
+  }
+
+  seconds(): number {
+    return (performance.now() - this.started) / 1000;
+  }
+}
+
+function n(value: number): string {
+  return value.toLocaleString("en-US");
+}
+
+function summary(r: CopyResult, from: string, to: string, seconds: number): string {
+  const complete = (done: number) => (done > 0 ? ` (${n(done)} already complete)` : "");
+  const rate = Math.round((r.snapshotsCopied + r.exchangeRowsCopied) / Math.max(seconds, 0.001));
+  return (
+    `Copied ${n(r.markets)} markets${complete(r.marketsComplete)}, ${n(r.snapshots)} snapshots ` +
+    `(${n(r.snapshotsCopied)} written by this run, ${n(r.snapshotsAdded)} new), ` +
+    `${n(r.exchangeSeries)} exchange series${complete(r.exchangeSeriesComplete)}, ` +
+    `${n(r.exchangeRows)} exchange rows (${n(r.exchangeRowsCopied)} written by this run, ` +
+    `${n(r.exchangeRowsAdded)} new), ${n(r.apiKeys)} API keys ` +
+    `and ${n(r.quotaCharges)} quota charges from ${displayUrl(from)} to ${displayUrl(to)} ` +
+    `in ${seconds.toFixed(1)} s (${n(rate)} rows/s)`
+  );
+}
+
+/** `updown copy`: checks the URLs, opens both stores, copies with progress on stderr, sums up on stdout. */
+export async function runCopy(from: string, to: string, batch: number): Promise<void> {
+  const source = locate("--from", from);
+  const target = locate("--to", to);
+  if (sameStore(source, target)) {
+    throw new CopyError(`--from and --to name the same database (${displayUrl(from)})`);
+  }
+  // Opening a SQLite path that does not exist would make an empty database and copy nothing.
+  if (source.kind === "sqlite" && !existsSync(source.path)) {
+    throw new CopyError(`--from ${from}: no such database file`);
+  }
+  const sourceStore = await open("source", from);
+  let targetStore: Store;
+  try {
+    targetStore = await open("destination", to);
+  } catch (err) {
+    await sourceStore.close();
+    throw err;
+  }
+  const progress = new CopyProgressLine();
+  try {
+    const result = await copyStore({
+      from: sourceStore,
+      to: targetStore,
+      batch,
+      onProgress: (p) => progress.update(p),
+      onWarning: (message) => process.stderr.write(`${progress.tty ? "\r\x1b[K" : ""}warning: ${message}\n`),
+    });
+    progress.end();
+    process.stdout.write(`${summary(result, from, to, progress.seconds())}\n`);
+  } catch (err) {
+    progress.end();
+    if (isStoreUnavailable(err)) {
+      throw new CopyError(
+        `a database stopped answering mid-copy (${describe(err)}); run the same command again to finish`,
+      );
+    }
+    throw err;
+  } finally {
+    await Promise.all([sourceStore.close(), targetStore.close()]);
+  }
+}
