@@ -23,6 +23,10 @@ export interface Config {
   /** Seed demo data and demo keys into an empty database on `serve`. */
   seedDemo: boolean;
   demoCounts: Record<MarketType, number>;
+  /** The collector's cadence: one snapshot per live market this often; coverage judges by it. */
+  snapshotIntervalMs: number;
+  /** Polymarket's Gamma REST API, CLOB market WebSocket and real-time data socket. */
+  polymarket: { gammaUrl: string; clobWsUrl: string; rtdsUrl: string };
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -38,6 +42,12 @@ export const DEFAULT_CONFIG: Config = {
   pageCacheBytes: 128 * 1024 * 1024,
   seedDemo: true,
   demoCounts: DEFAULT_DEMO_COUNTS,
+  snapshotIntervalMs: 1000,
+  polymarket: {
+    gammaUrl: "https://gamma-api.polymarket.com",
+    clobWsUrl: "wss://ws-subscriptions-clob.polymarket.com/ws/market",
+    rtdsUrl: "wss://ws-live-data.polymarket.com",
+  },
 };
 
 export class ConfigError extends Error {}
@@ -74,6 +84,18 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
       1048576,
     seedDemo: env.SEED_DEMO !== "0" && env.SEED_DEMO !== "false",
     demoCounts: parseDemoCounts(env.DEMO_COUNTS),
+    snapshotIntervalMs: intFrom(
+      "SNAPSHOT_INTERVAL_MS",
+      env.SNAPSHOT_INTERVAL_MS,
+      DEFAULT_CONFIG.snapshotIntervalMs,
+      100,
+      60_000,
+    ),
+    polymarket: {
+      gammaUrl: env.POLYMARKET_GAMMA_URL || DEFAULT_CONFIG.polymarket.gammaUrl,
+      clobWsUrl: env.POLYMARKET_CLOB_WS_URL || DEFAULT_CONFIG.polymarket.clobWsUrl,
+      rtdsUrl: env.POLYMARKET_RTDS_URL || DEFAULT_CONFIG.polymarket.rtdsUrl,
+    },
   };
   const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
   return { ...fromEnv, ...defined };

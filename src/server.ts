@@ -23,6 +23,7 @@ async function prepareFirstStart(store: Store, config: Config, plans: Plans): Pr
       anchor: Math.floor(systemClock.nowMicros() / 1e6),
       counts: config.demoCounts,
       coins: [...COINS],
+      exchange: true,
       onProgress: (done, total) => progress.update(done, total),
     });
     progress.done(`${result.markets} markets, ${result.snapshots.toLocaleString("en-US")} snapshots`);
@@ -60,6 +61,12 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   });
   // Handlers first, so that a signal during start-up also closes the store cleanly.
   let closing = false;
+  // Closing closes the connections idle at that moment; one whose request is still in flight stays open
+  // after its answer (keep-alive), and Node would hold it, and the exit, for keepAliveTimeout (72 s).
+  app.addHook("onResponse", (_req, _reply, done) => {
+    if (closing) app.server.closeIdleConnections();
+    done();
+  });
   const shutdown = async () => {
     if (closing) return;
     closing = true;

@@ -4,10 +4,12 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { postgresTestUrl } from "./helpers/postgres.ts";
 
-/** Every test file that talks to the API through makeTestApp/openTestStore. */
+/** Every test file that talks to the store through makeTestApp/openTestStore (the collector too). */
 const API_TEST_FILES = [
   "archive.test.ts",
   "auth-and-errors.test.ts",
+  "collector.test.ts",
+  "exchange-api.test.ts",
   "limits-api.test.ts",
   "markets-api.test.ts",
   "ops.test.ts",

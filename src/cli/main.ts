@@ -4,7 +4,14 @@ import { loadPlans } from "../access/plans.ts";
 import { type Config, ConfigError, loadConfig, parseDemoCounts } from "../config.ts";
 import { PLAN_NAMES, parsePlanName } from "../domain/api-key.ts";
 import { PlanConfigError } from "../domain/plan.ts";
-import { COINS, type Coin, MARKET_TYPES, parseCoin, parseMarketType } from "../domain/market.ts";
+import {
+  COINS,
+  type Coin,
+  MARKET_TYPES,
+  type MarketType,
+  parseCoin,
+  parseMarketType,
+} from "../domain/market.ts";
 import { parseIsoMicros, systemClock } from "../domain/time.ts";
 import { WireFormatError } from "../domain/wire.ts";
 import {
@@ -17,23 +24,32 @@ import {
 } from "../ingest/archive.ts";
 import { seedDemo } from "../ingest/demo.ts";
 import { formatImportReport, ImportError, importUpstream } from "../ingest/upstream-import.ts";
+import { collect } from "../collect.ts";
+import { parseVenue, VENUES, type Venue } from "../domain/exchange.ts";
 import { serve } from "../server.ts";
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
+import { CopyError } from "../store/copy.ts";
+import { DEFAULT_COPY_BATCH, MAX_COPY_BATCH, runCopy } from "./copy.ts";
+import { BACKFILL_HELP, BackfillUsageError, backfillCommand } from "./backfill-binance.ts";
 import { Progress } from "./progress.ts";
 
 const HELP: Record<string, string> = {
+  backfill: BACKFILL_HELP,
   main: `updown: historical Polymarket Up or Down market data
 
 Usage: updown <command> [options]
 
 Commands:
   serve     Run the HTTP API (what npm start runs)
+  collect   Record live markets from Polymarket (and Binance) into the database
   migrate   Create or upgrade the database schema
   seed      Generate deterministic demo data
   import    Import upstream recordings or one of our archives
   export    Export markets and snapshots (NDJSON archive or CSV)
   keys      Create, list and revoke API keys
+  copy      Copy a database to another (SQLite to PostgreSQL and back), resumable
+  backfill  Fill a time range of Binance spot and futures data from Binance's REST API
 
 Run 'updown <command> --help' for a command's options.
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, REDIS_URL, PLANS_FILE, LOG_LEVEL,
@@ -76,6 +92,54 @@ create prints only the new key on stdout (shown once; only its SHA-256 is stored
 in the plans file), and create refuses past it with exit status 1. --per-minute and --per-day set an
 enterprise key's own limits (default: the plan's). list shows ids, plans, accounts, states and names,
 never keys. revoke takes the id shown by list (the 8 characters after ud_) and takes effect at once.`,
+  collect: `updown collect [--database-url URL] [--coins btc,eth,sol] [--types 5m,15m,1h,4h,24h|none]
+               [--lookahead N] [--venues spot,futures|none]
+
+Records every live market of the chosen series: one snapshot per market every SNAPSHOT_INTERVAL_MS
+(default 1000) with the settlement coin price, both displayed prices and both order books, written in
+one transaction per tick. Discovers the live and the next --lookahead (default 1) markets of each series
+on Gamma, follows their books on the CLOB market WebSocket and coin prices on the real-time data socket,
+captures the start and end prices, the liquidity before the close and the resolution. Every second a
+market cannot be recorded is kept as a gap with its cause (GET /v1/markets/{slug}/coverage).
+--venues (default spot,futures) also records Binance for the same coins: depth (top 20, one a second),
+trades, 1m candles, mark price, funding rates and open interest. --types none or --venues none leaves
+one side out.
+Upstream addresses: POLYMARKET_GAMMA_URL, POLYMARKET_CLOB_WS_URL, POLYMARKET_RTDS_URL,
+BINANCE_SPOT_WS_URL, BINANCE_FUTURES_WS_URL, BINANCE_FUTURES_REST_URL.
+SIGTERM or Ctrl-C stops cleanly; after a kill, the next start continues and records the time it was down
+as a gap. See docs/collector.md.`,
+  copy: `updown copy --from URL --to URL [--batch N]
+
+Copies everything a database keeps into another, of either kind (sqlite:<path>, postgres://...):
+markets with their Polymarket aliases, every snapshot with both order books byte for byte, API key
+records (hashes, accounts, plans, limits, revocations; keys themselves are never stored anywhere),
+the quota ledger (charges, idempotency keys, refunds, recorded results) and the Binance exchange data
+(depth snapshots byte for byte, trades, candles of every stored interval, funding rates, open
+interest, mark prices). Both schemas are created or upgraded first. Progress goes to stderr, a
+one-line summary to stdout. Stop writers to the source (the service, imports, the collector) for an
+exact copy; a later run catches up with what they added.
+
+--batch (default ${DEFAULT_COPY_BATCH}, at most ${MAX_COPY_BATCH}) is how many snapshots or exchange rows are read and
+written at a time; each batch is one transaction at the destination.
+
+Resuming: a copy may be stopped at any point (Ctrl-C, a kill, a lost connection); running the same
+command again finishes it without duplicates. Each market's snapshots are written oldest first, a
+batch at a time, so a market cut short holds its seconds up to some time; a market whose count and
+last second match the source's is skipped, any other continues after its last second at the
+destination (and is gone through again from its first second if the counts still differ; a second
+already there is never written twice). Exchange data goes the same way, one series at a time (a kind
+of one coin and venue; candles of one interval): oldest first in batches, skipped when its count and
+latest time match the source's, else continued after its latest time at the destination (trades from
+that time). Keys and quota charges are written again on every run, which changes nothing.
+
+A destination that already holds data: the source wins for records. A market with the same slug
+takes the source's record; a key or quota charge with the same id takes the source's values, except
+that a key revoked on either side stays revoked and a charge refunded on either side stays
+refunded. Snapshots and exchange rows at the destination are never overwritten or deleted: a second
+(or row key) both hold keeps the destination's values, and a market or series whose destination has
+seconds or rows the source lacks is named in a warning. --from and --to naming the same database, an
+unknown scheme, a missing source file or a database that cannot be opened stop the command with a
+one-line error and exit status 2.`,
 };
 
 class UsageError extends Error {}
@@ -123,6 +187,24 @@ function parseCoins(text: string | undefined): Coin[] {
     const coin = parseCoin(c);
     if (!coin) throw new UsageError(`--coins: ${c} is not one of ${COINS.join(", ")}`);
     return coin;
+  });
+}
+
+function parseTypes(text: string | undefined): MarketType[] {
+  if (!text) return [...MARKET_TYPES];
+  return text.split(",").map((t) => {
+    const type = parseMarketType(t);
+    if (!type) throw new UsageError(`--types: ${t} is not one of ${MARKET_TYPES.join(", ")}`);
+    return type;
+  });
+}
+
+function parseVenues(text: string): Venue[] {
+  if (text === "none") return [];
+  return text.split(",").map((v) => {
+    const venue = parseVenue(v);
+    if (!venue) throw new UsageError(`--venues: ${v} is not one of ${VENUES.join(", ")}, or none`);
+    return venue;
   });
 }
 
@@ -178,6 +260,7 @@ async function run(argv: string[]): Promise<void> {
         anchor: Math.floor(anchorUs / 1e6),
         counts: parseDemoCounts(values.counts as string | undefined),
         coins: parseCoins(values.coins as string | undefined),
+        exchange: true,
         onProgress: (d, t) => progress.update(d, t),
       });
       progress.done(`${result.markets} markets, ${result.snapshots.toLocaleString("en-US")} snapshots`);
@@ -262,6 +345,47 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
 
+  if (command === "collect") {
+    const { values } = commandOptions(rest, {
+      ...storeFlag,
+      coins: { type: "string" },
+      types: { type: "string" },
+      lookahead: { type: "string", default: "1" },
+      venues: { type: "string", default: "spot,futures" },
+    });
+    const lookahead = Number(values.lookahead);
+    if (!Number.isInteger(lookahead) || lookahead < 0 || lookahead > 10) {
+      throw new UsageError(`--lookahead must be an integer from 0 to 10, got ${String(values.lookahead)}`);
+    }
+    await collect(configFrom(values), {
+      coins: parseCoins(values.coins as string | undefined),
+      marketTypes: values.types === "none" ? [] : parseTypes(values.types as string | undefined),
+      lookahead,
+      venues: parseVenues(String(values.venues)),
+    });
+    return;
+  }
+
+  if (command === "copy") {
+    const { values } = commandOptions(rest, {
+      from: { type: "string" },
+      to: { type: "string" },
+      batch: { type: "string", default: String(DEFAULT_COPY_BATCH) },
+    });
+    if (!values.from || !values.to) throw new UsageError("copy needs --from URL and --to URL");
+    const batch = Number(values.batch);
+    if (!Number.isInteger(batch) || batch < 1 || batch > MAX_COPY_BATCH) {
+      throw new UsageError(`--batch must be a whole number from 1 to ${MAX_COPY_BATCH}`);
+    }
+    await runCopy(String(values.from), String(values.to), batch);
+    return;
+  }
+
+  if (command === "backfill") {
+    await backfillCommand(rest);
+    return;
+  }
+
   if (command === "keys") {
     const { values, positionals } = commandOptions(rest, {
       ...storeFlag,
@@ -314,7 +438,16 @@ function limitFlag(values: OptionValues, flag: string): number | null {
   return n;
 }
 
-const KNOWN_ERRORS = [UsageError, ConfigError, PlanConfigError, ImportError, ArchiveError, WireFormatError];
+const KNOWN_ERRORS = [
+  UsageError,
+  BackfillUsageError,
+  ConfigError,
+  PlanConfigError,
+  ImportError,
+  ArchiveError,
+  WireFormatError,
+  CopyError,
+];
 
 export async function main(argv: string[]): Promise<void> {
   try {

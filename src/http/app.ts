@@ -26,7 +26,9 @@ import { PageCache } from "./page-cache.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { exportRoutes } from "./routes/export.ts";
 import { opsRoutes } from "./routes/ops.ts";
+import { exchangeRoutes } from "./routes/exchange.ts";
 import { marketRoutes } from "./routes/markets.ts";
+import { coverageRoutes } from "./routes/coverage.ts";
 import { snapshotRoutes } from "./routes/snapshots.ts";
 import { errorSchema, marketSchema, snapshotSchema } from "./schemas.ts";
 
@@ -215,7 +217,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(async (scope) => accountRoutes(scope, ctx));
       await v1.register(async (scope) => marketRoutes(scope, ctx));
       await v1.register(async (scope) => snapshotRoutes(scope, ctx));
+      await v1.register(async (scope) => coverageRoutes(scope, ctx));
       await v1.register(async (scope) => exportRoutes(scope, ctx));
+      await v1.register(async (scope) => exchangeRoutes(scope, ctx));
     },
     { prefix: "/v1" },
   );

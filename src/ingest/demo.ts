@@ -15,6 +15,7 @@ import { formatSlug, polymarketSlug } from "../domain/slug.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { MICROS_PER_SECOND } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
+import { seedExchangeDemo } from "./exchange-demo.ts";
 
 /**
  * Deterministic demo data: plausible markets, prices and order books for every series, so that the
@@ -30,6 +31,8 @@ export interface DemoOptions {
   /** Markets per series, per coin, including the live one. */
   counts: Record<MarketType, number>;
   coins: Coin[];
+  /** Also a little Binance spot and futures data (src/ingest/exchange-demo.ts). Default false. */
+  exchange?: boolean;
   onProgress?: (doneSnapshots: number, totalSnapshots: number) => void;
 }
 
@@ -539,6 +542,10 @@ export async function seedDemo(
       if (batch.length === BATCH_ROWS) await flush(stored.key);
     }
     if (batch.length > 0) await flush(stored.key);
+  }
+  // A little Binance spot and futures data too, so that the exchange endpoints answer.
+  if (options.exchange) {
+    await seedExchangeDemo(store, { seed: options.seed, anchor: options.anchor, coins: options.coins });
   }
   return { markets, snapshots: done };
 }

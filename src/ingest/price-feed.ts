@@ -64,6 +64,15 @@ export class PriceFeed {
     return i < 0 ? null : { value: this.values[i], tickSecond: this.seconds[i] };
   }
 
+  /** Forgets the ticks before `second`, keeping the one in effect at it, so a live feed stays small. */
+  dropBefore(second: number): void {
+    const keepFrom = Math.max(0, this.lastIndexAtOrBefore(second));
+    if (keepFrom === 0) return;
+    this.seconds.splice(0, keepFrom);
+    this.values.splice(0, keepFrom);
+    this.receivedAt.splice(0, keepFrom);
+  }
+
   /** Index of the last tick whose second is <= `second`, or -1. */
   private lastIndexAtOrBefore(second: number): number {
     let lo = 0;

@@ -56,6 +56,8 @@ export async function openTestStore(): Promise<Store> {
 /** A fresh in-memory database with a little demo data, the app over it, and a pro key. */
 export interface TestAppOptions {
   seed?: boolean;
+  /** Seed the exchange demo data too (slower; only the exchange tests need it). */
+  exchange?: boolean;
   store?: Store;
   /** Default: the app's own in-process limiter. */
   limiter?: RateLimiter;
@@ -73,6 +75,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
       anchor: ANCHOR,
       counts: { "5m": 3, "15m": 2, "1h": 1, "4h": 1, "24h": 0 },
       coins: ["btc", "eth"],
+      exchange: options.exchange ?? false,
     });
   }
   const clock = options.clock ?? new ManualClock(ANCHOR * 1e6 + 123_456);

@@ -1,0 +1,97 @@
+import type { Micros } from "./time.ts";
+
+/**
+ * How completely a market was recorded. The holes come from the stored snapshots themselves (so that
+ * imported and demo data are judged the same way as recorded data); their causes come from the gaps
+ * the collector recorded, matched by overlap.
+ */
+
+export interface RecordedGap {
+  from: Micros;
+  to: Micros;
+  cause: string;
+  detail: string | null;
+}
+
+export interface CoverageInput {
+  startTime: number;
+  endTime: number;
+  now: Micros;
+  cadence: Micros;
+  recorded: number;
+  first: Micros | null;
+  last: Micros | null;
+  /** Consecutive snapshots farther apart than 1.5 cadences. */
+  holes: { after: Micros; before: Micros }[];
+  gaps: RecordedGap[];
+}
+
+export interface CoverageHole {
+  /** The last snapshot before the hole, or the market's start. */
+  from: Micros;
+  /** The first snapshot after the hole, or the end of what could be recorded so far. */
+  to: Micros;
+  missing: number;
+  cause: string;
+  detail: string | null;
+}
+
+export interface Coverage {
+  /** The end of what could be recorded so far: the market's end, or now while it is live. */
+  until: Micros;
+  expected: number;
+  recorded: number;
+  missing: number;
+  /** The longest span without a snapshot, in microseconds (0 when there is no hole). */
+  largestGap: Micros;
+  holes: CoverageHole[];
+}
+
+/** A hole with no recorded cause: data imported, or recorded before gaps were kept. */
+const UNKNOWN = { cause: "unknown", detail: "no cause was recorded for this span" };
+
+/** The cause of the recorded gap overlapping the span most. */
+function causeOf(from: Micros, to: Micros, gaps: RecordedGap[]): { cause: string; detail: string | null } {
+  let best: RecordedGap | null = null;
+  let bestOverlap = 0;
+  for (const g of gaps) {
+    const overlap = Math.min(to, g.to) - Math.max(from, g.from);
+    if (overlap >= 0 && (best === null || overlap > bestOverlap)) {
+      best = g;
+      bestOverlap = overlap;
+    }
+  }
+  return best ? { cause: best.cause, detail: best.detail } : UNKNOWN;
+}
+
+export function computeCoverage(input: CoverageInput): Coverage {
+  const { cadence } = input;
+  const start = input.startTime * 1e6;
+  const until = Math.max(start, Math.min(input.now, input.endTime * 1e6));
+  const expected = Math.floor((until - start) / cadence);
+  const spans: { from: Micros; to: Micros; missing: number }[] = [];
+  if (input.first === null || input.last === null) {
+    if (expected > 0) spans.push({ from: start, to: until, missing: expected });
+  } else {
+    // The slot at the start is due in [start, start + cadence).
+    const leading = Math.floor((input.first - start) / cadence);
+    if (leading > 0) spans.push({ from: start, to: input.first, missing: leading });
+    for (const h of input.holes) {
+      spans.push({ from: h.after, to: h.before, missing: Math.round((h.before - h.after) / cadence) - 1 });
+    }
+    if (until - input.last > 1.5 * cadence) {
+      spans.push({ from: input.last, to: until, missing: Math.ceil((until - input.last) / cadence) - 1 });
+    }
+  }
+  const holes = spans
+    .filter((s) => s.missing > 0)
+    .map((s) => ({ ...s, ...causeOf(s.from, s.to, input.gaps) }));
+  return {
+    until,
+    expected,
+    recorded: input.recorded,
+    missing: holes.reduce((sum, h) => sum + h.missing, 0),
+    largestGap: holes.reduce((max, h) => Math.max(max, h.to - h.from), 0),
+    holes,
+  };
+}

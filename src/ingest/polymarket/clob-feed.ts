@@ -1,0 +1,149 @@
+import type { Level } from "../../domain/book.ts";
+import {
+  type SocketDownCause,
+  SocketFeed,
+  type SocketFeedOptions,
+  UpstreamSocket,
+} from "../upstream-socket.ts";
+import { LocalBook } from "./local-book.ts";
+
+/**
+ * The CLOB market channel: subscribes token ids, keeps a local book per token from `book` and
+ * `price_change` messages, and says per token whether its book can be trusted right now (a full book
+ * received on the current connection) or why not.
+ */
+
+/** Why a token's book cannot be recorded at the moment. */
+export interface NotReady {
+  cause: SocketDownCause | "no_book";
+  detail: string;
+}
+
+interface TokenState {
+  book: LocalBook;
+  /** Null when the book is trustworthy. */
+  notReady: NotReady | null;
+}
+
+export class ClobFeed extends SocketFeed {
+  protected readonly socket: UpstreamSocket;
+  private readonly tokens = new Map<string, TokenState>();
+
+  constructor(opts: SocketFeedOptions) {
+    super();
+    this.socket = new UpstreamSocket({
+      name: "clob",
+      url: opts.url,
+      clock: opts.clock,
+      log: opts.log,
+      heartbeatText: "PING",
+      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 10_000,
+      silenceLimitMs: opts.silenceLimitMs ?? 30_000,
+      backoffInitialMs: opts.backoffInitialMs ?? 500,
+      backoffMaxMs: opts.backoffMaxMs ?? 30_000,
+      onOpen: (send) => {
+        const ids = [...this.tokens.keys()];
+        if (ids.length > 0) send(JSON.stringify({ assets_ids: ids, type: "market" }));
+      },
+      onMessage: (text) => this.onMessage(text),
+      onDown: (cause, detail) => {
+        for (const state of this.tokens.values()) state.notReady ??= { cause, detail };
+      },
+    });
+  }
+
+  /** Starts following tokens; their books are not ready until the upstream sends them. */
+  follow(ids: string[]): void {
+    const added = ids.filter((id) => !this.tokens.has(id));
+    if (added.length === 0) return;
+    for (const id of added) {
+      this.tokens.set(id, {
+        book: new LocalBook(),
+        notReady: { cause: "no_book", detail: "no book received yet" },
+      });
+    }
+    if (this.socket.connected) {
+      this.socket.send(JSON.stringify({ assets_ids: added, operation: "subscribe" }));
+    }
+  }
+
+  /**
+   * Stops following tokens. The channel has no reliable unsubscribe, so their messages may keep
+   * coming until the next reconnect; they are ignored.
+   */
+  unfollow(ids: string[]): void {
+    for (const id of ids) this.tokens.delete(id);
+  }
+
+  book(id: string): LocalBook | null {
+    return this.tokens.get(id)?.book ?? null;
+  }
+
+  /** Null when the token's book is current; otherwise why not. */
+  notReady(id: string): NotReady | null {
+    const state = this.tokens.get(id);
+    if (!state) return { cause: "no_book", detail: "token not followed" };
+    if (!this.socket.connected) return state.notReady ?? { cause: "not_connected", detail: "connecting" };
+    return state.notReady;
+  }
+
+  protected apply(m: Record<string, unknown>): void {
+    switch (m.event_type) {
+      case "book": {
+        const state = this.tokens.get(String(m.asset_id));
+        if (!state) return;
+        state.book.replace(levels(m.bids), levels(m.asks));
+        if (m.last_trade_price !== undefined && m.last_trade_price !== "") {
+          state.book.lastTradePrice = decimal(m.last_trade_price);
+        }
+        if (m.tick_size !== undefined) state.book.tickSize = decimal(m.tick_size);
+        state.notReady = null;
+        return;
+      }
+      case "price_change": {
+        // Since September 2025 each entry names its token; before, the message did.
+        const entries = Array.isArray(m.price_changes)
+          ? m.price_changes
+          : Array.isArray(m.changes)
+            ? m.changes
+            : [];
+        for (const raw of entries as Record<string, unknown>[]) {
+          const state = this.tokens.get(String(raw.asset_id ?? m.asset_id));
+          // A change before the book is received would be applied to nothing; the book will include it.
+          if (!state || state.notReady) continue;
+          const side = raw.side === "BUY" ? "BUY" : raw.side === "SELL" ? "SELL" : null;
+          if (side === null) throw new Error(`price_change side ${String(raw.side)}`);
+          state.book.setLevel(side, decimal(raw.price), decimal(raw.size));
+        }
+        return;
+      }
+      case "last_trade_price": {
+        const state = this.tokens.get(String(m.asset_id));
+        if (state) state.book.lastTradePrice = decimal(m.price);
+        return;
+      }
+      case "tick_size_change": {
+        const state = this.tokens.get(String(m.asset_id));
+        if (state) state.book.tickSize = decimal(m.new_tick_size);
+        return;
+      }
+      default:
+        // best_bid_ask, new_market, market_resolved and future types: nothing a snapshot needs.
+        return;
+    }
+  }
+}
+
+/** Upstream numbers are decimal strings ("0.51"); Number() gives the nearest double, as the codec expects. */
+function decimal(v: unknown): number {
+  const n = typeof v === "string" ? Number(v) : typeof v === "number" ? v : Number.NaN;
+  if (!Number.isFinite(n) || (typeof v === "string" && v.trim() === "")) {
+    throw new Error(`not a decimal: ${JSON.stringify(v)}`);
+  }
+  return n;
+}
+
+function levels(v: unknown): Level[] {
+  if (!Array.isArray(v)) throw new Error("book side is not a list");
+  return v.map((l: Record<string, unknown>) => ({ price: decimal(l.price), size: decimal(l.size) }));
+}

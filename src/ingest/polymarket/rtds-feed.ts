@@ -1,0 +1,100 @@
+import { type Coin, COINS, type SettlementFeed } from "../../domain/market.ts";
+import type { Clock } from "../../domain/time.ts";
+import { PriceFeed, scaledDecimalToNumber } from "../price-feed.ts";
+import { SocketFeed, type SocketFeedOptions, UpstreamSocket } from "../upstream-socket.ts";
+
+/**
+ * Coin prices from Polymarket's real-time data socket: the Chainlink topic settles 5m, 15m and 4h
+ * markets, the Binance topic 1h and 24h ones (SETTLEMENT_FEED). Every tick goes into a PriceFeed per
+ * source and coin, the same code the importer settles recorded markets with.
+ */
+
+const TOPIC_SOURCE: Record<string, SettlementFeed> = {
+  crypto_prices_chainlink: "chainlink",
+  crypto_prices: "binance",
+};
+
+/** Chainlink names pairs `btc/usd`, the Binance topic `btcusdt`. */
+function coinOfSymbol(symbol: string): Coin | null {
+  const lower = symbol.toLowerCase();
+  for (const coin of COINS) if (lower === `${coin}/usd` || lower === `${coin}usdt`) return coin;
+  return null;
+}
+
+/**
+ * The most exact value a payload carries: Chainlink's `full_accuracy_value` is an integer scaled by
+ * 1e18, the Binance topic's a plain decimal string; `value` is a double rounded upstream.
+ */
+function tickValue(payload: Record<string, unknown>): number {
+  const full = payload.full_accuracy_value;
+  if (typeof full === "string" && /^-?\d{19,}$/.test(full)) return scaledDecimalToNumber(full);
+  if (typeof full === "string" && full.trim() !== "" && Number.isFinite(Number(full))) return Number(full);
+  if (typeof payload.value === "number" && Number.isFinite(payload.value)) return payload.value;
+  throw new Error("price update without a value");
+}
+
+export class RtdsFeed extends SocketFeed {
+  protected readonly socket: UpstreamSocket;
+  private readonly clock: Clock;
+  private readonly feeds = new Map<string, PriceFeed>();
+
+  constructor(opts: SocketFeedOptions) {
+    super();
+    this.clock = opts.clock;
+    this.socket = new UpstreamSocket({
+      name: "rtds",
+      url: opts.url,
+      clock: opts.clock,
+      log: opts.log,
+      heartbeatText: "PING",
+      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 5_000,
+      silenceLimitMs: opts.silenceLimitMs ?? 20_000,
+      backoffInitialMs: opts.backoffInitialMs ?? 500,
+      backoffMaxMs: opts.backoffMaxMs ?? 30_000,
+      onOpen: (send) =>
+        send(
+          JSON.stringify({
+            action: "subscribe",
+            subscriptions: [
+              { topic: "crypto_prices", type: "update", filters: COINS.map((c) => `${c}usdt`).join(",") },
+              { topic: "crypto_prices_chainlink", type: "*", filters: "" },
+            ],
+          }),
+        ),
+      onMessage: (text) => this.onMessage(text),
+      onDown: () => {},
+    });
+  }
+
+  feed(source: SettlementFeed, coin: Coin): PriceFeed {
+    const key = `${source}:${coin}`;
+    let feed = this.feeds.get(key);
+    if (!feed) {
+      feed = new PriceFeed();
+      this.feeds.set(key, feed);
+    }
+    return feed;
+  }
+
+  /** Forgets ticks older than `second`; settled markets no longer need them. */
+  forgetBefore(second: number): void {
+    for (const feed of this.feeds.values()) feed.dropBefore(second);
+  }
+
+  protected apply(m: Record<string, unknown>): void {
+    const source = TOPIC_SOURCE[String(m.topic)];
+    if (!source || typeof m.payload !== "object" || m.payload === null) return;
+    const payload = m.payload as Record<string, unknown>;
+    const coin = coinOfSymbol(String(payload.symbol));
+    if (!coin) return;
+    const receivedMs = Math.floor(this.clock.nowMicros() / 1000);
+    const feed = this.feed(source, coin);
+    // On subscribing the socket sends recent history as one message with a `data` list.
+    const ticks = Array.isArray(payload.data) ? (payload.data as Record<string, unknown>[]) : [payload];
+    for (const tick of ticks) {
+      const ms = tick.timestamp;
+      if (typeof ms !== "number" || !Number.isFinite(ms)) throw new Error("tick without a timestamp");
+      feed.addTick(Math.floor(ms / 1000), tickValue(tick), receivedMs);
+    }
+  }
+}

@@ -1,0 +1,360 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { type WebSocket, WebSocketServer } from "ws";
+import type { Level, OrderBook } from "../../src/domain/book.ts";
+
+/**
+ * Local servers that play Polymarket's upstream protocols for collector tests: the Gamma REST API
+ * (`/markets?slug=`, `/events?slug=`), the CLOB market channel (subscribe, PING/PONG, `book`,
+ * `price_change`, `last_trade_price`, `tick_size_change`) and the real-time data socket (coin prices).
+ * The CLOB server keeps the true book of every token, so a test can compare what was recorded with
+ * what the upstream said at that second.
+ */
+
+const FIXTURES = new URL("../fixtures/polymarket-protocol/", import.meta.url);
+
+/** A message of the recorded protocol fixtures, parsed. */
+export function protocolFixture(name: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(new URL(name, FIXTURES), "utf8")) as Record<string, unknown>;
+}
+
+/** Gamma market objects served by slug; a test edits them to close or resolve a market. */
+export class FakeGamma {
+  readonly markets = new Map<string, Record<string, unknown>>();
+  /** Slugs `/markets` answers [] for, so that only `/events` knows them. */
+  readonly onlyInEvents = new Set<string>();
+  /** Called for a slug not in `markets`; may create it (a process test serves any slug it is asked). */
+  fallback: ((slug: string) => Record<string, unknown> | null) | null = null;
+  requests: string[] = [];
+
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? "/", "http://x");
+    this.requests.push(`${url.pathname}${url.search}`);
+    const slug = url.searchParams.get("slug") ?? "";
+    let market = this.markets.get(slug) ?? null;
+    if (!market && this.fallback) {
+      market = this.fallback(slug);
+      if (market) this.markets.set(slug, market);
+    }
+    let body: unknown[];
+    if (url.pathname === "/markets") body = market && !this.onlyInEvents.has(slug) ? [market] : [];
+    else if (url.pathname === "/events")
+      body = market ? [{ id: `ev-${market.id}`, slug, markets: [market] }] : [];
+    else {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+  }
+}
+
+/** A Gamma market object for an Up or Down market, in the shape of the recorded fixture. */
+export function gammaMarket(slug: string, id: number, tokens: [string, string]): Record<string, unknown> {
+  const raw = protocolFixture("gamma-market-btc-updown-5m.json").raw as Record<string, unknown>;
+  return {
+    ...raw,
+    id: String(id),
+    slug,
+    conditionId: `0xcondition${id}`,
+    clobTokenIds: JSON.stringify(tokens),
+    closed: false,
+    active: true,
+    outcomePrices: '["0.5", "0.5"]',
+    liquidity: "0",
+    liquidityNum: 0,
+    volume: "0",
+    volumeNum: 0,
+  };
+}
+
+interface TrueBook {
+  bids: Map<number, number>;
+  asks: Map<number, number>;
+}
+
+function sorted(levels: Map<number, number>, desc: boolean): Level[] {
+  return [...levels.entries()]
+    .sort((a, b) => (desc ? b[0] - a[0] : a[0] - b[0]))
+    .map(([price, size]) => ({ price, size }));
+}
+
+/** The CLOB market channel. */
+export class FakeClob {
+  readonly books = new Map<string, TrueBook>();
+  readonly lastTrade = new Map<string, number>();
+  private readonly clients = new Map<WebSocket, Set<string>>();
+  /** Frames sent to each client connection, so a test can wait until the collector read them all. */
+  framesSent = 0;
+  /** While frozen the server sends nothing, answers no PING, and holds back subscriptions. */
+  private frozen = false;
+  private held: { ws: WebSocket; ids: string[] }[] = [];
+  /** While refusing, new connections are closed at once. */
+  refusing = false;
+  /** Gives a book to a token subscribed before any was set (a process test serves any market). */
+  autoBook: ((id: string) => OrderBook) | null = null;
+  connections = 0;
+
+  attach(wss: WebSocketServer): void {
+    wss.on("connection", (ws) => {
+      if (this.refusing) {
+        ws.terminate();
+        return;
+      }
+      this.connections++;
+      this.clients.set(ws, new Set());
+      ws.on("close", () => this.clients.delete(ws));
+      ws.on("message", (data) => this.onClientMessage(ws, data.toString()));
+    });
+  }
+
+  get subscribedTokens(): Set<string> {
+    const all = new Set<string>();
+    for (const ids of this.clients.values()) for (const id of ids) all.add(id);
+    return all;
+  }
+
+  private onClientMessage(ws: WebSocket, text: string): void {
+    if (text === "PING") {
+      if (!this.frozen) this.send(ws, "PONG");
+      return;
+    }
+    const m = JSON.parse(text) as { assets_ids?: string[]; type?: string; operation?: string };
+    const ids = m.assets_ids ?? [];
+    if (this.frozen) {
+      this.held.push({ ws, ids });
+      return;
+    }
+    this.subscribe(ws, ids);
+  }
+
+  private subscribe(ws: WebSocket, ids: string[]): void {
+    const set = this.clients.get(ws);
+    if (!set) return;
+    for (const id of ids) {
+      set.add(id);
+      if (!this.books.has(id) && this.autoBook) this.setBook(id, this.autoBook(id), false);
+    }
+    // The initial dump: every subscribed book in one frame, as an array.
+    const books = ids.filter((id) => this.books.has(id)).map((id) => this.bookMessage(id));
+    if (books.length > 0) this.send(ws, JSON.stringify(books));
+  }
+
+  private send(ws: WebSocket, text: string): void {
+    this.framesSent++;
+    ws.send(text);
+  }
+
+  private broadcast(tokens: string[], text: string): void {
+    if (this.frozen) return;
+    for (const [ws, ids] of this.clients) if (tokens.some((t) => ids.has(t))) this.send(ws, text);
+  }
+
+  /** Upstream's order: bids ascending and asks descending, best last. */
+  bookMessage(id: string): Record<string, unknown> {
+    const book = this.books.get(id) as TrueBook;
+    const text = (levels: Level[]) => levels.map((l) => ({ price: String(l.price), size: String(l.size) }));
+    return {
+      event_type: "book",
+      asset_id: id,
+      market: "0xmarket",
+      bids: text(sorted(book.bids, false)),
+      asks: text(sorted(book.asks, true)),
+      timestamp: "0",
+      hash: "0x0",
+      tick_size: "0.01",
+      last_trade_price: String(this.lastTrade.get(id) ?? ""),
+    };
+  }
+
+  setBook(id: string, book: OrderBook, send = true): void {
+    this.books.set(id, {
+      bids: new Map(book.bids.map((l) => [l.price, l.size])),
+      asks: new Map(book.asks.map((l) => [l.price, l.size])),
+    });
+    if (send) this.broadcast([id], JSON.stringify(this.bookMessage(id)));
+  }
+
+  /** One `price_change` message with several entries (each a new total size; 0 removes the level). */
+  priceChange(
+    changes: { id: string; side: "BUY" | "SELL"; price: number; size: number }[],
+    asArray = false,
+  ): void {
+    for (const c of changes) {
+      const book = this.books.get(c.id) as TrueBook;
+      const levels = c.side === "BUY" ? book.bids : book.asks;
+      if (c.size === 0) levels.delete(c.price);
+      else levels.set(c.price, c.size);
+    }
+    const message = {
+      event_type: "price_change",
+      market: "0xmarket",
+      timestamp: "0",
+      price_changes: changes.map((c) => ({
+        asset_id: c.id,
+        price: String(c.price),
+        side: c.side,
+        size: String(c.size),
+        hash: "0x0",
+      })),
+    };
+    this.broadcast(
+      changes.map((c) => c.id),
+      JSON.stringify(asArray ? [message] : message),
+    );
+  }
+
+  trade(id: string, price: number): void {
+    this.lastTrade.set(id, price);
+    const base = protocolFixture("ws-market-last-trade-price.json");
+    this.broadcast([id], JSON.stringify({ ...base, asset_id: id, price: String(price) }));
+  }
+
+  tickSizeChange(id: string, size: string): void {
+    this.broadcast(
+      [id],
+      JSON.stringify({
+        event_type: "tick_size_change",
+        asset_id: id,
+        old_tick_size: "0.01",
+        new_tick_size: size,
+      }),
+    );
+  }
+
+  /** The true book best first, as the service must serve it. */
+  trueBook(id: string): OrderBook {
+    const book = this.books.get(id) as TrueBook;
+    return { bids: sorted(book.bids, true), asks: sorted(book.asks, false) };
+  }
+
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  /** Ends a freeze: held subscriptions are answered with their books. */
+  thaw(): void {
+    this.frozen = false;
+    for (const { ws, ids } of this.held.splice(0)) this.subscribe(ws, ids);
+  }
+
+  /** Drops every connection without a closing handshake, as a network failure would. */
+  disconnectAll(): void {
+    for (const ws of this.clients.keys()) ws.terminate();
+    this.clients.clear();
+  }
+}
+
+/** The real-time data socket: coin prices of the Chainlink and Binance topics. */
+export class FakeRtds {
+  private readonly clients = new Set<WebSocket>();
+  framesSent = 0;
+  subscriptions: unknown[] = [];
+
+  attach(wss: WebSocketServer): void {
+    wss.on("connection", (ws) => {
+      this.clients.add(ws);
+      ws.on("close", () => this.clients.delete(ws));
+      ws.on("message", (data) => {
+        const text = data.toString();
+        if (text === "PING") {
+          this.framesSent++;
+          ws.send("PONG");
+        } else this.subscriptions.push(JSON.parse(text));
+      });
+    });
+  }
+
+  get clientCount(): number {
+    return this.clients.size;
+  }
+
+  /** A Chainlink tick (`btc/usd`, value scaled by 1e18 in full_accuracy_value) or a Binance one. */
+  price(source: "chainlink" | "binance", coin: string, timestampMs: number, value: string): void {
+    const chainlink = source === "chainlink";
+    const message = {
+      topic: chainlink ? "crypto_prices_chainlink" : "crypto_prices",
+      type: "update",
+      timestamp: timestampMs + 50,
+      payload: {
+        symbol: chainlink ? `${coin}/usd` : `${coin}usdt`,
+        timestamp: timestampMs,
+        value: Number(chainlink ? scaledToDecimal(value) : value),
+        full_accuracy_value: value,
+      },
+    };
+    const text = JSON.stringify(message);
+    for (const ws of this.clients) {
+      this.framesSent++;
+      ws.send(text);
+    }
+  }
+}
+
+function scaledToDecimal(scaled: string): string {
+  const padded = scaled.padStart(19, "0");
+  return `${padded.slice(0, -18)}.${padded.slice(-18)}`;
+}
+
+export interface PolymarketUpstream {
+  gamma: FakeGamma;
+  clob: FakeClob;
+  rtds: FakeRtds;
+  gammaUrl: string;
+  clobUrl: string;
+  rtdsUrl: string;
+  close(): Promise<void>;
+}
+
+/** Starts the three upstream servers on one loopback port: HTTP for Gamma, two WebSocket paths. */
+export async function startPolymarketUpstream(): Promise<PolymarketUpstream> {
+  const gamma = new FakeGamma();
+  const clob = new FakeClob();
+  const rtds = new FakeRtds();
+  const server: Server = createServer((req, res) => gamma.handle(req, res));
+  const clobWss = new WebSocketServer({ noServer: true });
+  const rtdsWss = new WebSocketServer({ noServer: true });
+  clob.attach(clobWss);
+  rtds.attach(rtdsWss);
+  server.on("upgrade", (req, socket, head) => {
+    const wss = req.url?.startsWith("/ws/market") ? clobWss : req.url?.startsWith("/rtds") ? rtdsWss : null;
+    if (!wss) {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    gamma,
+    clob,
+    rtds,
+    gammaUrl: `http://127.0.0.1:${port}`,
+    clobUrl: `ws://127.0.0.1:${port}/ws/market`,
+    rtdsUrl: `ws://127.0.0.1:${port}/rtds`,
+    close: async () => {
+      for (const wss of [clobWss, rtdsWss]) for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * Resolves once `condition` holds, checking every few milliseconds (after `poll`, when given, which
+ * can fetch what the condition looks at); fails after `ms`.
+ */
+export async function until(
+  condition: () => boolean,
+  what: string,
+  ms = 5000,
+  poll?: () => Promise<void>,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    await poll?.();
+    if (condition()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, poll ? 50 : 2));
+  }
+}
