@@ -32,6 +32,13 @@ export const STORE_TYPES: CustomTypesConfig = {
 /** Runs `work` in a transaction on one client of the pool: committed if it resolves, else rolled back. */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A lost connection is also an 'error' event on the client, which the pool hears only while the client
+  // is idle in it; unheard while checked out, the event would crash the process.
+  let lost: Error | undefined;
+  const onError = (err: Error) => {
+    lost = err;
+  };
+  client.on("error", onError);
   let broken: Error | undefined;
   try {
     await client.query("BEGIN");
@@ -45,8 +52,10 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
       // A connection that cannot even roll back is not given back to the pool.
       broken = rollbackErr as Error;
     }
-    throw err;
+    // After a loss the next query only says the client is unusable; the loss says why (503, not 500).
+    throw lost ?? err;
   } finally {
-    client.release(broken);
+    client.removeListener("error", onError);
+    client.release(lost ?? broken);
   }
 }
