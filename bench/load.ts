@@ -48,13 +48,16 @@ type Autocannon = (opts: Record<string, unknown>) => AutocannonRun;
 const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
 
 export interface LoadJob {
-  origin: string;
+  /** One origin, or several (replicas): autocannon gives its connections to them in turn. */
+  origin: string | string[];
   headers: Record<string, string>;
   seconds: number;
   connections: number;
   /** A fixed path, or the name of a rotation list sent before. */
   path?: string;
   list?: string;
+  /** Count responses by status code (LoadResult.statusCounts). */
+  countStatuses?: boolean;
 }
 
 export interface LoadResult {
@@ -71,6 +74,8 @@ export interface LoadResult {
   /** Paths handed out from the rotation list during this run, and how many of them had been handed out before. */
   issued: number;
   reissued: number;
+  /** Responses by status code, when the job asked for them. */
+  statusCounts?: Record<string, number>;
 }
 
 type Message =
@@ -115,7 +120,9 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   });
   let latencies = new Float64Array(1 << 16);
   let n = 0;
+  const statuses = new Map<number, number>();
   run.on("response", (_client, status, _bytes, ms) => {
+    if (job.countStatuses) statuses.set(status, (statuses.get(status) ?? 0) + 1);
     if (status < 200 || status >= 300) return;
     if (n === latencies.length) {
       const next = new Float64Array(n * 2);
@@ -139,6 +146,13 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
     non2xx: r.non2xx,
     issued,
     reissued,
+    ...(job.countStatuses
+      ? {
+          statusCounts: Object.fromEntries(
+            [...statuses].sort((a, b) => a[0] - b[0]).map(([s, c]) => [String(s), c]),
+          ),
+        }
+      : {}),
   };
 }
 

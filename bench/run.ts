@@ -22,10 +22,22 @@
  * the memory limiter and with Redis (REDIS_URL, else a redis-server of its own when one is on PATH), as
  * ratios to the same endpoint unmetered. BENCH_ONLY=metering runs only that part.
  *
+ * Then recording (bench/recording.ts): snapshots per second while the collector follows 300 live
+ * markets, against a bulk insert of the same rows. BENCH_ONLY=recording runs only that part.
+ *
+ * Two scenarios run only when asked for, as they take longer than all of the above (README, Benchmarks):
+ *   BENCH_ONLY=replicas  the same snapshot pages from one `updown serve` on SQLite and from two on one
+ *                        PostgreSQL with a shared Redis (bench/replicas.ts; needs PostgreSQL and Redis
+ *                        binaries, else skipped)
+ *   BENCH_ONLY=soak      one `updown serve` under a steady mixed load for BENCH_SOAK_SECONDS (default
+ *                        180): memory, req/s, status codes (bench/soak.ts)
+ * Each writes its own section of bench/results/latest.json and keeps the rest; a default run keeps
+ * their last sections.
+ *
  * Always exits 0 once it has run, whether targets pass or fail; non-zero only if it crashed.
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import os from "node:os";
 import { dirname, join } from "node:path";
@@ -40,6 +52,9 @@ import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { StoredMarket } from "../src/store/store.ts";
 import { type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
+import { measureRecording, type RecordingResult } from "./recording.ts";
+import { measureReplicas } from "./replicas.ts";
+import { measureSoak } from "./soak.ts";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 
@@ -154,6 +169,27 @@ class LoadChild implements LoadGenerator {
       if (this.child.exitCode === null && pid !== undefined) process.kill(pid);
     }, 2000).unref();
   }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Results
+
+const RESULTS = join(BENCH_DIR, "results", "latest.json");
+/** Sections of latest.json written only by their own scenario (BENCH_ONLY=...), kept by every other run. */
+const OWN_SECTIONS = ["replicas", "soak"] as const;
+
+function previousResults(): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(RESULTS, "utf8")) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+function writeResults(results: Record<string, unknown>): void {
+  mkdirSync(dirname(RESULTS), { recursive: true });
+  writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nresults: ${RESULTS}`);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -327,6 +363,33 @@ async function main(): Promise<void> {
         ? "load: autocannon in a child process (bench/load.ts); server in this process"
         : "load: autocannon in this process, sharing the server's event loop (BENCH_LOAD=inprocess)",
     );
+
+    if (ONLY === "replicas" || ONLY === "soak") {
+      load = LOAD_MODE === "child" ? new LoadChild() : new InProcessLoad();
+      const options = {
+        data: { seed: SEED, anchor: ANCHOR, counts: COUNTS, coins: COINS },
+        coldRows: COLD_ROWS,
+        connections: CONNECTIONS,
+        load,
+        tmp,
+        log: (line: string) => console.log(line),
+      };
+      const section =
+        ONLY === "replicas"
+          ? await measureReplicas({ ...options, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS })
+          : await measureSoak({
+              ...options,
+              seconds: envNumber("BENCH_SOAK_SECONDS", 180, 1),
+              warmupSeconds: envNumber("BENCH_SOAK_WARMUP_SECONDS", 15, 1),
+              sampleSeconds: envNumber("BENCH_SOAK_SAMPLE_SECONDS", 10, 1),
+              rssTolerance: envNumber("BENCH_SOAK_RSS_TOLERANCE", 0.5, 0),
+              pageCacheMb: process.env.BENCH_SOAK_PAGE_CACHE_MB
+                ? envNumber("BENCH_SOAK_PAGE_CACHE_MB", 128, 0)
+                : undefined,
+            });
+      writeResults({ ...previousResults(), [ONLY]: section });
+      return;
+    }
 
     let t0 = performance.now();
     const storage = await measureStorage(tmp);
@@ -514,6 +577,11 @@ async function main(): Promise<void> {
         log: (text) => console.log(text),
       });
     }
+    let recording: RecordingResult | null = null;
+    if (ONLY === null || ONLY.startsWith("recording")) {
+      console.log("\nrecording: the collector following 300 live markets, 30 ticks");
+      recording = await measureRecording({ tmp, markets: 300, ticks: 30 });
+    }
     load.close();
     load = null;
     await app.close();
@@ -577,6 +645,14 @@ async function main(): Promise<void> {
         );
       }
     }
+    if (recording) {
+      console.log("");
+      console.log(
+        `recording: ${fmt(recording.snapshots)} snapshots of ${recording.markets} markets in ${recording.ticks} ticks: ` +
+          `${fmt(recording.recordingPerSecond)} snapshots/s while recording vs ${fmt(recording.bulkPerSecond)}/s bulk insert ` +
+          `of the same rows -> ${fmt(recording.ratio, 3)}; a tick took ${recording.tickP50Ms} ms (p50), ${recording.tickMaxMs} ms (max)`,
+      );
+    }
     console.log("");
     console.log(
       "storage (btc 5m x 20 markets, every snapshot with books; after wal_checkpoint(TRUNCATE) and VACUUM)",
@@ -597,34 +673,27 @@ async function main(): Promise<void> {
       console.log(`  B/snapshot by table: ${parts.join(", ")}`);
     }
 
-    const out = join(BENCH_DIR, "results", "latest.json");
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(
-      out,
-      `${JSON.stringify(
-        {
-          at: new Date().toISOString(),
-          node: process.version,
-          cpus: os.cpus().length,
-          cpuModel: os.cpus()[0]?.model ?? null,
-          seconds: SECONDS,
-          warmupSeconds: WARMUP_SECONDS,
-          connections: CONNECTIONS,
-          load:
-            LOAD_MODE === "child"
-              ? "autocannon in a child process; server in the parent"
-              : "autocannon in the server's process and event loop",
-          data: { seed: SEED, anchor: ANCHOR, counts: COUNTS, coins: COINS, ...seeded },
-          coldDistinctPages: coldPairs.length,
-          scenarios: results,
-          metering,
-          storage,
-        },
-        null,
-        2,
-      )}\n`,
-    );
-    console.log(`\nresults: ${out}`);
+    const previous = previousResults();
+    writeResults({
+      at: new Date().toISOString(),
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? null,
+      seconds: SECONDS,
+      warmupSeconds: WARMUP_SECONDS,
+      connections: CONNECTIONS,
+      load:
+        LOAD_MODE === "child"
+          ? "autocannon in a child process; server in the parent"
+          : "autocannon in the server's process and event loop",
+      data: { seed: SEED, anchor: ANCHOR, counts: COUNTS, coins: COINS, ...seeded },
+      coldDistinctPages: coldPairs.length,
+      scenarios: results,
+      metering,
+      recording,
+      storage,
+      ...Object.fromEntries(OWN_SECTIONS.filter((k) => k in previous).map((k) => [k, previous[k]])),
+    });
   } finally {
     load?.close();
     cleanup();
