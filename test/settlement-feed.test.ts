@@ -7,6 +7,7 @@ import { winnerOf } from "../src/domain/market.ts";
 import { ManualClock } from "../src/domain/time.ts";
 import { settlementPrice } from "../src/ingest/polymarket/collector.ts";
 import { RtdsFeed } from "../src/ingest/polymarket/rtds-feed.ts";
+import { PriceFeed } from "../src/ingest/price-feed.ts";
 
 /**
  * The settlement rule on a real recorded day, through the collector's own price path: every
@@ -74,4 +75,23 @@ test("the collector's feed settles the fixture day as upstream did, except where
   assert.equal(agree, 135);
   assert.deepEqual(disagree, ["btc-updown-5m-1784868900"]);
   assert.equal(undecidable, 9);
+});
+
+test("a live feed forgets old ticks but keeps the one still in effect", () => {
+  const feed = new PriceFeed();
+  for (const [second, value] of [
+    [100, 1],
+    [101, 2],
+    [105, 3],
+    [110, 4],
+  ]) {
+    feed.addTick(second, value, second * 1000);
+  }
+  feed.dropBefore(104);
+  assert.equal(feed.size, 3);
+  assert.deepEqual(feed.inEffectAt(104), { value: 2, tickSecond: 101 });
+  assert.deepEqual(feed.inEffectAt(109), { value: 3, tickSecond: 105 });
+  assert.equal(feed.inEffectAt(100), null);
+  feed.dropBefore(50);
+  assert.equal(feed.size, 3);
 });

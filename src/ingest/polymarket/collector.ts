@@ -84,6 +84,8 @@ export function settlementPrice(feed: PriceFeed, second: number, maxStale: numbe
 type Miss = { cause: string; detail: string };
 
 const SETTLE_DELAY_S = 2;
+/** Matches the two days of unresolved markets a start takes over (resumeUnresolved). */
+const GIVE_UP_RESOLUTION_S = 2 * 86_400;
 
 export class Collector {
   private readonly opts: Required<CollectorOptions>;
@@ -168,6 +170,8 @@ export class Collector {
 
     for (const f of this.followed.values()) this.afterTick(f, second);
     if (second >= this.nextDiscoveryS) this.inBackground(() => this.discover());
+    // Prices older than an hour settle nothing any more (start and end prices are taken seconds after).
+    if (second % 60 === 0) this.opts.rtds.forgetBefore(second - 3600);
   }
 
   /** A market whose books cannot be encoded must not stop the others being recorded. */
@@ -254,6 +258,13 @@ export class Collector {
     if (!f.liquidityTaken && second >= m.endTime - this.opts.liquidityBeforeCloseS && second < m.endTime) {
       f.liquidityTaken = true;
       this.inBackground(() => this.takeLiquidity(f));
+    }
+    if (second > m.endTime + GIVE_UP_RESOLUTION_S) {
+      // Voided or disputed for days: the record stays unresolved, as the upstream has it.
+      this.followed.delete(m.slug);
+      this.opts.clob.unfollow([m.clobTokenUp, m.clobTokenDown]);
+      this.opts.log.warn(`${m.slug}: not resolved upstream two days after its end; no longer polled`);
+      return;
     }
     if (second >= m.endTime + SETTLE_DELAY_S && second >= f.nextResolutionPollS) {
       f.nextResolutionPollS = second + this.opts.resolutionEveryS;
@@ -412,13 +423,14 @@ export class Collector {
     const second = Math.floor(now / 1e6);
     const { markets } = await this.opts.store.listMarkets({
       resolved: false,
-      startFrom: second - 2 * 86_400,
+      // The longest market ended a day after it started.
+      startFrom: second - GIVE_UP_RESOLUTION_S - 86_400,
       limit: 1000,
       offset: 0,
     });
     for (const m of markets) {
       if (!this.opts.coins.includes(m.coin) || !this.opts.marketTypes.includes(m.marketType)) continue;
-      if (m.startTime > second + 86_400) continue;
+      if (m.startTime > second + 86_400 || second > m.endTime + GIVE_UP_RESOLUTION_S) continue;
       await this.track(m, now);
     }
   }
