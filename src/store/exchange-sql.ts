@@ -352,3 +352,56 @@ function candleRowFrom(coin: Coin, venue: Venue, interval: string, r: unknown[])
     takerBuyQuoteVolume: r[9] as number,
   };
 }
+
+/**
+ * Each kind's values in the column order of its insert, the one list both stores write from (SQLite
+ * takes the booleans as 0 and 1; see exchange-sqlite.ts).
+ */
+/** The row type of each kind of a batch. */
+interface ExchangeRows {
+  depth: DepthRow;
+  trades: TradeRow;
+  candles: CandleRow;
+  funding: FundingRow;
+  openInterest: OpenInterestRow;
+  markPrices: MarkPriceRow;
+}
+
+export type ExchangeRowOf<K extends keyof ExchangeRows> = ExchangeRows[K];
+
+// A mapped type over ExchangeRows, so that indexing it with a generic kind keeps kind and row together.
+const INSERT_VALUES: { [K in keyof ExchangeRows]: (row: ExchangeRows[K]) => unknown[] } = {
+  depth: (r: DepthRow) => [r.coin, r.venue, r.time, r.books],
+  trades: (r: TradeRow) => [r.coin, r.venue, r.id, r.time, r.price, r.qty, r.buyerMaker],
+  candles: (r: CandleRow) => [
+    r.coin,
+    r.venue,
+    r.interval,
+    r.openTime,
+    r.open,
+    r.high,
+    r.low,
+    r.close,
+    r.volume,
+    r.quoteVolume,
+    r.trades,
+    r.takerBuyVolume,
+    r.takerBuyQuoteVolume,
+  ],
+  funding: (r: FundingRow) => [r.coin, r.time, r.rate, r.markPrice],
+  openInterest: (r: OpenInterestRow) => [r.coin, r.time, r.openInterest, r.openInterestValue],
+  markPrices: (r: MarkPriceRow) => [
+    r.coin,
+    r.time,
+    r.markPrice,
+    r.indexPrice,
+    r.estimatedSettlePrice,
+    r.fundingRate,
+    r.nextFundingTime,
+  ],
+};
+
+/** A row's values in the column order of its kind's insert. */
+export function insertValues<K extends keyof ExchangeRows>(kind: K, row: ExchangeRows[K]): unknown[] {
+  return INSERT_VALUES[kind](row);
+}

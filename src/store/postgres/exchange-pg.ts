@@ -1,7 +1,6 @@
 import type { Pool, PoolClient } from "pg";
 import {
   BASE_INTERVAL,
-  type CandleRow,
   type DepthRow,
   type ExchangeBatch,
   type ExchangeCounts,
@@ -20,6 +19,8 @@ import {
   candleRowRange,
   compareSeries,
   depthFrom,
+  insertValues,
+  type ExchangeRowOf,
   exactSumNames,
   exactSums,
   fundingFrom,
@@ -381,82 +382,23 @@ const LATEST_TIME_SQL: Record<ExchangeKind, string> = {
 
 async function insertAll(client: PoolClient, batch: ExchangeBatch): Promise<ExchangeCounts> {
   const counts = emptyCounts();
-  const run = async (key: keyof ExchangeBatch, values: unknown[][]) => {
-    counts[key] = (await client.query(INSERT[key], values)).rowCount ?? 0;
+  const run = async <K extends keyof ExchangeBatch>(key: K, sorted: ExchangeRowOf<K>[] | undefined) => {
+    if (!sorted?.length) return;
+    const result = await client.query(
+      INSERT[key],
+      columns(sorted, (r) => insertValues(key, r)),
+    );
+    counts[key] = result.rowCount ?? 0;
   };
-  if (batch.depth?.length) {
-    await run(
-      "depth",
-      columns(byTime(batch.depth), (r: DepthRow) => [r.coin, r.venue, r.time, r.books]),
-    );
-  }
-  if (batch.trades?.length) {
-    await run(
-      "trades",
-      columns(byTime(batch.trades), (r: TradeRow) => [
-        r.coin,
-        r.venue,
-        r.id,
-        r.time,
-        r.price,
-        r.qty,
-        r.buyerMaker,
-      ]),
-    );
-  }
-  if (batch.candles?.length) {
-    await run(
-      "candles",
-      columns(
-        batch.candles.toSorted((a, b) => a.openTime - b.openTime),
-        (r: CandleRow) => [
-          r.coin,
-          r.venue,
-          r.interval,
-          r.openTime,
-          r.open,
-          r.high,
-          r.low,
-          r.close,
-          r.volume,
-          r.quoteVolume,
-          r.trades,
-          r.takerBuyVolume,
-          r.takerBuyQuoteVolume,
-        ],
-      ),
-    );
-  }
-  if (batch.funding?.length) {
-    await run(
-      "funding",
-      columns(byTime(batch.funding), (r: FundingRow) => [r.coin, r.time, r.rate, r.markPrice]),
-    );
-  }
-  if (batch.openInterest?.length) {
-    await run(
-      "openInterest",
-      columns(byTime(batch.openInterest), (r: OpenInterestRow) => [
-        r.coin,
-        r.time,
-        r.openInterest,
-        r.openInterestValue,
-      ]),
-    );
-  }
-  if (batch.markPrices?.length) {
-    await run(
-      "markPrices",
-      columns(byTime(batch.markPrices), (r: MarkPriceRow) => [
-        r.coin,
-        r.time,
-        r.markPrice,
-        r.indexPrice,
-        r.estimatedSettlePrice,
-        r.fundingRate,
-        r.nextFundingTime,
-      ]),
-    );
-  }
+  // Rows in time order, so that concurrent batches lock them in one order.
+  await run("depth", batch.depth && byTime(batch.depth));
+  await run("trades", batch.trades && byTime(batch.trades));
+  await run(
+    "candles",
+    batch.candles?.toSorted((a, b) => a.openTime - b.openTime),
+  );
+  await run("funding", batch.funding && byTime(batch.funding));
+  await run("openInterest", batch.openInterest && byTime(batch.openInterest));
+  await run("markPrices", batch.markPrices && byTime(batch.markPrices));
   return counts;
 }

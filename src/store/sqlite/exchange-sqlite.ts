@@ -1,7 +1,6 @@
 import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from "node:sqlite";
 import {
   BASE_INTERVAL,
-  type CandleRow,
   type DepthRow,
   type ExchangeBatch,
   type ExchangeCounts,
@@ -20,6 +19,8 @@ import {
   candleRowRange,
   compareSeries,
   depthFrom,
+  insertValues,
+  type ExchangeRowOf,
   exactSumNames,
   exactSums,
   fundingFrom,
@@ -46,6 +47,11 @@ import {
 } from "../exchange-store.ts";
 
 type ArrayRow = SQLOutputValue[];
+
+/** SQLite has no boolean: true and false are stored as 1 and 0. */
+function sqliteValue(v: unknown): SQLInputValue {
+  return typeof v === "boolean" ? (v ? 1 : 0) : (v as SQLInputValue);
+}
 
 // ON CONFLICT DO NOTHING, not INSERT OR IGNORE: that would also skip rows breaking NOT NULL.
 const INSERT = {
@@ -139,54 +145,19 @@ export class SqliteExchangeStore implements ExchangeStore {
 
   async insertBatch(batch: ExchangeBatch): Promise<ExchangeCounts> {
     const counts = emptyCounts();
-    const run = <T>(rows: T[] | undefined, key: keyof ExchangeBatch, values: (r: T) => SQLInputValue[]) => {
+    const run = <K extends keyof ExchangeBatch>(rows: ExchangeRowOf<K>[] | undefined, key: K) => {
       if (!rows?.length) return;
       const s = this.stmt(INSERT[key]);
-      for (const r of rows) counts[key] += Number(s.run(...values(r)).changes);
+      for (const r of rows) counts[key] += Number(s.run(...insertValues(key, r).map(sqliteValue)).changes);
     };
     this.db.exec("BEGIN IMMEDIATE");
     try {
-      run(batch.depth, "depth", (r: DepthRow) => [r.coin, r.venue, r.time, r.books]);
-      run(batch.trades, "trades", (r: TradeRow) => [
-        r.coin,
-        r.venue,
-        r.id,
-        r.time,
-        r.price,
-        r.qty,
-        r.buyerMaker ? 1 : 0,
-      ]);
-      run(batch.candles, "candles", (r: CandleRow) => [
-        r.coin,
-        r.venue,
-        r.interval,
-        r.openTime,
-        r.open,
-        r.high,
-        r.low,
-        r.close,
-        r.volume,
-        r.quoteVolume,
-        r.trades,
-        r.takerBuyVolume,
-        r.takerBuyQuoteVolume,
-      ]);
-      run(batch.funding, "funding", (r: FundingRow) => [r.coin, r.time, r.rate, r.markPrice]);
-      run(batch.openInterest, "openInterest", (r: OpenInterestRow) => [
-        r.coin,
-        r.time,
-        r.openInterest,
-        r.openInterestValue,
-      ]);
-      run(batch.markPrices, "markPrices", (r: MarkPriceRow) => [
-        r.coin,
-        r.time,
-        r.markPrice,
-        r.indexPrice,
-        r.estimatedSettlePrice,
-        r.fundingRate,
-        r.nextFundingTime,
-      ]);
+      run(batch.depth, "depth");
+      run(batch.trades, "trades");
+      run(batch.candles, "candles");
+      run(batch.funding, "funding");
+      run(batch.openInterest, "openInterest");
+      run(batch.markPrices, "markPrices");
       this.db.exec("COMMIT");
     } catch (err) {
       this.db.exec("ROLLBACK");
