@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -198,4 +198,23 @@ test("collect records Binance beside Polymarket, into the same database the API 
   } finally {
     await binance.close();
   }
+});
+
+test("collect refuses bad options with one line and exit status 2, and explains itself with --help", () => {
+  for (const [args, message] of [
+    [["--types", "7m"], /--types: 7m is not one of 5m, 15m, 1h, 4h, 24h/],
+    [["--coins", "doge"], /--coins: doge is not one of btc, eth, sol/],
+    [["--venues", "margin"], /--venues: margin is not one of spot, futures, or none/],
+    [["--lookahead", "99"], /--lookahead must be an integer from 0 to 10/],
+  ] as const) {
+    const res = spawnSync(process.execPath, [BIN, "collect", ...args], {
+      env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, "refused.db")}` },
+      encoding: "utf8",
+    });
+    assert.equal(res.status, 2, res.stderr);
+    assert.match(res.stderr, message);
+  }
+  const help = spawnSync(process.execPath, [BIN, "collect", "--help"], { encoding: "utf8" });
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /POLYMARKET_CLOB_WS_URL/);
 });

@@ -26,6 +26,10 @@ describe("configuration from the environment (docs/configuration.md)", () => {
         METRICS_TOKEN: "t0ken",
         PAGE_CACHE_MB: "0",
         SEED_DEMO: "false",
+        SNAPSHOT_INTERVAL_MS: "500",
+        POLYMARKET_GAMMA_URL: "http://127.0.0.1:1/gamma",
+        POLYMARKET_CLOB_WS_URL: "ws://127.0.0.1:1/ws/market",
+        POLYMARKET_RTDS_URL: "ws://127.0.0.1:1/rtds",
       },
       { port: 9001 },
     );
@@ -37,6 +41,12 @@ describe("configuration from the environment (docs/configuration.md)", () => {
     assert.equal(config.metricsToken, "t0ken");
     assert.equal(config.pageCacheBytes, 0);
     assert.equal(config.seedDemo, false);
+    assert.equal(config.snapshotIntervalMs, 500);
+    assert.deepEqual(config.polymarket, {
+      gammaUrl: "http://127.0.0.1:1/gamma",
+      clobWsUrl: "ws://127.0.0.1:1/ws/market",
+      rtdsUrl: "ws://127.0.0.1:1/rtds",
+    });
     assert.equal(loadConfig({ TRUST_PROXY: "true" }).trustProxy, true);
     assert.equal(loadConfig({ TRUST_PROXY: "false" }).trustProxy, false);
   });
@@ -46,6 +56,7 @@ describe("configuration from the environment (docs/configuration.md)", () => {
       ["PORT", "70000"],
       ["AUTH_FAILURES_PER_MINUTE", "0"],
       ["PAGE_CACHE_MB", "lots"],
+      ["SNAPSHOT_INTERVAL_MS", "50"],
     ]) {
       assert.throws(
         () => loadConfig({ [name]: value }),
