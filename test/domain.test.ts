@@ -8,6 +8,7 @@ import {
   sortBestFirst,
 } from "../src/domain/book.ts";
 import { BookEncodingError, decodeBooks, encodeBooks, renderBooksJson } from "../src/domain/book-codec.ts";
+import { JsonBytes } from "../src/domain/json-bytes.ts";
 import { parseMarketType, winnerOf } from "../src/domain/market.ts";
 import { canonicalSlug, formatSlug, parseSlug, polymarketSlug } from "../src/domain/slug.ts";
 import { isoMicros, isoSeconds, parseIsoMicros, parseUserTime } from "../src/domain/time.ts";
@@ -37,6 +38,55 @@ describe("time", () => {
     for (let i = 0; i < 1000; i++) {
       const us = Math.floor(rng.next() * 4e15);
       assert.equal(parseIsoMicros(isoMicros(us)), us);
+    }
+  });
+});
+
+describe("JSON bytes", () => {
+  test("numbers are written exactly as String() prints them", () => {
+    const w = new JsonBytes(64);
+    const written = (x: number) => {
+      w.reset();
+      w.number(x);
+      return w.text();
+    };
+    const edges = [
+      0,
+      -0,
+      1,
+      0.1,
+      0.2,
+      0.1 + 0.2,
+      0.505,
+      1e-6,
+      9.99e-7,
+      1e-7,
+      1e-8,
+      0.00000123,
+      0.12345678,
+      0.123456789,
+      67297.89023308,
+      99999.99999999,
+      9999999.99999999,
+      1e7,
+      1e21,
+      123456789.5,
+      -1,
+      -0.5,
+      5e-324,
+      2 ** 53,
+      Number.MAX_VALUE,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+    ];
+    for (const x of edges) assert.equal(written(x), String(x), String(x));
+    const rng = new Rng(13);
+    for (let i = 0; i < 20_000; i++) {
+      const decimals = Math.floor(rng.next() * 11);
+      const x = Math.round(rng.next() * 10 ** Math.floor(rng.next() * 16)) / 10 ** decimals;
+      assert.equal(written(x), String(x), String(x));
+      const y = rng.next() * 10 ** Math.floor(rng.next() * 16 - 8);
+      assert.equal(written(y), String(y), String(y));
     }
   });
 });
@@ -146,6 +196,30 @@ describe("order books", () => {
       const rendered = renderBooksJson(blob);
       assert.equal(rendered.up, JSON.stringify(up));
       assert.equal(rendered.down, JSON.stringify(down));
+    }
+  });
+
+  test("renders the bytes of JSON.stringify at every price and size precision", () => {
+    const rng = new Rng(12);
+    for (let pd = 0; pd <= 8; pd++) {
+      for (let sd = 0; sd <= 10; sd++) {
+        const ticks = 10 ** pd;
+        const level = () => ({
+          price: Math.floor(rng.next() * (ticks + 1)) / ticks,
+          // Sizes from below 1e-6 (printed with an exponent) to above 2^31 units.
+          size: Math.round(rng.next() * 10 ** Math.floor(rng.next() * 14)) / 10 ** sd,
+        });
+        const side = () => Array.from({ length: Math.floor(rng.next() * 12) }, level);
+        for (let i = 0; i < 20; i++) {
+          const dedupe = (levels: { price: number; size: number }[]) =>
+            levels.filter((l, k) => levels.findIndex((x) => x.price === l.price) === k);
+          const up = sortBestFirst({ bids: dedupe(side()), asks: dedupe(side()) });
+          const down = i % 2 ? mirrorBook(up) : sortBestFirst({ bids: dedupe(side()), asks: dedupe(side()) });
+          const rendered = renderBooksJson(encodeBooks(up, down));
+          assert.equal(rendered.up, JSON.stringify(up), `price decimals ${pd}, size decimals ${sd}`);
+          assert.equal(rendered.down, JSON.stringify(down), `price decimals ${pd}, size decimals ${sd}`);
+        }
+      }
     }
   });
 

@@ -476,6 +476,63 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       assert.deepEqual(page, rows(1784851500, 3, true));
     });
 
+    test("every page of a long market is the same whichever end it is read from", async () => {
+      const m = await store.upsertMarket({
+        ...HAND_MARKET,
+        slug: "sol-updown-4h-1784851200",
+        coin: "sol",
+        marketType: "4h",
+      });
+      // 700 seconds with holes; each second's books differ in length and bytes (every third Down book
+      // is not the Up book's mirror, so its blob starts with a zero byte), and every seventh has none.
+      const written: SnapshotRow[] = Array.from({ length: 700 }, (_, i) => ({
+        time: (1784851200 + i + Math.floor(i / 50) * 3) * 1e6,
+        coinPrice: 60000 + i / 100,
+        priceUp: 0.5,
+        priceDown: 0.5,
+        books:
+          i % 7 === 3
+            ? null
+            : encodeBooks(
+                { bids: [{ price: 0.5, size: i + 1 }], asks: [{ price: 0.52, size: 2 }] },
+                { bids: [{ price: 0.48, size: i % 3 ? 2 : 3 }], asks: [{ price: 0.5, size: i + 1 }] },
+              ),
+      }));
+      assert.equal(await store.insertSnapshots(m.key, written), 700);
+      const newestFirst = [...written].reverse();
+      for (const order of ["asc", "desc"] as const) {
+        const all = order === "asc" ? written : newestFirst;
+        for (const offset of [0, 1, 255, 256, 299, 300, 350, 400, 599, 600, 650, 699, 700, 701]) {
+          for (const limit of [1, 7, 100, 350, 1000]) {
+            const page = await store.snapshotPage(m.key, { order, limit, offset, books: true });
+            const expected = all.slice(offset, offset + limit);
+            assert.deepEqual(page, expected, `${order} offset ${offset} limit ${limit}`);
+            const bare = await store.snapshotPage(m.key, { order, limit, offset, books: false });
+            assert.deepEqual(
+              bare,
+              expected.map((r) => ({ ...r, books: null })),
+              `${order} offset ${offset} limit ${limit} without books`,
+            );
+          }
+        }
+        const from = written[100].time;
+        const to = written[650].time;
+        const ranged = await store.snapshotPage(m.key, {
+          order,
+          limit: 100,
+          offset: 500,
+          books: true,
+          from,
+          to,
+        });
+        assert.deepEqual(
+          ranged,
+          all.filter((r) => r.time >= from && r.time <= to).slice(500, 600),
+          `${order} within a range`,
+        );
+      }
+    });
+
     test("gaps are kept per market and start, a longer record of the same gap extending it", async () => {
       const m = await store.upsertMarket({
         ...HAND_MARKET,

@@ -106,35 +106,6 @@ export function encodeBooks(up: OrderBook, down: OrderBook): Uint8Array {
   return w.buf.slice(0, w.len);
 }
 
-/**
- * Where the encoded books starting at `start` end (the offset after them), from their structure: the
- * blobs are self-delimiting, so concatenated ones can be split again. An offset beyond the end means
- * a truncated blob.
- */
-export function booksByteLength(buf: Uint8Array, start: number): number {
-  const truncated = buf.length + 1;
-  if (start + 2 > buf.length) return truncated;
-  const sides = (buf[start] & FLAG_MIRRORED) !== 0 ? 2 : 4;
-  let p = start + 2;
-  for (let s = 0; s < sides; s++) {
-    let n = 0;
-    let mul = 1;
-    let c: number;
-    do {
-      if (p >= buf.length) return truncated;
-      c = buf[p++];
-      n += (c & 127) * mul;
-      mul *= 128;
-    } while (c >= 128);
-    // Each level is two varints: count the bytes that end one.
-    for (let left = 2 * n; left > 0;) {
-      if (p >= buf.length) return truncated;
-      if (buf[p++] < 128) left--;
-    }
-  }
-  return p;
-}
-
 /** Reads the blob side by side, giving integer price ticks and size units to a visitor. */
 class BookReader {
   pos = 2;
@@ -368,6 +339,65 @@ function writeUnits(buf: Uint8Array, p: number, units: number, sd: number): numb
  */
 const MAX_LEVEL_BYTES = 80;
 
+/** Little-endian word of up to four ASCII bytes. */
+function word(text: string): number {
+  let v = 0;
+  for (let i = text.length - 1; i >= 0; i--) v = v * 256 + text.charCodeAt(i);
+  return v;
+}
+
+/**
+ * Level texts as little-endian 32-bit words, written four bytes a store. A word may carry bytes past
+ * the text's end; the writer advances by the text's length, so the next write covers them (writers
+ * reserve room for the whole words).
+ */
+const HEAD_WORDS = 6;
+interface HeadTable {
+  /** Per tick, HEAD_WORDS words of `,{"price":P,"size":`. */
+  words: Uint32Array;
+  /** Per tick, the text's length; 0 for a text longer than the words (written the slow way). */
+  lengths: Uint8Array;
+}
+const headTables: HeadTable[] = [];
+const NO_HEAD_TABLE: HeadTable = { words: new Uint32Array(0), lengths: new Uint8Array(0) };
+
+/** Prices of up to this many decimals have a table (10^decimals + 1 entries). */
+const MAX_TABLE_DECIMALS = 4;
+
+function headTableFor(pd: number): HeadTable | null {
+  if (pd > MAX_TABLE_DECIMALS) return null;
+  let t = headTables[pd];
+  if (!t) {
+    const ticks = pow10(pd) + 1;
+    t = { words: new Uint32Array(ticks * HEAD_WORDS), lengths: new Uint8Array(ticks) };
+    for (let tick = 0; tick < ticks; tick++) {
+      const text = `,{"price":${tick / pow10(pd)},"size":`;
+      if (text.length > HEAD_WORDS * 4) continue;
+      for (let k = 0; k < HEAD_WORDS; k++)
+        t.words[tick * HEAD_WORDS + k] = word(text.slice(4 * k, 4 * k + 4));
+      t.lengths[tick] = text.length;
+    }
+    headTables[pd] = t;
+  }
+  return t;
+}
+
+/** 0..9999 in decimal, one word each, and their lengths. */
+const WHOLE_WORDS = new Uint32Array(10_000);
+const WHOLE_LENGTHS = new Uint8Array(10_000);
+for (let i = 0; i < 10_000; i++) {
+  WHOLE_WORDS[i] = word(String(i));
+  WHOLE_LENGTHS[i] = String(i).length;
+}
+/** Hundredths 0..99 with the level's closing brace: `}`, `.5}`, `.05}`, `.25}`. */
+const CENTS_WORDS = new Uint32Array(100);
+const CENTS_LENGTHS = new Uint8Array(100);
+for (let i = 0; i < 100; i++) {
+  const text = i === 0 ? "}" : `${String(i / 100).slice(1)}}`;
+  CENTS_WORDS[i] = word(text);
+  CENTS_LENGTHS[i] = text.length;
+}
+
 /**
  * Writes the side at the reader's position as a JSON array of levels, straight from the blob, and
  * leaves the reader after it. `flipOne` > 0 writes each price as flipOne - tick (the mirror of the
@@ -377,27 +407,70 @@ function writeSideJson(w: JsonBytes, r: BookReader, descending: boolean, flipOne
   const n = r.varint();
   // Every level takes at least two bytes of the blob; a larger count means a truncated blob.
   if (!(n <= (r.buf.length - r.pos) / 2)) throw new BookEncodingError("truncated order book blob");
-  w.reserve(n * MAX_LEVEL_BYTES + 2);
+  w.reserve(n * MAX_LEVEL_BYTES + 8);
   const buf = w.buf;
-  let q = w.pos;
+  const view = w.view;
+  const start = w.pos;
+  let q = start;
   const pd = r.pd;
   const sd = r.sd;
+  const table = headTableFor(pd) ?? NO_HEAD_TABLE;
+  const words = table.words;
+  const lengths = table.lengths;
+  const last = lengths.length - 1;
   const heads = levelHeadsFor(pd);
-  buf[q++] = 91; // [
+  // The blob's varints are read here rather than through r.varint(): one byte is the common case.
+  const src = r.buf;
+  let p = r.pos;
   let prev = 0;
   for (let i = 0; i < n; i++) {
-    const step = r.varint();
-    const units = r.varint();
+    let b = src[p++];
+    let step = b & 127;
+    for (let mul = 128; b >= 128; mul *= 128) {
+      b = src[p++];
+      step += (b & 127) * mul;
+    }
+    b = src[p++];
+    let units = b & 127;
+    for (let mul = 128; b >= 128; mul *= 128) {
+      b = src[p++];
+      units += (b & 127) * mul;
+    }
     const tick = i === 0 ? step : descending ? prev - step : prev + step;
     prev = tick;
     const shown = flipOne > 0 ? flipOne - tick : tick;
-    const head = heads[shown] ?? levelHead(heads, shown, pd);
-    if (i > 0) buf[q++] = 44; // ,
-    buf.set(head, q);
-    q += head.length;
-    q = writeUnits(buf, q, units, sd);
-    buf[q++] = 125; // }
+    // Each level starts with its comma; the first one's becomes the array's `[`.
+    const len = shown >= 0 && shown <= last ? lengths[shown] : 0;
+    if (len !== 0) {
+      const k = shown * HEAD_WORDS;
+      view.setUint32(q, words[k], true);
+      view.setUint32(q + 4, words[k + 1], true);
+      view.setUint32(q + 8, words[k + 2], true);
+      view.setUint32(q + 12, words[k + 3], true);
+      view.setUint32(q + 16, words[k + 4], true);
+      view.setUint32(q + 20, words[k + 5], true);
+      q += len;
+    } else {
+      const head = heads[shown] ?? levelHead(heads, shown, pd);
+      buf[q++] = 44;
+      buf.set(head, q);
+      q += head.length;
+    }
+    if (sd === 2 && units < 1_000_000) {
+      const whole = (units / 100) | 0;
+      const cents = units - whole * 100;
+      view.setUint32(q, WHOLE_WORDS[whole], true);
+      q += WHOLE_LENGTHS[whole];
+      view.setUint32(q, CENTS_WORDS[cents], true);
+      q += CENTS_LENGTHS[cents];
+    } else {
+      q = writeUnits(buf, q, units, sd);
+      buf[q++] = 125; // }
+    }
   }
+  r.pos = p;
+  buf[start] = 91; // [
+  if (n === 0) q++;
   buf[q++] = 93; // ]
   w.pos = q;
   if (r.pos > r.buf.length) throw new BookEncodingError("truncated order book blob");

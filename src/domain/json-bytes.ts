@@ -5,11 +5,14 @@
  */
 export class JsonBytes {
   buf: Uint8Array;
+  /** A view of `buf` for writing several bytes in one store (little-endian words); replaced with it. */
+  view: DataView;
   pos = 0;
   private static readonly encoder = new TextEncoder();
 
   constructor(capacity = 1 << 16) {
     this.buf = new Uint8Array(capacity);
+    this.view = new DataView(this.buf.buffer);
   }
 
   reset(): void {
@@ -27,6 +30,7 @@ export class JsonBytes {
     const next = new Uint8Array(size);
     next.set(this.buf.subarray(0, this.pos));
     this.buf = next;
+    this.view = new DataView(next.buffer);
   }
 
   byte(b: number): void {
@@ -47,6 +51,65 @@ export class JsonBytes {
     let p = this.pos;
     for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i);
     this.pos = p;
+  }
+
+  /**
+   * A finite number exactly as String() prints it. Numbers of at most 8 decimals from 1e-6 up to 1e7
+   * (prices) are printed from the integer count of 10^-8 units: a decimal of at most 15 significant
+   * digits is the shortest text that reads back as its double, so its digits with trailing zeros
+   * dropped are String()'s. Anything else goes through String().
+   */
+  number(x: number): void {
+    if ((x >= 1e-6 && x < 1e7) || x === 0) {
+      const units = Math.round(x * 1e8);
+      if (units / 1e8 === x) {
+        // units < 1e15: the quotient cannot round up to the next integer; whole and frac are int32.
+        let whole = Math.floor(units / 1e8);
+        let frac = (units - whole * 1e8) | 0;
+        this.reserve(17);
+        const buf = this.buf;
+        let p = this.pos;
+        const wholeDigits =
+          whole < 10
+            ? 1
+            : whole < 100
+              ? 2
+              : whole < 1e3
+                ? 3
+                : whole < 1e4
+                  ? 4
+                  : whole < 1e5
+                    ? 5
+                    : whole < 1e6
+                      ? 6
+                      : 7;
+        p += wholeDigits;
+        for (let e = p - 1; e >= p - wholeDigits; e--) {
+          const q = (whole / 10) | 0;
+          buf[e] = 48 + (whole - q * 10);
+          whole = q;
+        }
+        if (frac !== 0) {
+          let digits = 8;
+          let q = (frac / 10) | 0;
+          while (frac === q * 10) {
+            frac = q;
+            q = (frac / 10) | 0;
+            digits--;
+          }
+          buf[p++] = 46; // .
+          p += digits;
+          for (let e = p - 1; e >= p - digits; e--) {
+            q = (frac / 10) | 0;
+            buf[e] = 48 + (frac - q * 10);
+            frac = q;
+          }
+        }
+        this.pos = p;
+        return;
+      }
+    }
+    this.ascii(String(x));
   }
 
   /** Any text, as UTF-8. */

@@ -141,11 +141,11 @@ export function writeSnapshotJson(w: JsonBytes, row: SnapshotRow, withBooks: boo
   w.bytes(TIME_OPEN);
   writeIsoMicros(w, row.time);
   w.bytes(COIN_PRICE);
-  w.ascii(String(row.coinPrice));
+  w.number(row.coinPrice);
   w.bytes(PRICE_UP);
-  w.ascii(String(row.priceUp));
+  w.number(row.priceUp);
   w.bytes(PRICE_DOWN);
-  w.ascii(String(row.priceDown));
+  w.number(row.priceDown);
   if (!withBooks) {
     w.byte(125);
   } else if (!row.books) {

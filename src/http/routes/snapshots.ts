@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isResolved } from "../../domain/market.ts";
 import type { SortOrder } from "../../domain/snapshot.ts";
@@ -146,7 +146,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: AppContext): void {
       let page: CachedPage | undefined = ctx.pageCache.get(key);
       if (!page) {
         const body = await renderPage(ctx, market, q, from, to);
-        page = { body, etag: `"${createHash("sha1").update(key).digest("base64url")}"` };
+        page = { body, etag: `"${hash("sha1", key, "base64url")}"` };
         ctx.pageCache.set(key, page);
       }
       reply.header("etag", page.etag);

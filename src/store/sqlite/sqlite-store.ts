@@ -3,7 +3,6 @@ import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from "node:sqlite";
 import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
 import type { Coin, Market, MarketType } from "../../domain/market.ts";
-import { booksByteLength } from "../../domain/book-codec.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import type {
@@ -48,20 +47,23 @@ const PRICES_PAGE_SQL = {
   desc: `SELECT time_us, coin_price, price_up, price_down FROM snapshots
     WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us DESC LIMIT ? OFFSET ?`,
 };
+const SNAPSHOT_COUNT_SQL = "SELECT snapshot_count FROM markets WHERE id = ?";
+/** Pages at smaller offsets skip too few rows to be worth a read transaction and a count. */
+const FAR_END_MIN_OFFSET = 256;
 const BOOKS_RANGE_SQL = {
   asc: "SELECT time_us, books FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us ASC",
   desc: "SELECT time_us, books FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us DESC",
 };
 
 /**
- * The books of a time range as one row: the times (text, comma-separated) and the blobs concatenated,
- * both aggregated in the same step, from a subquery in page order.
+ * The books of a time range as one row: the times and the blobs' lengths (text, comma-separated) and
+ * the blobs concatenated, all aggregated in the same step, from a subquery in page order.
  */
 const BOOKS_CONCAT_SQL = {
-  asc: `SELECT group_concat(time_us), CAST(group_concat(books, '') AS BLOB) FROM (SELECT time_us, books
-    FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us ASC)`,
-  desc: `SELECT group_concat(time_us), CAST(group_concat(books, '') AS BLOB) FROM (SELECT time_us, books
-    FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us DESC)`,
+  asc: `SELECT group_concat(time_us), group_concat(length(books)), CAST(group_concat(books, '') AS BLOB) FROM (
+    SELECT time_us, books FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us ASC)`,
+  desc: `SELECT group_concat(time_us), group_concat(length(books)), CAST(group_concat(books, '') AS BLOB) FROM (
+    SELECT time_us, books FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us DESC)`,
 };
 
 function snapshotFromRow(r: Row): SnapshotRow {
@@ -298,20 +300,52 @@ export class SqliteStore implements Store {
    * A page is one range scan of the prices and, with books, a second range scan of the books over the
    * same times, merged here: cheaper than a join, which looks each second's books up separately.
    * Rows come back as arrays (setReturnArrays) to save building an object per row.
+   *
+   * OFFSET steps over every row it skips, so a deep page of a whole market (the oldest seconds, newest
+   * first) is read from the other end, which skips fewer rows, and reversed. That needs the market's
+   * row count (snapshot_count, kept in the transaction of every insert), read in one read transaction
+   * with the page so that both see the same rows.
    */
   async snapshotPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
+    if (q.offset < FAR_END_MIN_OFFSET || q.from !== undefined || q.to !== undefined || this.db.isTransaction)
+      return this.readPage(marketKey, q, null);
+    this.db.exec("BEGIN");
+    try {
+      const count = this.arrayStmt(SNAPSHOT_COUNT_SQL).get(marketKey) as unknown as ArrayRow | undefined;
+      return this.readPage(marketKey, q, typeof count?.[0] === "number" ? count[0] : null);
+    } finally {
+      this.db.exec("COMMIT");
+    }
+  }
+
+  /** A page, read from its far end when `count` (the market's rows) says that skips fewer rows. */
+  private readPage(marketKey: number, q: SnapshotQuery, count: number | null): SnapshotRow[] {
     const asc = q.order === "asc";
-    const prices = this.arrayStmt(asc ? PRICES_PAGE_SQL.asc : PRICES_PAGE_SQL.desc).all(
+    let scanAsc = asc;
+    let limit = q.limit;
+    let offset = q.offset;
+    if (count !== null) {
+      const left = count - q.offset; // rows from the page's first to the last of the market
+      const farOffset = Math.max(0, left - q.limit);
+      if (left > 0 && farOffset < q.offset) {
+        scanAsc = !asc;
+        limit = Math.min(q.limit, left);
+        offset = farOffset;
+      }
+    }
+    const prices = this.arrayStmt(scanAsc ? PRICES_PAGE_SQL.asc : PRICES_PAGE_SQL.desc).all(
       marketKey,
       q.from ?? Number.MIN_SAFE_INTEGER,
       q.to ?? Number.MAX_SAFE_INTEGER,
-      q.limit,
-      q.offset,
+      limit,
+      offset,
     ) as unknown as ArrayRow[];
-    const rows = new Array<SnapshotRow>(prices.length);
-    for (let i = 0; i < prices.length; i++) {
+    const n = prices.length;
+    const rows = new Array<SnapshotRow>(n);
+    const reversed = scanAsc !== asc;
+    for (let i = 0; i < n; i++) {
       const r = prices[i];
-      rows[i] = {
+      rows[reversed ? n - 1 - i : i] = {
         time: r[0] as number,
         coinPrice: r[1] as number,
         priceUp: r[2] as number,
@@ -319,9 +353,9 @@ export class SqliteStore implements Store {
         books: null,
       };
     }
-    if (!q.books || rows.length === 0) return rows;
+    if (!q.books || n === 0) return rows;
     const first = rows[0].time;
-    const last = rows[rows.length - 1].time;
+    const last = rows[n - 1].time;
     const lo = asc ? first : last;
     const hi = asc ? last : first;
     if (!this.attachConcatenatedBooks(rows, marketKey, lo, hi, asc))
@@ -330,11 +364,11 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Gives each row its books from one aggregate row: the times as text and the blobs concatenated
-   * (blobs are self-delimiting, see booksByteLength). node:sqlite copies every blob it returns into a
-   * new ArrayBuffer; one blob for the page instead of one per second is most of the cost saved. The
-   * times come from the same aggregate step as the blobs, so they pair up whatever order SQLite
-   * aggregates in; anything unexpected (out of page order, unparsable) returns false for attachBooks.
+   * Gives each row its books from one aggregate row: the times and the blobs' lengths as text and the
+   * blobs concatenated. node:sqlite copies every blob it returns into a new ArrayBuffer; one blob for the
+   * page instead of one per second is most of the cost saved. The times and lengths come from the
+   * same aggregate step as the blobs, so they pair up whatever order SQLite aggregates in; anything
+   * unexpected (out of page order, unparsable, lengths not adding up) returns false for attachBooks.
    */
   private attachConcatenatedBooks(
     rows: SnapshotRow[],
@@ -349,20 +383,23 @@ export class SqliteStore implements Store {
       hi,
     ) as unknown as ArrayRow | undefined;
     const times = r?.[0];
-    const blobs = r?.[1];
+    const lengths = r?.[1];
+    const blobs = r?.[2];
     if (times === null || times === undefined || blobs === null || blobs === undefined) return true; // no books
-    if (typeof times !== "string" || !(blobs instanceof Uint8Array)) return false;
+    if (typeof times !== "string" || typeof lengths !== "string" || !(blobs instanceof Uint8Array))
+      return false;
     let i = 0;
     let tp = 0;
+    let lp = 0;
     let bp = 0;
     let prev = asc ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
     while (tp < times.length) {
-      // An integer time, up to the next comma.
+      // An integer time up to the next comma, and the blob's length likewise.
       let t = 0;
       let c = times.charCodeAt(tp);
       const negative = c === 45;
       if (negative) tp++;
-      const start = tp;
+      let start = tp;
       while (tp < times.length && (c = times.charCodeAt(tp)) !== 44) {
         if (c < 48 || c > 57) return false;
         t = t * 10 + (c - 48);
@@ -370,16 +407,25 @@ export class SqliteStore implements Store {
       }
       if (tp === start || t > Number.MAX_SAFE_INTEGER) return false;
       tp++;
+      let length = 0;
+      start = lp;
+      while (lp < lengths.length && (c = lengths.charCodeAt(lp)) !== 44) {
+        if (c < 48 || c > 57) return false;
+        length = length * 10 + (c - 48);
+        lp++;
+      }
+      if (lp === start) return false;
+      lp++;
       if (negative) t = -t;
       if (asc ? t < prev : t > prev) return false;
       prev = t;
-      const end = booksByteLength(blobs, bp);
+      const end = bp + length;
       if (end > blobs.length) return false;
       while (i < rows.length && (asc ? rows[i].time < t : rows[i].time > t)) i++;
       if (i < rows.length && rows[i].time === t) rows[i++].books = blobs.subarray(bp, end);
       bp = end;
     }
-    return bp === blobs.length;
+    return bp === blobs.length && lp >= lengths.length;
   }
 
   /** attachConcatenatedBooks by a row per second (two range scans merged). */
