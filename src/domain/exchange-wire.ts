@@ -1,6 +1,7 @@
 import { decimalsOf, type Level, pow10 } from "./book.ts";
 import { decodeBooks } from "./book-codec.ts";
 import {
+  type CandleRow,
   type DepthRow,
   type FundingRow,
   type MarkPriceRow,
@@ -69,18 +70,8 @@ export function tradeToWire(t: TradeRow) {
   };
 }
 
-export interface CandleLike {
-  openTime: Micros;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  volume: number;
-  quoteVolume: number;
-  trades: number;
-  takerBuyVolume: number;
-  takerBuyQuoteVolume: number;
-}
+/** A stored 1m candle or an aggregated one: what the wire shows of either. */
+export type CandleLike = Omit<CandleRow, "coin" | "venue" | "interval">;
 
 export function candleToWire(interval: string, c: CandleLike) {
   const closeUs = nextBucket(interval, c.openTime) - 1000;

@@ -29,6 +29,7 @@ import {
   MAX_TIME,
   MIN_TIME,
   openInterestFrom,
+  tradeFrom,
   seriesBatch,
   seriesExtentFrom,
   seriesExtentSql,
@@ -244,15 +245,7 @@ export class PostgresExchangeStore implements ExchangeStore {
        ORDER BY trade_id DESC LIMIT $3`,
       [coin, venue, limit],
     );
-    return rows.map((r) => ({
-      coin,
-      venue,
-      id: r[0] as number,
-      time: r[1] as number,
-      price: r[2] as number,
-      qty: r[3] as number,
-      buyerMaker: r[4] as boolean,
-    }));
+    return rows.map((r) => tradeFrom(coin, venue, r));
   }
 
   async candlePage(coin: Coin, venue: Venue, interval: string, q: RangeQuery): Promise<Candle[]> {

@@ -29,6 +29,7 @@ import {
   MAX_TIME,
   MIN_TIME,
   openInterestFrom,
+  tradeFrom,
   seriesBatch,
   seriesExtentFrom,
   seriesExtentSql,
@@ -205,15 +206,7 @@ export class SqliteExchangeStore implements ExchangeStore {
       coin,
       venue,
       limit,
-    ).map((r) => ({
-      coin,
-      venue,
-      id: r[0] as number,
-      time: r[1] as number,
-      price: r[2] as number,
-      qty: r[3] as number,
-      buyerMaker: r[4] === 1,
-    }));
+    ).map((r) => tradeFrom(coin, venue, r));
   }
 
   async candlePage(coin: Coin, venue: Venue, interval: string, q: RangeQuery): Promise<Candle[]> {
