@@ -235,4 +235,29 @@ export abstract class SocketFeed {
   }
 
   protected abstract apply(message: Record<string, unknown>): void;
+
+  /**
+   * The feed's socket: Polymarket's "PING" heartbeat, the feed's own defaults for its patience, the
+   * caller's options over both, and every frame to onMessage.
+   */
+  protected makeSocket(
+    name: string,
+    opts: SocketFeedOptions,
+    defaults: { heartbeatIntervalMs: number; silenceLimitMs: number },
+    handlers: Pick<UpstreamSocketOptions, "onOpen" | "onDown">,
+  ): UpstreamSocket {
+    return new UpstreamSocket({
+      name,
+      url: opts.url,
+      clock: opts.clock,
+      log: opts.log,
+      heartbeatText: "PING",
+      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? defaults.heartbeatIntervalMs,
+      silenceLimitMs: opts.silenceLimitMs ?? defaults.silenceLimitMs,
+      backoffInitialMs: opts.backoffInitialMs ?? 500,
+      backoffMaxMs: opts.backoffMaxMs ?? 30_000,
+      onMessage: (text) => this.onMessage(text),
+      ...handlers,
+    });
+  }
 }

@@ -31,25 +31,20 @@ export class ClobFeed extends SocketFeed {
 
   constructor(opts: SocketFeedOptions) {
     super();
-    this.socket = new UpstreamSocket({
-      name: "clob",
-      url: opts.url,
-      clock: opts.clock,
-      log: opts.log,
-      heartbeatText: "PING",
-      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 10_000,
-      silenceLimitMs: opts.silenceLimitMs ?? 30_000,
-      backoffInitialMs: opts.backoffInitialMs ?? 500,
-      backoffMaxMs: opts.backoffMaxMs ?? 30_000,
-      onOpen: (send) => {
-        const ids = [...this.tokens.keys()];
-        if (ids.length > 0) send(JSON.stringify({ assets_ids: ids, type: "market" }));
+    this.socket = this.makeSocket(
+      "clob",
+      opts,
+      { heartbeatIntervalMs: 10_000, silenceLimitMs: 30_000 },
+      {
+        onOpen: (send) => {
+          const ids = [...this.tokens.keys()];
+          if (ids.length > 0) send(JSON.stringify({ assets_ids: ids, type: "market" }));
+        },
+        onDown: (cause, detail) => {
+          for (const state of this.tokens.values()) state.notReady ??= { cause, detail };
+        },
       },
-      onMessage: (text) => this.onMessage(text),
-      onDown: (cause, detail) => {
-        for (const state of this.tokens.values()) state.notReady ??= { cause, detail };
-      },
-    });
+    );
   }
 
   /** Starts following tokens; their books are not ready until the upstream sends them. */

@@ -41,29 +41,24 @@ export class RtdsFeed extends SocketFeed {
   constructor(opts: SocketFeedOptions) {
     super();
     this.clock = opts.clock;
-    this.socket = new UpstreamSocket({
-      name: "rtds",
-      url: opts.url,
-      clock: opts.clock,
-      log: opts.log,
-      heartbeatText: "PING",
-      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 5_000,
-      silenceLimitMs: opts.silenceLimitMs ?? 20_000,
-      backoffInitialMs: opts.backoffInitialMs ?? 500,
-      backoffMaxMs: opts.backoffMaxMs ?? 30_000,
-      onOpen: (send) =>
-        send(
-          JSON.stringify({
-            action: "subscribe",
-            subscriptions: [
-              { topic: "crypto_prices", type: "update", filters: COINS.map((c) => `${c}usdt`).join(",") },
-              { topic: "crypto_prices_chainlink", type: "*", filters: "" },
-            ],
-          }),
-        ),
-      onMessage: (text) => this.onMessage(text),
-      onDown: () => {},
-    });
+    this.socket = this.makeSocket(
+      "rtds",
+      opts,
+      { heartbeatIntervalMs: 5_000, silenceLimitMs: 20_000 },
+      {
+        onOpen: (send) =>
+          send(
+            JSON.stringify({
+              action: "subscribe",
+              subscriptions: [
+                { topic: "crypto_prices", type: "update", filters: COINS.map((c) => `${c}usdt`).join(",") },
+                { topic: "crypto_prices_chainlink", type: "*", filters: "" },
+              ],
+            }),
+          ),
+        onDown: () => {},
+      },
+    );
   }
 
   feed(source: SettlementFeed, coin: Coin): PriceFeed {
