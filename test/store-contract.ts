@@ -504,10 +504,12 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         const all = order === "asc" ? written : newestFirst;
         for (const offset of [0, 1, 255, 256, 299, 300, 350, 400, 599, 600, 650, 699, 700, 701]) {
           for (const limit of [1, 7, 100, 350, 1000]) {
-            const page = await store.snapshotPage(m.key, { order, limit, offset, books: true });
+            // With the count given, a store may read from the nearer end; without, it must not need to.
+            const total = offset % 2 === 0 ? written.length : undefined;
+            const page = await store.snapshotPage(m.key, { order, limit, offset, books: true, total });
             const expected = all.slice(offset, offset + limit);
             assert.deepEqual(page, expected, `${order} offset ${offset} limit ${limit}`);
-            const bare = await store.snapshotPage(m.key, { order, limit, offset, books: false });
+            const bare = await store.snapshotPage(m.key, { order, limit, offset, books: false, total });
             assert.deepEqual(
               bare,
               expected.map((r) => ({ ...r, books: null })),
@@ -524,6 +526,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           books: true,
           from,
           to,
+          total: all.filter((r) => r.time >= from && r.time <= to).length,
         });
         assert.deepEqual(
           ranged,

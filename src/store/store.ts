@@ -34,6 +34,12 @@ export interface SnapshotQuery {
   from?: Micros;
   to?: Micros;
   books: boolean;
+  /**
+   * How many snapshots lie within from..to, when the caller has counted them (the snapshot route has,
+   * for its `total`). A store may then read a deep page from the nearer end, skipping fewer rows; the
+   * page is the one at `offset` of exactly that many rows.
+   */
+  total?: number;
 }
 
 /**

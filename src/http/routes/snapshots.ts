@@ -113,6 +113,7 @@ async function renderPage(
           from,
           to,
           books: q.include_orderbook,
+          total,
         });
   const w = pageBytes;
   w.reset();

@@ -47,8 +47,7 @@ const PRICES_PAGE_SQL = {
   desc: `SELECT time_us, coin_price, price_up, price_down FROM snapshots
     WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us DESC LIMIT ? OFFSET ?`,
 };
-const SNAPSHOT_COUNT_SQL = "SELECT snapshot_count FROM markets WHERE id = ?";
-/** Pages at smaller offsets skip too few rows to be worth a read transaction and a count. */
+/** Pages at smaller offsets skip too few rows for reading from the far end to pay. */
 const FAR_END_MIN_OFFSET = 256;
 const BOOKS_RANGE_SQL = {
   asc: "SELECT time_us, books FROM snapshot_books WHERE market = ? AND time_us >= ? AND time_us <= ? ORDER BY time_us ASC",
@@ -301,31 +300,17 @@ export class SqliteStore implements Store {
    * same times, merged here: cheaper than a join, which looks each second's books up separately.
    * Rows come back as arrays (setReturnArrays) to save building an object per row.
    *
-   * OFFSET steps over every row it skips, so a deep page of a whole market (the oldest seconds, newest
-   * first) is read from the other end, which skips fewer rows, and reversed. That needs the market's
-   * row count (snapshot_count, kept in the transaction of every insert), read in one read transaction
-   * with the page so that both see the same rows.
+   * OFFSET steps over every row it skips, so a deep page (the oldest seconds, newest first) is read
+   * from the other end, which skips fewer rows, and reversed, when the caller says how many rows the
+   * range holds (`total`).
    */
   async snapshotPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
-    if (q.offset < FAR_END_MIN_OFFSET || q.from !== undefined || q.to !== undefined || this.db.isTransaction)
-      return this.readPage(marketKey, q, null);
-    this.db.exec("BEGIN");
-    try {
-      const count = this.arrayStmt(SNAPSHOT_COUNT_SQL).get(marketKey) as unknown as ArrayRow | undefined;
-      return this.readPage(marketKey, q, typeof count?.[0] === "number" ? count[0] : null);
-    } finally {
-      this.db.exec("COMMIT");
-    }
-  }
-
-  /** A page, read from its far end when `count` (the market's rows) says that skips fewer rows. */
-  private readPage(marketKey: number, q: SnapshotQuery, count: number | null): SnapshotRow[] {
     const asc = q.order === "asc";
     let scanAsc = asc;
     let limit = q.limit;
     let offset = q.offset;
-    if (count !== null) {
-      const left = count - q.offset; // rows from the page's first to the last of the market
+    if (q.total !== undefined && q.offset >= FAR_END_MIN_OFFSET) {
+      const left = q.total - q.offset; // rows from the page's first to the last of the range
       const farOffset = Math.max(0, left - q.limit);
       if (left > 0 && farOffset < q.offset) {
         scanAsc = !asc;
