@@ -291,3 +291,77 @@ describe("collector: a whole simulated 5m market", () => {
 function iso(second: number): string {
   return new Date(second * 1000 + 200).toISOString().replace("Z", "000Z");
 }
+
+describe("collector: a late start, unreadable frames, and a stop in the middle of a gap", () => {
+  test("each missed stretch is recorded with its cause, and garbage never stops recording", async () => {
+    const upstream = await startPolymarketUpstream();
+    const store = await openTestStore();
+    // The collector starts 5 s after the market opened.
+    const clock = new ManualClock((T + 5) * 1e6 + 200_000);
+    upstream.gamma.markets.set(SLUG, gammaMarket(SLUG, 5002, [UP, DOWN]));
+    upstream.clob.setBook(UP, initialBook(48), false);
+    upstream.clob.setBook(DOWN, initialBook(50), false);
+    const clob = new ClobFeed({
+      url: upstream.clobUrl,
+      clock,
+      log: quiet,
+      backoffInitialMs: 1,
+      backoffMaxMs: 5,
+    });
+    const rtds = new RtdsFeed({ url: upstream.rtdsUrl, clock, log: quiet, backoffInitialMs: 1 });
+    const collector = new Collector({
+      store,
+      clock,
+      log: quiet,
+      gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
+      clob,
+      rtds,
+      coins: ["btc"],
+      marketTypes: ["5m"],
+      lookahead: 0,
+    });
+    try {
+      await collector.start();
+      await until(() => clob.notReady(UP) === null && clob.notReady(DOWN) === null, "books");
+      await until(() => upstream.rtds.clientCount === 1, "the price socket");
+      const tick = async (i: number) => {
+        clock.set((T + i) * 1e6 + 200_000);
+        upstream.rtds.price("chainlink", "btc", (T + i) * 1000, scaled(6_500_000));
+        await until(() => rtds.frames >= i - 4, `price of second ${i}`);
+        await collector.tick();
+        await collector.settled();
+      };
+      for (let i = 5; i < 10; i++) await tick(i);
+      // Unreadable frames are counted and skipped; the next seconds are recorded as before.
+      const framesBefore = clob.frames;
+      upstream.clob.sendRaw("not json");
+      upstream.clob.sendRaw(
+        '[{"event_type":"price_change","price_changes":[{"asset_id":"1111","side":"UP"}]}]',
+      );
+      await until(() => clob.frames >= framesBefore + 2, "the garbage frames");
+      assert.equal(clob.malformed, 2);
+      for (let i = 10; i < 12; i++) await tick(i);
+      // The socket goes away and stays away; the collector is stopped in the middle of that gap.
+      upstream.clob.refusing = true;
+      upstream.clob.disconnectAll();
+      await until(() => clob.notReady(UP) !== null, "the client to notice the disconnect");
+      for (let i = 12; i < 15; i++) await tick(i);
+      await collector.stop();
+
+      const market = await store.getMarket(SLUG);
+      assert.ok(market);
+      assert.equal(market.snapshotCount, 7);
+      assert.deepEqual(
+        (await store.listGaps(market.key)).map((g) => [g.from, g.to, g.cause]),
+        [
+          [T * 1e6, (T + 5) * 1e6 + 200_000, "not_recording"],
+          [(T + 12) * 1e6 + 200_000, (T + 14) * 1e6 + 200_000, "upstream_disconnected"],
+        ],
+      );
+    } finally {
+      await collector.stop();
+      await upstream.close();
+      await store.close();
+    }
+  });
+});

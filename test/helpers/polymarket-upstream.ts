@@ -150,6 +150,11 @@ export class FakeClob {
     for (const [ws, ids] of this.clients) if (tokens.some((t) => ids.has(t))) this.send(ws, text);
   }
 
+  /** A frame as it is, to every client: for what a real upstream should never send. */
+  sendRaw(text: string): void {
+    for (const ws of this.clients.keys()) this.send(ws, text);
+  }
+
   /** Upstream's order: bids ascending and asks descending, best last. */
   bookMessage(id: string): Record<string, unknown> {
     const book = this.books.get(id) as TrueBook;
