@@ -4,7 +4,8 @@ import { displayedPrice, type OrderBook } from "../src/domain/book.ts";
 import { decodeBooks } from "../src/domain/book-codec.ts";
 import { ManualClock } from "../src/domain/time.ts";
 import { ClobFeed } from "../src/ingest/polymarket/clob-feed.ts";
-import { Collector } from "../src/ingest/polymarket/collector.ts";
+import { Collector, type CollectorOptions } from "../src/ingest/polymarket/collector.ts";
+import type { SocketFeedOptions } from "../src/ingest/upstream-socket.ts";
 import { GammaClient } from "../src/ingest/polymarket/gamma-client.ts";
 import { RtdsFeed } from "../src/ingest/polymarket/rtds-feed.ts";
 import type { Store } from "../src/store/store.ts";
@@ -49,6 +50,36 @@ function scaled(cents: number): string {
   return `${cents}${"0".repeat(16)}`;
 }
 
+/** A collector of BTC 5m markets over the local upstream, with feeds that reconnect at once. */
+function collectorOver(
+  upstream: PolymarketUpstream,
+  store: Store,
+  clock: ManualClock,
+  options: { clob?: Partial<SocketFeedOptions>; collector?: Partial<CollectorOptions> } = {},
+): { collector: Collector; clob: ClobFeed; rtds: RtdsFeed } {
+  const clob = new ClobFeed({
+    url: upstream.clobUrl,
+    clock,
+    log: quiet,
+    backoffInitialMs: 1,
+    backoffMaxMs: 5,
+    ...options.clob,
+  });
+  const rtds = new RtdsFeed({ url: upstream.rtdsUrl, clock, log: quiet, backoffInitialMs: 1 });
+  const collector = new Collector({
+    store,
+    clock,
+    log: quiet,
+    gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
+    clob,
+    rtds,
+    coins: ["btc"],
+    marketTypes: ["5m"],
+    ...options.collector,
+  });
+  return { collector, clob, rtds };
+}
+
 interface Expected {
   second: number;
   up: OrderBook;
@@ -77,27 +108,11 @@ describe("collector: a whole simulated 5m market", () => {
     upstream.gamma.onlyInEvents.add(SLUG);
     upstream.clob.setBook(UP, initialBook(48), false);
     upstream.clob.setBook(DOWN, initialBook(50), false);
-    clob = new ClobFeed({
-      url: upstream.clobUrl,
-      clock,
-      log: quiet,
-      heartbeatIntervalMs: 1000,
-      silenceLimitMs: 3000,
-      backoffInitialMs: 1,
-      backoffMaxMs: 5,
-    });
-    const rtds = new RtdsFeed({ url: upstream.rtdsUrl, clock, log: quiet, backoffInitialMs: 1 });
-    collector = new Collector({
-      store,
-      clock,
-      log: quiet,
-      gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
-      clob,
-      rtds,
-      coins: ["btc"],
-      marketTypes: ["5m"],
-      resolutionEveryS: 5,
-    });
+    let rtds: RtdsFeed;
+    ({ collector, clob, rtds } = collectorOver(upstream, store, clock, {
+      clob: { heartbeatIntervalMs: 1000, silenceLimitMs: 3000 },
+      collector: { resolutionEveryS: 5 },
+    }));
     await collector.start();
     await until(
       () => upstream.rtds.clientCount === 1 && upstream.clob.subscribedTokens.size === 2,
@@ -301,25 +316,7 @@ describe("collector: a late start, unreadable frames, and a stop in the middle o
     upstream.gamma.markets.set(SLUG, gammaMarket(SLUG, 5002, [UP, DOWN]));
     upstream.clob.setBook(UP, initialBook(48), false);
     upstream.clob.setBook(DOWN, initialBook(50), false);
-    const clob = new ClobFeed({
-      url: upstream.clobUrl,
-      clock,
-      log: quiet,
-      backoffInitialMs: 1,
-      backoffMaxMs: 5,
-    });
-    const rtds = new RtdsFeed({ url: upstream.rtdsUrl, clock, log: quiet, backoffInitialMs: 1 });
-    const collector = new Collector({
-      store,
-      clock,
-      log: quiet,
-      gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
-      clob,
-      rtds,
-      coins: ["btc"],
-      marketTypes: ["5m"],
-      lookahead: 0,
-    });
+    const { collector, clob, rtds } = collectorOver(upstream, store, clock, { collector: { lookahead: 0 } });
     try {
       await collector.start();
       await until(() => clob.notReady(UP) === null && clob.notReady(DOWN) === null, "books");
