@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import type { OrderBook } from "../src/domain/book.ts";
 import { ManualClock } from "../src/domain/time.ts";
-import { ClobFeed } from "../src/ingest/polymarket/clob-feed.ts";
-import { Collector } from "../src/ingest/polymarket/collector.ts";
-import { GammaClient } from "../src/ingest/polymarket/gamma-client.ts";
-import { RtdsFeed } from "../src/ingest/polymarket/rtds-feed.ts";
+import { ClobFeed } from "../src/record/polymarket/clob-feed.ts";
+import { Collector } from "../src/record/polymarket/collector.ts";
+import { GammaClient } from "../src/record/polymarket/gamma-client.ts";
+import { RtdsFeed } from "../src/record/polymarket/rtds-feed.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { SnapshotBatch } from "../src/store/store.ts";
 import { startPolymarketUpstream, until } from "../test/helpers/polymarket-upstream.ts";

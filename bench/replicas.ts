@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import os from "node:os";
 import { join } from "node:path";
 import type { MarketType } from "../src/domain/market.ts";
-import { Rng } from "../src/ingest/demo.ts";
+import { Rng } from "../src/demo/demo.ts";
 import type { StoredMarket } from "../src/store/store.ts";
 import {
   missingServerBinaries,

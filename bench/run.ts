@@ -47,7 +47,7 @@ import { loadPlans } from "../src/access/plans.ts";
 import type { MarketType } from "../src/domain/market.ts";
 import { systemClock } from "../src/domain/time.ts";
 import { buildApp } from "../src/http/app.ts";
-import { Rng, seedDemo } from "../src/ingest/demo.ts";
+import { Rng, seedDemo } from "../src/demo/demo.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { StoredMarket } from "../src/store/store.ts";
 import { type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";

@@ -1,6 +1,6 @@
 import { dirname, join } from "node:path";
 import { type MarketType, parseMarketType } from "./domain/market.ts";
-import { DEFAULT_DEMO_COUNTS } from "./ingest/demo.ts";
+import { DEFAULT_DEMO_COUNTS } from "./demo/demo.ts";
 
 /** Everything the service can be told, with its defaults merged in one place (DESIGN 4). */
 export interface Config {

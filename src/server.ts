@@ -10,7 +10,7 @@ import { COINS } from "./domain/market.ts";
 import type { Plans } from "./domain/plan.ts";
 import { systemClock } from "./domain/time.ts";
 import { buildApp } from "./http/app.ts";
-import { seedDemo } from "./ingest/demo.ts";
+import { seedDemo } from "./demo/demo.ts";
 import { openStore } from "./store/open.ts";
 import type { Store } from "./store/store.ts";
 

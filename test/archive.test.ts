@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { after, before, describe, test } from "node:test";
-import { ArchiveError, exportArchive, importArchive, openInput, openOutput } from "../src/ingest/archive.ts";
+import { ArchiveError, exportArchive, importArchive, openInput, openOutput } from "../src/archive/archive.ts";
 import { insertHandMarket, makeTestApp, openTestStore, type TestApp } from "./helpers/app.ts";
 
 let source: TestApp;

@@ -3,11 +3,11 @@ import { after, before, describe, test } from "node:test";
 import { displayedPrice, type OrderBook } from "../src/domain/book.ts";
 import { decodeBooks } from "../src/domain/book-codec.ts";
 import { ManualClock } from "../src/domain/time.ts";
-import { ClobFeed } from "../src/ingest/polymarket/clob-feed.ts";
-import { Collector, type CollectorOptions } from "../src/ingest/polymarket/collector.ts";
-import type { SocketFeedOptions } from "../src/ingest/upstream-socket.ts";
-import { GammaClient } from "../src/ingest/polymarket/gamma-client.ts";
-import { RtdsFeed } from "../src/ingest/polymarket/rtds-feed.ts";
+import { ClobFeed } from "../src/record/polymarket/clob-feed.ts";
+import { Collector, type CollectorOptions } from "../src/record/polymarket/collector.ts";
+import type { SocketFeedOptions } from "../src/record/upstream-socket.ts";
+import { GammaClient } from "../src/record/polymarket/gamma-client.ts";
+import { RtdsFeed } from "../src/record/polymarket/rtds-feed.ts";
 import type { Store } from "../src/store/store.ts";
 import { makeTestApp, openTestStore } from "./helpers/app.ts";
 import {

@@ -25,7 +25,7 @@ import {
   Rng,
   seedDemo,
   upProbability,
-} from "../src/ingest/demo.ts";
+} from "../src/demo/demo.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 
 // 2026-07-24T16:20:07Z: twenty minutes into the daily, 4h and 1h markets that opened at 16:00, which

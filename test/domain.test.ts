@@ -12,7 +12,7 @@ import { JsonBytes } from "../src/domain/json-bytes.ts";
 import { parseMarketType, winnerOf } from "../src/domain/market.ts";
 import { canonicalSlug, formatSlug, parseSlug, polymarketSlug } from "../src/domain/slug.ts";
 import { isoMicros, isoSeconds, parseIsoMicros, parseUserTime } from "../src/domain/time.ts";
-import { Rng } from "../src/ingest/demo.ts";
+import { Rng } from "../src/demo/demo.ts";
 
 describe("time", () => {
   test("formats microseconds exactly, as integers", () => {

@@ -4,8 +4,8 @@ import {
   backfillBinance,
   type BackfillOptions,
   type BackfillProgress,
-} from "../src/ingest/binance/backfill.ts";
-import { BinanceBannedError } from "../src/ingest/binance/rest.ts";
+} from "../src/record/binance/backfill.ts";
+import { BinanceBannedError } from "../src/record/binance/rest.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../src/store/store.ts";
 import { BinanceUpstream } from "./helpers/binance-upstream.ts";

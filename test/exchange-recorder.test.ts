@@ -8,7 +8,7 @@ import {
   type RecorderEvent,
   type RecorderOptions,
   startBinanceRecorder,
-} from "../src/ingest/binance/recorder.ts";
+} from "../src/record/binance/recorder.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../src/store/store.ts";
 import { BinanceUpstream } from "./helpers/binance-upstream.ts";

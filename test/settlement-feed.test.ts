@@ -5,9 +5,9 @@ import { test } from "node:test";
 import { createGunzip } from "node:zlib";
 import { winnerOf } from "../src/domain/market.ts";
 import { ManualClock } from "../src/domain/time.ts";
-import { settlementPrice } from "../src/ingest/polymarket/collector.ts";
-import { RtdsFeed } from "../src/ingest/polymarket/rtds-feed.ts";
-import { PriceFeed } from "../src/ingest/price-feed.ts";
+import { settlementPrice } from "../src/record/polymarket/collector.ts";
+import { RtdsFeed } from "../src/record/polymarket/rtds-feed.ts";
+import { PriceFeed } from "../src/upstream/price-feed.ts";
 
 /**
  * The settlement rule on a real recorded day, through the collector's own price path: every

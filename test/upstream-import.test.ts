@@ -5,13 +5,13 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { gunzipSync } from "node:zlib";
 import type { Market } from "../src/domain/market.ts";
-import { PriceFeed, scaledDecimalToNumber } from "../src/ingest/price-feed.ts";
+import { PriceFeed, scaledDecimalToNumber } from "../src/upstream/price-feed.ts";
 import {
   formatImportReport,
   ImportError,
   type ImportReport,
   importUpstream,
-} from "../src/ingest/upstream-import.ts";
+} from "../src/archive/upstream-import.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { StoredMarket } from "../src/store/store.ts";
 

@@ -8,9 +8,9 @@ import {
   type BackfillKind,
   type BackfillProgress,
   backfillBinance,
-} from "../ingest/binance/backfill.ts";
-import { BinanceBannedError, BinanceHttpError } from "../ingest/binance/rest.ts";
-import { binanceUrlsFromEnv, weightLimitsFromEnv } from "../ingest/binance/urls.ts";
+} from "../record/binance/backfill.ts";
+import { BinanceBannedError, BinanceHttpError } from "../record/binance/rest.ts";
+import { binanceUrlsFromEnv, weightLimitsFromEnv } from "../record/binance/urls.ts";
 import { openStore } from "../store/open.ts";
 import { Progress } from "./progress.ts";
 

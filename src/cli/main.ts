@@ -21,10 +21,10 @@ import {
   importArchive,
   openInput,
   openOutput,
-} from "../ingest/archive.ts";
-import { seedDemo } from "../ingest/demo.ts";
-import { formatImportReport, ImportError, importUpstream } from "../ingest/upstream-import.ts";
-import { collect } from "../collect.ts";
+} from "../archive/archive.ts";
+import { seedDemo } from "../demo/demo.ts";
+import { formatImportReport, ImportError, importUpstream } from "../archive/upstream-import.ts";
+import { collect } from "../record/collect.ts";
 import { parseVenue, VENUES, type Venue } from "../domain/exchange.ts";
 import { serve } from "../server.ts";
 import { openStore } from "../store/open.ts";

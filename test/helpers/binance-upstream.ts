@@ -3,7 +3,7 @@ import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
 import type { Venue } from "../../src/domain/exchange.ts";
 import type { Clock } from "../../src/domain/time.ts";
-import type { BinanceUrls } from "../../src/ingest/binance/urls.ts";
+import type { BinanceUrls } from "../../src/record/binance/urls.ts";
 
 /**
  * A local server playing Binance's public market data for tests: the REST endpoints the backfill

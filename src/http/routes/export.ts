@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import { createGzip } from "node:zlib";
 import type { FastifyInstance } from "fastify";
-import { type ExportFormat, exportChunks } from "../../ingest/archive.ts";
+import { type ExportFormat, exportChunks } from "../../archive/archive.ts";
 import type { AppContext } from "../app.ts";
 import { openMarket, timeRange } from "../params.ts";
 import { errorResponses, slugParams, timeParam } from "../schemas.ts";

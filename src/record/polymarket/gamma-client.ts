@@ -1,4 +1,4 @@
-import { type GammaMarket, parseGammaMarket, requireObject } from "./gamma-market.ts";
+import { type GammaMarket, parseGammaMarket, requireObject } from "../../upstream/gamma-market.ts";
 
 /**
  * Look-ups of one market by slug on Polymarket's Gamma API. Both `/markets?slug=` and

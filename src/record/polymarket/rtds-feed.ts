@@ -1,6 +1,6 @@
 import { type Coin, COINS, type SettlementFeed } from "../../domain/market.ts";
 import type { Clock } from "../../domain/time.ts";
-import { PriceFeed, scaledDecimalToNumber } from "../price-feed.ts";
+import { PriceFeed, scaledDecimalToNumber } from "../../upstream/price-feed.ts";
 import { SocketFeed, type SocketFeedOptions, UpstreamSocket } from "../upstream-socket.ts";
 
 /**

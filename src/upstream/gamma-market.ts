@@ -1,5 +1,5 @@
-import type { Outcome } from "../../domain/market.ts";
-import { type Micros, parseIsoMicros } from "../../domain/time.ts";
+import type { Outcome } from "../domain/market.ts";
+import { type Micros, parseIsoMicros } from "../domain/time.ts";
 
 /**
  * Reading Polymarket's Gamma market objects, the same for the importer (recorded rows) and the live

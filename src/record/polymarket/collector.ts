@@ -5,11 +5,11 @@ import { type SeriesMarket, upcomingMarkets } from "../../domain/series.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import { type Clock, isoSeconds, type Micros } from "../../domain/time.ts";
 import type { RecordingGap, SnapshotBatch, Store, StoredMarket } from "../../store/store.ts";
-import type { PriceFeed } from "../price-feed.ts";
+import type { PriceFeed } from "../../upstream/price-feed.ts";
 import type { SocketLog } from "../upstream-socket.ts";
 import type { ClobFeed } from "./clob-feed.ts";
 import type { GammaClient } from "./gamma-client.ts";
-import type { GammaMarket } from "./gamma-market.ts";
+import type { GammaMarket } from "../../upstream/gamma-market.ts";
 import type { RtdsFeed } from "./rtds-feed.ts";
 
 /**

@@ -22,8 +22,8 @@ import {
   requireString,
   resolvedAtOf,
   winnerFromPrices,
-} from "./polymarket/gamma-market.ts";
-import { PriceFeed, scaledDecimalToNumber, type TickInEffect } from "./price-feed.ts";
+} from "../upstream/gamma-market.ts";
+import { PriceFeed, scaledDecimalToNumber, type TickInEffect } from "../upstream/price-feed.ts";
 
 /**
  * Import of the recorded upstream formats (see test/fixtures/real-btc-5m-2026-07-24 and the shared

@@ -1,15 +1,15 @@
-import type { Config } from "./config.ts";
-import type { Coin, MarketType } from "./domain/market.ts";
-import { type Clock, systemClock } from "./domain/time.ts";
-import { ClobFeed } from "./ingest/polymarket/clob-feed.ts";
-import { Collector } from "./ingest/polymarket/collector.ts";
-import { GammaClient } from "./ingest/polymarket/gamma-client.ts";
-import { RtdsFeed } from "./ingest/polymarket/rtds-feed.ts";
-import type { SocketLog } from "./ingest/upstream-socket.ts";
-import { binanceUrlsFromEnv } from "./ingest/binance/urls.ts";
-import { type BinanceRecorder, startBinanceRecorder } from "./ingest/binance/recorder.ts";
-import type { Venue } from "./domain/exchange.ts";
-import { openStore } from "./store/open.ts";
+import type { Config } from "../config.ts";
+import type { Coin, MarketType } from "../domain/market.ts";
+import { type Clock, systemClock } from "../domain/time.ts";
+import { ClobFeed } from "./polymarket/clob-feed.ts";
+import { Collector } from "./polymarket/collector.ts";
+import { GammaClient } from "./polymarket/gamma-client.ts";
+import { RtdsFeed } from "./polymarket/rtds-feed.ts";
+import type { SocketLog } from "./upstream-socket.ts";
+import { binanceUrlsFromEnv } from "./binance/urls.ts";
+import { type BinanceRecorder, startBinanceRecorder } from "./binance/recorder.ts";
+import type { Venue } from "../domain/exchange.ts";
+import { openStore } from "../store/open.ts";
 
 /**
  * The thin runner of `updown collect`: opens the store, starts the collector, calls its tick at every

@@ -31,7 +31,7 @@ export interface DemoOptions {
   /** Markets per series, per coin, including the live one. */
   counts: Record<MarketType, number>;
   coins: Coin[];
-  /** Also a little Binance spot and futures data (src/ingest/exchange-demo.ts). Default false. */
+  /** Also a little Binance spot and futures data (src/demo/exchange-demo.ts). Default false. */
   exchange?: boolean;
   onProgress?: (doneSnapshots: number, totalSnapshots: number) => void;
 }
