@@ -425,11 +425,13 @@ describe("demo data and documentation", () => {
       "trades/latest",
       "snapshots",
       "candles",
-      "funding-rates",
-      "open-interest",
-      "mark-price",
     ]) {
       assert.ok(spec.paths[`/v1/{coin}/{venue}/${path}`]?.get, path);
+    }
+    // Futures-only series are not reachable under a venue parameter that also accepts spot.
+    for (const path of ["funding-rates", "open-interest", "mark-price"]) {
+      assert.ok(spec.paths[`/v1/{coin}/futures/${path}`]?.get, path);
+      assert.equal(spec.paths[`/v1/{coin}/{venue}/${path}`], undefined, path);
     }
   });
 });

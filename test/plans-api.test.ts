@@ -10,7 +10,7 @@ import type { Market } from "../src/domain/market.ts";
 import { parsePlans, PlanConfigError } from "../src/domain/plan.ts";
 import type { PlanName } from "../src/domain/api-key.ts";
 import { formatSlug } from "../src/domain/slug.ts";
-import type { AppContext } from "../src/http/app.ts";
+import type { AppContext } from "../src/http/context.ts";
 import type { ApiError } from "../src/http/errors.ts";
 import { requireFeature } from "../src/http/params.ts";
 import type { FastifyRequest } from "fastify";

@@ -1,3 +1,4 @@
+import { type Static, Type } from "typebox";
 import { decimalsOf, type Level, pow10 } from "./book.ts";
 import { decodeBooks } from "./book-codec.ts";
 import {
@@ -10,6 +11,7 @@ import {
   type TradeRow,
 } from "./exchange.ts";
 import type { Micros } from "./time.ts";
+import { Nullable } from "./wire.ts";
 
 /**
  * The JSON shapes of the exchange endpoints (docs/api.md, "Spot and futures"). Binance's times are
@@ -39,13 +41,93 @@ export function midPrice(bids: Level[], asks: Level[]): number | null {
   return (Math.round(bid * scale) + Math.round(ask * scale)) / (2 * scale);
 }
 
-export interface DepthWire {
-  time: string;
-  timestamp: number;
-  price: number | null;
-  bids: Level[];
-  asks: Level[];
-}
+const timeFields = {
+  time: Type.String({ format: "date-time", description: "ISO 8601 UTC, millisecond precision" }),
+  timestamp: Type.Integer({ description: "The same instant in epoch milliseconds" }),
+};
+const levels = (description: string) => Type.Array(Type.Ref("Level"), { description });
+
+/** The exchange endpoints' records: the one definition of their shapes (route schemas, types, docs). */
+export const DepthWireSchema = Type.Object(
+  {
+    ...timeFields,
+    price: Nullable(Type.Number({ description: "Midpoint of best bid and best ask" })),
+    bids: levels("Best (highest) first, up to 20"),
+    asks: levels("Best (lowest) first, up to 20"),
+  },
+  { $id: "DepthSnapshot", additionalProperties: false },
+);
+export type DepthWire = Omit<Static<typeof DepthWireSchema>, "bids" | "asks"> & { bids: Level[]; asks: Level[] };
+
+export const TradeWireSchema = Type.Object(
+  {
+    id: Type.Integer({ description: "Binance's trade id (spot) or aggregate trade id (futures)" }),
+    ...timeFields,
+    price: Type.Number(),
+    size: Type.Number({ description: "Base asset quantity" }),
+    side: Type.Enum(["buy", "sell"], { description: "The taker's side" }),
+    is_buyer_maker: Type.Boolean(),
+  },
+  { $id: "Trade", additionalProperties: false },
+);
+export type TradeWire = Static<typeof TradeWireSchema>;
+
+export const CandleWireSchema = Type.Object(
+  {
+    open_time: Type.String({ format: "date-time" }),
+    close_time: Type.String({ format: "date-time", description: "Last millisecond of the candle" }),
+    timestamp: Type.Integer({ description: "Open time in epoch milliseconds" }),
+    open: Type.Number(),
+    high: Type.Number(),
+    low: Type.Number(),
+    close: Type.Number(),
+    volume: Type.Number({ description: "Base asset volume" }),
+    quote_volume: Type.Number({ description: "USDT volume" }),
+    trades: Type.Integer(),
+    taker_buy_volume: Type.Number(),
+    taker_buy_quote_volume: Type.Number(),
+  },
+  { $id: "Candle", additionalProperties: false },
+);
+export type CandleWire = Static<typeof CandleWireSchema>;
+
+export const FundingRateWireSchema = Type.Object(
+  { ...timeFields, funding_rate: Type.Number(), mark_price: Nullable(Type.Number()) },
+  { $id: "FundingRate", additionalProperties: false },
+);
+export type FundingRateWire = Static<typeof FundingRateWireSchema>;
+
+export const OpenInterestWireSchema = Type.Object(
+  {
+    ...timeFields,
+    open_interest: Type.Number({ description: "Contracts (base asset)" }),
+    open_interest_value: Nullable(Type.Number({ description: "USDT" })),
+  },
+  { $id: "OpenInterest", additionalProperties: false },
+);
+export type OpenInterestWire = Static<typeof OpenInterestWireSchema>;
+
+export const MarkPriceWireSchema = Type.Object(
+  {
+    ...timeFields,
+    mark_price: Type.Number(),
+    index_price: Nullable(Type.Number()),
+    estimated_settle_price: Nullable(Type.Number()),
+    funding_rate: Nullable(Type.Number({ description: "The rate the next settlement would apply" })),
+    next_funding_time: Nullable(Type.String({ format: "date-time" })),
+  },
+  { $id: "MarkPrice", additionalProperties: false },
+);
+export type MarkPriceWire = Static<typeof MarkPriceWireSchema>;
+
+export const EXCHANGE_WIRE_SCHEMAS = [
+  DepthWireSchema,
+  TradeWireSchema,
+  CandleWireSchema,
+  FundingRateWireSchema,
+  OpenInterestWireSchema,
+  MarkPriceWireSchema,
+];
 
 export function depthToWire(row: DepthRow): DepthWire {
   const { bids, asks } = decodeBooks(row.books).up;
@@ -58,7 +140,7 @@ export function depthToWire(row: DepthRow): DepthWire {
   };
 }
 
-export function tradeToWire(t: TradeRow) {
+export function tradeToWire(t: TradeRow): TradeWire {
   return {
     id: t.id,
     time: isoMillis(t.time),
@@ -73,7 +155,7 @@ export function tradeToWire(t: TradeRow) {
 /** A stored 1m candle or an aggregated one: what the wire shows of either. */
 export type CandleLike = Omit<CandleRow, "coin" | "venue" | "interval">;
 
-export function candleToWire(interval: string, c: CandleLike) {
+export function candleToWire(interval: string, c: CandleLike): CandleWire {
   const closeUs = nextBucket(interval, c.openTime) - 1000;
   return {
     open_time: isoMillis(c.openTime),
@@ -91,7 +173,7 @@ export function candleToWire(interval: string, c: CandleLike) {
   };
 }
 
-export function fundingToWire(f: FundingRow) {
+export function fundingToWire(f: FundingRow): FundingRateWire {
   return {
     time: isoMillis(f.time),
     timestamp: epochMillis(f.time),
@@ -100,7 +182,7 @@ export function fundingToWire(f: FundingRow) {
   };
 }
 
-export function openInterestToWire(o: OpenInterestRow) {
+export function openInterestToWire(o: OpenInterestRow): OpenInterestWire {
   return {
     time: isoMillis(o.time),
     timestamp: epochMillis(o.time),
@@ -109,7 +191,7 @@ export function openInterestToWire(o: OpenInterestRow) {
   };
 }
 
-export function markPriceToWire(m: MarkPriceRow) {
+export function markPriceToWire(m: MarkPriceRow): MarkPriceWire {
   return {
     time: isoMillis(m.time),
     timestamp: epochMillis(m.time),

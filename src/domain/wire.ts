@@ -1,8 +1,11 @@
+import { type Static, type TSchema, Type } from "typebox";
 import type { OrderBook } from "./book.ts";
 import { encodeBooks, writeBooksJson } from "./book-codec.ts";
 import { JsonBytes } from "./json-bytes.ts";
 import {
   type Coin,
+  COINS,
+  MARKET_TYPES,
   type Market,
   type MarketType,
   type Outcome,
@@ -12,32 +15,103 @@ import {
 import type { SnapshotRow } from "./snapshot.ts";
 import { isoMicros, isoSeconds, parseIsoMicros, writeIsoMicros } from "./time.ts";
 
+/** A JSON-schema field that may be null (OpenAPI 3.1 style: the type or null). */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const dateTime = (description: string) => Type.String({ format: "date-time", description });
+
+/** The enums of the contract, from the domain's own lists. */
+export const CoinSchema = Type.Enum([...COINS], { $id: "Coin", description: "A coin of the recorded series" });
+export const MarketTypeSchema = Type.Enum([...MARKET_TYPES], {
+  $id: "MarketType",
+  description: "The market's length",
+});
+export const OutcomeSchema = Type.Enum(["Up", "Down"], { $id: "Outcome" });
+
 /**
  * The JSON shapes the service speaks: the API's market record and snapshot, which are also the lines
- * of our own export format. Field names and order follow the spec (sections 2.1 and 2.2); `coin` and
- * `polymarket_slug` are additions at the end.
+ * of our own export format. These schemas are the one definition of those shapes: the route schemas,
+ * /openapi.json and the TypeScript types below all come from them. Field names and order follow the
+ * spec (sections 2.1 and 2.2); `coin` and `polymarket_slug` are additions at the end.
  */
-export interface MarketWire {
-  slug: string;
+export const MarketWireSchema = Type.Object(
+  {
+    slug: Type.String({ examples: ["btc-updown-5m-1784851200"] }),
+    winner: Nullable(Type.Ref("Outcome")),
+    market_id: Type.String(),
+    event_id: Type.String(),
+    market_type: Type.Ref("MarketType"),
+    start_time: dateTime("Second precision"),
+    end_time: dateTime("Second precision"),
+    coin_price_start: Nullable(Type.Number()),
+    coin_price_end: Nullable(Type.Number()),
+    condition_id: Type.String(),
+    clob_token_up: Type.String(),
+    clob_token_down: Type.String(),
+    final_volume: Nullable(Type.Number()),
+    final_liquidity: Nullable(Type.Number()),
+    resolved_at: Nullable(dateTime("Second precision")),
+    created_at: dateTime("Microsecond precision"),
+    updated_at: dateTime("Microsecond precision"),
+    coin: Type.Ref("Coin"),
+    polymarket_slug: Nullable(
+      Type.String({ description: "Polymarket's own slug (hourly, daily); an alias in paths" }),
+    ),
+  },
+  {
+    $id: "Market",
+    additionalProperties: false,
+    description: "A market record. Fields known only after resolution are null until then.",
+  },
+);
+
+/** The record as sent; the refs are spelled out as the domain's own types. */
+export type MarketWire = Omit<Static<typeof MarketWireSchema>, "winner" | "market_type" | "coin"> & {
   winner: Outcome | null;
-  market_id: string;
-  event_id: string;
   market_type: MarketType;
-  start_time: string;
-  end_time: string;
-  coin_price_start: number | null;
-  coin_price_end: number | null;
-  condition_id: string;
-  clob_token_up: string;
-  clob_token_down: string;
-  final_volume: number | null;
-  final_liquidity: number | null;
-  resolved_at: string | null;
-  created_at: string;
-  updated_at: string;
   coin: Coin;
-  polymarket_slug: string | null;
-}
+};
+
+export const LevelSchema = Type.Object(
+  { price: Type.Number(), size: Type.Number() },
+  { $id: "Level", additionalProperties: false, description: "One price level of a book" },
+);
+
+export const OrderBookSchema = Type.Object(
+  { bids: Type.Array(Type.Ref("Level")), asks: Type.Array(Type.Ref("Level")) },
+  {
+    $id: "OrderBook",
+    additionalProperties: false,
+    description: "Best first: bids by price descending, asks ascending",
+  },
+);
+
+export const SnapshotWireSchema = Type.Object(
+  {
+    time: dateTime("Microsecond precision"),
+    coin_price: Type.Number({ description: "Settlement feed of the market's type at this time" }),
+    price_up: Type.Number({ description: "Displayed price of Up: midpoint, or last trade when spread > 0.10" }),
+    price_down: Type.Number(),
+    orderbook_up: Type.Optional(Type.Ref("OrderBook")),
+    orderbook_down: Type.Optional(Type.Ref("OrderBook")),
+  },
+  {
+    $id: "Snapshot",
+    additionalProperties: false,
+    description: "One second of a market; the books only when asked for (include_orderbook)",
+  },
+);
+
+/** The wire schemas that are named components of the API document. */
+export const WIRE_SCHEMAS = [
+  CoinSchema,
+  MarketTypeSchema,
+  OutcomeSchema,
+  LevelSchema,
+  OrderBookSchema,
+  MarketWireSchema,
+  SnapshotWireSchema,
+];
 
 export function marketToWire(m: Market): MarketWire {
   return {

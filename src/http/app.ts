@@ -1,36 +1,38 @@
 import { randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
+  type FastifyPluginAsync,
   type FastifyReply,
   type FastifyRequest,
 } from "fastify";
-import { KeyService } from "../access/keys.ts";
-import type { LimitDecision, RateLimiter } from "../access/limiter/limiter.ts";
-import { MemoryLimiter } from "../access/limiter/memory.ts";
-import { MarketAccess } from "../access/market-access.ts";
-import { loadPlans } from "../access/plans.ts";
-import { QuotaService } from "../access/quota.ts";
-import { type Config, DEFAULT_CONFIG } from "../config.ts";
+import fp from "fastify-plugin";
+import type { LimitDecision } from "../access/limiter/limiter.ts";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
-import type { Plans } from "../domain/plan.ts";
-import { type Clock, isoMicros, systemClock } from "../domain/time.ts";
-import type { Store } from "../store/store.ts";
+import { isoMicros } from "../domain/time.ts";
 import { isStoreUnavailable } from "../store/errors.ts";
+import { type AppContext, type AppOptions, buildContext } from "./context.ts";
 import { ApiError, errorEnvelope, notFound, storeUnavailable, validationError } from "./errors.ts";
 import { Metering } from "./metering.ts";
-import { Metrics } from "./metrics.ts";
-import { PageCache } from "./page-cache.ts";
+import { openApiOptions } from "./openapi.ts";
 import { accountRoutes } from "./routes/account.ts";
-import { exportRoutes } from "./routes/export.ts";
-import { opsRoutes } from "./routes/ops.ts";
-import { exchangeRoutes } from "./routes/exchange.ts";
-import { marketRoutes } from "./routes/markets.ts";
 import { coverageRoutes } from "./routes/coverage.ts";
+import { exchangeRoutes, futuresOnlyHint } from "./routes/exchange.ts";
+import { exportRoutes } from "./routes/export.ts";
+import { marketRoutes } from "./routes/markets.ts";
+import { opsRoutes } from "./routes/ops.ts";
 import { snapshotRoutes } from "./routes/snapshots.ts";
-import { errorSchema, marketSchema, snapshotSchema } from "./schemas.ts";
+import { accountComponents } from "./routes/account.ts";
+import { coverageComponents } from "./routes/coverage.ts";
+import { exchangeComponents } from "./routes/exchange.ts";
+import { marketComponents } from "./routes/markets.ts";
+import { snapshotComponents } from "./routes/snapshots.ts";
+import { COMPONENT_SCHEMAS } from "./schemas.ts";
+
+export type { Api, AppContext, AppOptions } from "./context.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -39,23 +41,6 @@ declare module "fastify" {
     /** The caller's windows after this request was counted (or looked at, if unmetered). */
     limitDecision: LimitDecision | null;
   }
-}
-
-export interface AppOptions {
-  store: Store;
-  clock?: Clock;
-  config?: Partial<Config>;
-  /** Fastify logger setting; false in tests. */
-  logger?: boolean | { level: string };
-  /** Default: read from `config.plansFile` over config/plans.json. */
-  plans?: Plans;
-  /** Default: an in-process limiter owned (and closed) by the app. */
-  limiter?: RateLimiter;
-  /**
-   * Benchmarks only, never reachable from configuration: no authentication and no counting, every
-   * request served as an enterprise key would be. The baseline that metering's cost is measured by.
-   */
-  unmetered?: boolean;
 }
 
 /** The caller every request of an unmetered app is taken to be. */
@@ -71,20 +56,6 @@ const UNMETERED_CALLER: ApiKeyRecord = {
   perDayLimit: null,
 };
 
-/** What every route gets: the app's dependencies, built once. */
-export interface AppContext {
-  store: Store;
-  clock: Clock;
-  config: Config;
-  plans: Plans;
-  keys: KeyService;
-  limiter: RateLimiter;
-  access: MarketAccess;
-  quota: QuotaService;
-  pageCache: PageCache;
-  metrics: Metrics;
-}
-
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {
@@ -94,72 +65,43 @@ function requestIdOf(req: { headers: Record<string, string | string[] | undefine
 
 /** Turns Fastify's schema-validation error into a message naming the parameter and its rule. */
 function describeValidation(err: FastifyError): ApiError {
-  const first = err.validation?.[0];
+  const first = err.validation?.[0] as (NonNullable<FastifyError["validation"]>[number] & { data?: unknown }) | undefined;
   if (!first) return validationError(err.message);
   const missing = (first.params as { missingProperty?: string }).missingProperty;
   const parameter = missing ?? first.instancePath.replace(/^\//, "").replaceAll("/", ".");
+  // A path segment outside its enum names nothing: an unknown path, as for any other.
+  if (err.validationContext === "params" && first.keyword === "enum") {
+    return notFound(`No ${parameter} ${String(first.data)}; ${parameter} is one of ${allowedOf(first.params)}.`);
+  }
   const message = missing
     ? `${parameter} is required`
     : `${parameter || err.validationContext} ${first.message}`;
   return validationError(message, { parameter, rule: first.keyword, in: err.validationContext });
 }
 
-export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const config: Config = { ...DEFAULT_CONFIG, ...options.config };
-  const clock = options.clock ?? systemClock;
-  const plans = options.plans ?? loadPlans(config.plansFile);
-  const store = options.store;
-  const ctx: AppContext = {
-    store,
-    clock,
-    config,
-    plans,
-    keys: new KeyService(store, clock, plans),
-    limiter: options.limiter ?? new MemoryLimiter(),
-    access: new MarketAccess(store, plans, clock),
-    quota: new QuotaService(store, clock, plans),
-    pageCache: new PageCache(config.pageCacheBytes),
-    metrics: new Metrics(),
-  };
-  const metering = new Metering({
-    keys: ctx.keys,
-    limiter: ctx.limiter,
-    plans,
-    clock,
-    authFailuresPerMinute: config.authFailuresPerMinute,
-    metrics: ctx.metrics,
-  });
-  ctx.metrics.gauge(
-    "updown_rate_limiter_degraded",
-    "1 while the shared rate limiter cannot reach Redis and limits in this process instead.",
-    () => (ctx.limiter.degraded ? 1 : 0),
-  );
+function allowedOf(params: Record<string, unknown>): string {
+  const allowed = params.allowedValues;
+  return Array.isArray(allowed) ? allowed.join(", ") : "";
+}
 
-  const app = Fastify({
-    logger: options.logger ?? false,
-    genReqId: requestIdOf,
-    requestIdHeader: false,
-    trustProxy: config.trustProxy,
-    ajv: { customOptions: { coerceTypes: true, allErrors: false, removeAdditional: false } },
-  });
-  app.decorateRequest("apiKey", null);
-  app.decorateRequest("limitDecision", null);
-  if (!options.limiter) app.addHook("onClose", () => ctx.limiter.close());
+type ErrorSender = (err: ApiError, req: FastifyRequest, reply: FastifyReply) => FastifyReply;
 
-  app.addHook("onRequest", async (req, reply) => {
-    reply.header("x-request-id", req.id);
-  });
-  app.addHook("onResponse", async (req, reply) => {
-    const route = req.routeOptions.url ?? "unmatched";
-    ctx.metrics.requests.inc({ route, method: req.method, status: String(reply.statusCode) });
-    ctx.metrics.latency.observe({ route }, reply.elapsedTime / 1000);
-  });
-
-  const sendError = (err: ApiError, req: FastifyRequest, reply: FastifyReply) => {
+const errorSender =
+  (ctx: AppContext): ErrorSender =>
+  (err, req, reply) => {
     for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
-    return reply.code(err.status).send(errorEnvelope(err, req.id, isoMicros(clock.nowMicros())));
+    return reply.code(err.status).send(errorEnvelope(err, req.id, isoMicros(ctx.clock.nowMicros())));
   };
 
+const routeNotFound = (sendError: ErrorSender) => (req: FastifyRequest, reply: FastifyReply) => {
+  const path = req.url.split("?")[0];
+  const message = futuresOnlyHint(path) ?? `No route ${req.method} ${path}. The API lives under /v1.`;
+  return sendError(notFound(message), req, reply);
+};
+
+/** The one error handler: every error leaves in the envelope of DESIGN 3.1. */
+function errorHandling(app: FastifyInstance, ctx: AppContext): void {
+  const sendError = errorSender(ctx);
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof ApiError) return sendError(err, req, reply);
     if (err.validation) return sendError(describeValidation(err), req, reply);
@@ -175,54 +117,102 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     req.log.error({ err }, "request failed");
     return sendError(new ApiError("INTERNAL_ERROR", "An internal error occurred."), req, reply);
   });
+  app.setNotFoundHandler(routeNotFound(sendError));
+}
 
-  const routeNotFound = (req: FastifyRequest, reply: FastifyReply) =>
-    sendError(
-      notFound(`No route ${req.method} ${req.url.split("?")[0]}. The API lives under /v1.`),
-      req,
-      reply,
-    );
-  app.setNotFoundHandler(routeNotFound);
-
-  for (const schema of [marketSchema, snapshotSchema, errorSchema]) app.addSchema(schema);
-
-  await app.register(swagger, {
-    openapi: {
-      openapi: "3.1.0",
-      info: {
-        title: "Up or Down history API",
-        version: "1.0.0",
-        description:
-          "Recorded history of Polymarket's short-interval crypto Up or Down markets: market records and per-second snapshots with order books.",
-      },
-      components: { securitySchemes: { apiKey: { type: "apiKey", in: "header", name: "X-API-Key" } } },
-      security: [{ apiKey: [] }],
-    },
+/** Request ids on every answer, and the request metrics. */
+function requestHooks(app: FastifyInstance, ctx: AppContext): void {
+  app.decorateRequest("apiKey", null);
+  app.decorateRequest("limitDecision", null);
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("x-request-id", req.id);
   });
-  await app.register(swaggerUi, { routePrefix: "/docs" });
-  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
-  opsRoutes(app, ctx);
-
-  await app.register(
-    async (v1) => {
-      if (options.unmetered) {
-        v1.addHook("onRequest", async (req) => {
-          req.apiKey = UNMETERED_CALLER;
-        });
-      } else {
-        v1.addHook("onRequest", metering.onRequest);
-      }
-      // Unknown routes under /v1 pass the same hook: they need a key and count like any request.
-      v1.setNotFoundHandler(routeNotFound);
-      await v1.register(async (scope) => accountRoutes(scope, ctx));
-      await v1.register(async (scope) => marketRoutes(scope, ctx));
-      await v1.register(async (scope) => snapshotRoutes(scope, ctx));
-      await v1.register(async (scope) => coverageRoutes(scope, ctx));
-      await v1.register(async (scope) => exportRoutes(scope, ctx));
-      await v1.register(async (scope) => exchangeRoutes(scope, ctx));
-    },
-    { prefix: "/v1" },
+  app.addHook("onResponse", async (req, reply) => {
+    const route = req.routeOptions.url ?? "unmatched";
+    ctx.metrics.requests.inc({ route, method: req.method, status: String(reply.statusCode) });
+    ctx.metrics.latency.observe({ route }, reply.elapsedTime / 1000);
+  });
+  ctx.metrics.gauge(
+    "updown_rate_limiter_degraded",
+    "1 while the shared rate limiter cannot reach Redis and limits in this process instead.",
+    () => (ctx.limiter.degraded ? 1 : 0),
   );
+  if (ctx.ownsLimiter) app.addHook("onClose", () => ctx.limiter.close());
+}
 
+/** The /v1 API: every route behind authentication and counting (DESIGN 3.2). */
+function v1Api(ctx: AppContext): FastifyPluginAsync {
+  const metering = new Metering({
+    keys: ctx.keys,
+    limiter: ctx.limiter,
+    plans: ctx.plans,
+    clock: ctx.clock,
+    authFailuresPerMinute: ctx.config.authFailuresPerMinute,
+    metrics: ctx.metrics,
+  });
+  return async (v1) => {
+    const api = v1.withTypeProvider<TypeBoxTypeProvider>();
+    if (ctx.unmetered) {
+      api.addHook("onRequest", async (req) => {
+        req.apiKey = UNMETERED_CALLER;
+      });
+    } else {
+      api.addHook("onRequest", metering.onRequest);
+    }
+    // Unknown routes under /v1 pass the same hook: they need a key and count like any request.
+    api.setNotFoundHandler(routeNotFound(errorSender(ctx)));
+    for (const routes of [
+      accountRoutes,
+      marketRoutes,
+      snapshotRoutes,
+      coverageRoutes,
+      exportRoutes,
+      exchangeRoutes,
+    ]) {
+      await api.register(async (scope) => routes(scope, ctx));
+    }
+  };
+}
+
+/**
+ * The service as a Fastify plugin: its error envelope, request ids, /openapi.json and /docs, the
+ * operations endpoints and the /v1 API, over the dependencies in `options`. Registered without
+ * encapsulation (fastify-plugin), so its error and not-found handlers are the server's own.
+ */
+export const updownApp = fp<AppOptions>(
+  async (app, options) => {
+    const ctx = buildContext(options);
+    requestHooks(app, ctx);
+    errorHandling(app, ctx);
+    for (const schema of [
+      ...COMPONENT_SCHEMAS,
+      ...marketComponents,
+      ...snapshotComponents,
+      ...coverageComponents,
+      ...accountComponents,
+      ...exchangeComponents,
+    ]) {
+      app.addSchema(schema);
+    }
+    await app.register(swagger, openApiOptions);
+    await app.register(swaggerUi, { routePrefix: "/docs" });
+    app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+    opsRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), ctx);
+    await app.register(v1Api(ctx), { prefix: "/v1" });
+  },
+  { name: "updown-app", fastify: "5.x" },
+);
+
+/** The server: Fastify with the app registered. Tests and `serve` both build it here. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const config = options.config ?? {};
+  const app = Fastify({
+    logger: options.logger ?? false,
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    trustProxy: config.trustProxy ?? false,
+    ajv: { customOptions: { coerceTypes: true, allErrors: false, removeAdditional: false } },
+  });
+  await app.register(updownApp, options);
   return app;
 }

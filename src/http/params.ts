@@ -12,7 +12,7 @@ import { canonicalSlug } from "../domain/slug.ts";
 import { type Micros, parseUserTime } from "../domain/time.ts";
 import { cheapestPlanWith, type Feature } from "../domain/plan.ts";
 import type { StoredMarket } from "../store/store.ts";
-import type { AppContext } from "./app.ts";
+import type { AppContext } from "./context.ts";
 import { notFound, tierAccessDenied, validationError } from "./errors.ts";
 
 export function coinParam(text: string | undefined): Coin | undefined {

@@ -1,132 +1,173 @@
-/** JSON schemas shared by routes: they validate input and generate /openapi.json. */
+import { type TObject, type TProperties, type TSchema, Type } from "typebox";
+import { EXCHANGE_WIRE_SCHEMAS } from "../domain/exchange-wire.ts";
+import { Nullable, WIRE_SCHEMAS } from "../domain/wire.ts";
+import { ERROR_STATUS } from "./errors.ts";
 
-export const nullable = (type: string, extra: Record<string, unknown> = {}) => ({
-  type: [type, "null"],
-  ...extra,
-});
+/**
+ * The parts of the HTTP contract that routes share: the named components of /openapi.json, the error
+ * envelope, the headers every answer carries, and the builder of a route's declared responses. A
+ * route's schema (built from these) is the contract: Fastify validates input with it, handler types
+ * derive from it (TypeBox), and /openapi.json is generated from it.
+ */
 
-export const marketSchema = {
-  $id: "Market",
-  type: "object",
-  description: "A market record. Fields known only after resolution are null until then.",
-  properties: {
-    slug: { type: "string", examples: ["btc-updown-5m-1784851200"] },
-    winner: { type: ["string", "null"], enum: ["Up", "Down", null] },
-    market_id: { type: "string" },
-    event_id: { type: "string" },
-    market_type: { type: "string", enum: ["5m", "15m", "1h", "4h", "24h"] },
-    start_time: { type: "string", format: "date-time", description: "Second precision" },
-    end_time: { type: "string", format: "date-time", description: "Second precision" },
-    coin_price_start: nullable("number"),
-    coin_price_end: nullable("number"),
-    condition_id: { type: "string" },
-    clob_token_up: { type: "string" },
-    clob_token_down: { type: "string" },
-    final_volume: nullable("number"),
-    final_liquidity: nullable("number"),
-    resolved_at: nullable("string", { format: "date-time" }),
-    created_at: { type: "string", format: "date-time", description: "Microsecond precision" },
-    updated_at: { type: "string", format: "date-time", description: "Microsecond precision" },
-    coin: { type: "string", enum: ["btc", "eth", "sol"] },
-    polymarket_slug: nullable("string", {
-      description: "Polymarket's own slug (hourly, daily); an alias in paths",
-    }),
-  },
-  required: [
-    "slug",
-    "winner",
-    "market_id",
-    "event_id",
-    "market_type",
-    "start_time",
-    "end_time",
-    "coin_price_start",
-    "coin_price_end",
-    "condition_id",
-    "clob_token_up",
-    "clob_token_down",
-    "final_volume",
-    "final_liquidity",
-    "resolved_at",
-    "created_at",
-    "updated_at",
-    "coin",
-    "polymarket_slug",
-  ],
-} as const;
+export { Nullable };
 
-const levelSchema = {
-  type: "object",
-  properties: { price: { type: "number" }, size: { type: "number" } },
-  required: ["price", "size"],
-};
-
-const orderBookSchema = {
-  type: "object",
-  description: "Best first: bids by price descending, asks ascending",
-  properties: { bids: { type: "array", items: levelSchema }, asks: { type: "array", items: levelSchema } },
-  required: ["bids", "asks"],
-};
-
-export const snapshotSchema = {
-  $id: "Snapshot",
-  type: "object",
-  properties: {
-    time: { type: "string", format: "date-time", description: "Microsecond precision" },
-    coin_price: { type: "number", description: "Settlement feed of the market's type at this time" },
-    price_up: {
-      type: "number",
-      description: "Displayed price of Up: midpoint, or last trade when spread > 0.10",
-    },
-    price_down: { type: "number" },
-    orderbook_up: orderBookSchema,
-    orderbook_down: orderBookSchema,
-  },
-  required: ["time", "coin_price", "price_up", "price_down"],
-} as const;
-
-export const errorSchema = {
-  $id: "Error",
-  type: "object",
-  properties: {
-    success: { type: "boolean", const: false },
-    error: {
-      type: "object",
-      properties: {
-        code: { type: "string" },
-        message: { type: "string" },
-        details: { type: "object", additionalProperties: true },
+export const ErrorSchema = Type.Object(
+  {
+    success: Type.Literal(false),
+    error: Type.Object(
+      {
+        code: Type.Enum(Object.keys(ERROR_STATUS), { description: "One of the codes of DESIGN 3.1" }),
+        message: Type.String(),
+        details: Type.Optional(Type.Object({}, { additionalProperties: true })),
       },
-      required: ["code", "message"],
-    },
-    request_id: { type: "string" },
-    timestamp: { type: "string", format: "date-time" },
+      { additionalProperties: false },
+    ),
+    request_id: Type.String(),
+    timestamp: Type.String({ format: "date-time" }),
   },
-  required: ["success", "error", "request_id", "timestamp"],
-} as const;
+  { $id: "Error", additionalProperties: false, description: "The one envelope of every error" },
+);
 
-export const errorResponses = {
-  400: { $ref: "Error#" },
-  401: { $ref: "Error#" },
-  403: { $ref: "Error#" },
-  404: { $ref: "Error#" },
-  429: { $ref: "Error#" },
+/** Every named component of the document, added to the app once (refs name them by $id). */
+export const COMPONENT_SCHEMAS: TSchema[] = [...WIRE_SCHEMAS, ...EXCHANGE_WIRE_SCHEMAS, ErrorSchema];
+
+export const ref = (id: string) => Type.Ref(id);
+
+/**
+ * Headers of the contract, by the answers that carry them. `required` marks the ones every such answer
+ * has; it moves from the schema to the header object when the document is built (openapi.ts).
+ */
+const REQUEST_ID = {
+  "X-Request-Id": {
+    type: "string",
+    required: true,
+    description: "The request's id: the caller's own X-Request-Id when valid, else a generated one",
+  },
 };
 
-export const slugParams = {
-  type: "object",
-  properties: {
-    slug: {
-      type: "string",
-      maxLength: 200,
-      description: "Our slug (`btc-updown-5m-1784851200`) or Polymarket's alias of an hourly or daily market",
-    },
-  },
-  required: ["slug"],
-} as const;
+const RATE_LIMIT = {
+  "X-RateLimit-Limit": { type: "string", required: true, description: "Requests allowed per day, or `unlimited`" },
+  "X-RateLimit-Remaining": { type: "string", required: true, description: "Requests left today, or `unlimited`" },
+  "X-RateLimit-Reset": { type: "string", required: true, description: "Unix seconds of the next 00:00 UTC" },
+  "X-Tier": { type: "string", required: true, description: "The key's plan" },
+  "RateLimit-Policy": { type: "string", description: "IETF draft: the quotas of the windows that have a limit" },
+  RateLimit: { type: "string", description: "IETF draft: what is left of each window that has a limit" },
+};
 
-export const timeParam = (description: string) => ({
-  type: "string",
-  maxLength: 40,
-  description: `${description}: ISO 8601, or epoch milliseconds`,
+const RETRY_AFTER = {
+  "Retry-After": { type: "string", required: true, description: "Whole seconds to wait before retrying (at least 1)" },
+};
+
+const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
+  400: "VALIDATION_ERROR: a parameter breaks its rule; the message names it",
+  401: "UNAUTHORIZED: the key is missing, unknown or revoked",
+  403: "TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does",
+  404: "RESOURCE_NOT_FOUND: no such market, coin, venue, record or route",
+  429: "RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address",
+  500: "INTERNAL_ERROR: nothing internal leaks",
+  503: "SERVICE_UNAVAILABLE: a backing store is unreachable",
+};
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 429 | 500 | 503;
+
+/** The statuses any /v1 route can answer: no key, limits, and the server's own failures. */
+const V1_ERRORS: ErrorStatus[] = [401, 429, 500, 503];
+
+interface ResponseOptions {
+  /** Statuses the route answers beyond 401, 429, 500 and 503. */
+  errors?: ErrorStatus[];
+  /** Metered answers carry the rate-limit headers (every /v1 answer to a valid key does). */
+  metered?: boolean;
+}
+
+/** A declared answer: its schema and the headers it carries. */
+export function answer(schema: object, description: string, headers: object = {}): object {
+  return { ...schema, description, headers: { ...REQUEST_ID, ...headers } };
+}
+
+/**
+ * The responses of a /v1 route: its successes as given, and every error status it can answer in the
+ * error envelope, each with the headers it carries.
+ */
+export function v1Responses(
+  successes: Record<number, object>,
+  { errors = [], metered = true }: ResponseOptions = {},
+): Record<number, object> {
+  const limitHeaders = metered ? RATE_LIMIT : {};
+  const out: Record<number, object> = {};
+  for (const [status, schema] of Object.entries(successes)) {
+    out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...limitHeaders } };
+  }
+  const statuses = [...new Set([...errors, ...V1_ERRORS])].sort((a, b) => a - b);
+  for (const status of statuses) {
+    out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], errorHeaders(status, limitHeaders));
+  }
+  return out;
+}
+
+/**
+ * The headers an error surely carries. A 401, a 429 for failed keys and a 500 or 503 can come before
+ * the key is counted, so only the errors of a counted request promise the limit headers.
+ */
+function errorHeaders(status: ErrorStatus, limitHeaders: object): object {
+  if (status === 429 || status === 503) return RETRY_AFTER;
+  if (status === 401 || status === 500) return {};
+  return limitHeaders;
+}
+
+/** Errors an endpoint outside /v1 can answer. */
+export function opsResponses(successes: Record<number, object>, errors: ErrorStatus[]): Record<number, object> {
+  const out: Record<number, object> = {};
+  for (const [status, schema] of Object.entries(successes)) out[Number(status)] = { ...schema, headers: REQUEST_ID };
+  for (const status of errors) {
+    out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], status === 503 ? RETRY_AFTER : {});
+  }
+  return out;
+}
+
+/**
+ * A query string's schema. A parameter with a default is optional to the caller but always present to
+ * the handler (Fastify fills the default in): so its type stays required while the schema, and so the
+ * document, lists only the parameters without a default as required.
+ */
+export function Query<P extends TProperties>(properties: P): TObject<P> {
+  const schema = Type.Object(properties);
+  const declared = (schema.required ?? []) as string[];
+  const required = declared.filter((name) => !("default" in (properties[name] as object)));
+  return { ...schema, required } as TObject<P>;
+}
+
+export const SlugParams = Type.Object({
+  slug: Type.String({
+    maxLength: 200,
+    description: "Our slug (`btc-updown-5m-1784851200`) or Polymarket's alias of an hourly or daily market",
+  }),
 });
+
+export const TimeParam = (description: string) =>
+  Type.String({ maxLength: 40, description: `${description}: ISO 8601, or epoch milliseconds` });
+
+export const Limit = (maximum: number, defaultValue: number) =>
+  Type.Integer({ minimum: 1, maximum, default: defaultValue });
+
+export const Offset = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 });
+
+export const Order = Type.Enum(["desc", "asc"], { default: "desc" });
+
+export const IncludeOrderbook = Type.Boolean({
+  default: false,
+  description: "Include orderbook_up and orderbook_down (best first) on every snapshot",
+});
+
+/** `{data, total, limit, offset}`: a page of a series. */
+export const PageOf = (item: TSchema) =>
+  Type.Object(
+    {
+      data: Type.Array(item),
+      total: Type.Integer({ description: "Records in the range; page until offset reaches it" }),
+      limit: Type.Integer(),
+      offset: Type.Integer(),
+    },
+    { additionalProperties: false },
+  );

@@ -1,88 +1,78 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import { PLAN_NAMES } from "../../domain/api-key.ts";
 import type { LimitDecision, WindowState } from "../../access/limiter/limiter.ts";
 import type { QuotaStatus } from "../../access/quota.ts";
 import { isoMicros, isoSeconds } from "../../domain/time.ts";
-import type { AppContext } from "../app.ts";
+import type { Api, AppContext } from "../context.ts";
 import { callerOf } from "../params.ts";
-import { errorResponses, nullable } from "../schemas.ts";
+import { answer, Nullable, ref, v1Responses } from "../schemas.ts";
 
-const windowSchema = {
-  type: "object",
-  properties: {
-    used: { type: "integer" },
-    limit: nullable("integer", { description: "null: no limit" }),
-    remaining: nullable("integer"),
-    resets_at: { type: "string", format: "date-time" },
+const Window = Type.Object(
+  {
+    used: Type.Integer(),
+    limit: Nullable(Type.Integer({ description: "null: no limit" })),
+    remaining: Nullable(Type.Integer()),
+    resets_at: Type.String({ format: "date-time" }),
   },
-  required: ["used", "limit", "remaining", "resets_at"],
+  { $id: "UsageWindow", additionalProperties: false },
+);
+
+const quotaFields = {
+  included: Type.Boolean({ description: "false when the plan has no backtest generations" }),
+  month: Type.String({ description: "UTC month, YYYY-MM" }),
+  limit: Nullable(Type.Integer({ description: "generations per month; null: no limit" })),
+  used: Type.Integer(),
+  remaining: Nullable(Type.Integer()),
+  resets_at: Type.String({ format: "date-time" }),
 };
 
-const quotaProperties = {
-  included: { type: "boolean", description: "false when the plan has no backtest generations" },
-  month: { type: "string", description: "UTC month, YYYY-MM" },
-  limit: nullable("integer", { description: "generations per month; null: no limit" }),
-  used: { type: "integer" },
-  remaining: nullable("integer"),
-  resets_at: { type: "string", format: "date-time" },
-};
-const quotaRequired = ["included", "month", "limit", "used", "remaining", "resets_at"];
+const PlanName = Type.Enum([...PLAN_NAMES], { description: "The key's plan" });
+
+const Account = Type.Object(
+  {
+    plan: PlanName,
+    key: Type.Object(
+      {
+        id: Type.String(),
+        name: Nullable(Type.String()),
+        account: Type.String(),
+        created_at: Type.String({ format: "date-time" }),
+      },
+      { additionalProperties: false },
+    ),
+    usage: Type.Object({ minute: ref("UsageWindow"), day: ref("UsageWindow") }, { additionalProperties: false }),
+    quota: Type.Object(quotaFields, { additionalProperties: false }),
+    features: Type.Object(
+      { spot: Type.Boolean(), futures: Type.Boolean(), backtest: Type.Boolean() },
+      { additionalProperties: false },
+    ),
+    btc_history: Nullable(
+      Type.Record(Type.String(), Type.Integer(), {
+        description: "How many of the latest BTC markets of each type the plan opens; null: all",
+      }),
+    ),
+    keys_per_account: Nullable(Type.Integer()),
+  },
+  { $id: "Account", additionalProperties: false },
+);
+
+const Quota = Type.Object({ plan: PlanName, ...quotaFields }, { $id: "BacktestQuota", additionalProperties: false });
+
+export const accountComponents = [Window, Account, Quota];
 
 const accountSchema = {
+  operationId: "getAccount",
   tags: ["account"],
   summary: "The key's plan, limits, usage in both windows, quota and features (not counted)",
-  response: {
-    200: {
-      type: "object",
-      properties: {
-        plan: { type: "string" },
-        key: {
-          type: "object",
-          properties: {
-            id: { type: "string" },
-            name: nullable("string"),
-            account: { type: "string" },
-            created_at: { type: "string", format: "date-time" },
-          },
-          required: ["id", "name", "account", "created_at"],
-        },
-        usage: {
-          type: "object",
-          properties: { minute: windowSchema, day: windowSchema },
-          required: ["minute", "day"],
-        },
-        quota: { type: "object", properties: quotaProperties, required: quotaRequired },
-        features: {
-          type: "object",
-          properties: {
-            spot: { type: "boolean" },
-            futures: { type: "boolean" },
-            backtest: { type: "boolean" },
-          },
-          required: ["spot", "futures", "backtest"],
-        },
-        btc_history: nullable("object", {
-          description: "How many of the latest BTC markets of each type the plan opens; null: all",
-          additionalProperties: { type: "integer" },
-        }),
-        keys_per_account: nullable("integer"),
-      },
-      required: ["plan", "key", "usage", "quota", "features", "btc_history", "keys_per_account"],
-    },
-    ...errorResponses,
-  },
+  response: v1Responses({ 200: answer(ref("Account"), "The account") }),
 };
 
 const quotaSchema = {
+  operationId: "getBacktestQuota",
   tags: ["backtest"],
   summary: "The key's monthly backtest-generation quota (not counted)",
-  response: {
-    200: {
-      type: "object",
-      properties: { plan: { type: "string" }, ...quotaProperties },
-      required: ["plan", ...quotaRequired],
-    },
-    ...errorResponses,
-  },
+  response: v1Responses({ 200: answer(ref("BacktestQuota"), "The quota") }),
 };
 
 function windowToWire(w: WindowState) {
@@ -111,7 +101,7 @@ function windowsOf(req: FastifyRequest): LimitDecision {
   return req.limitDecision;
 }
 
-export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function accountRoutes(app: Api, ctx: AppContext): void {
   app.get("/account", { schema: accountSchema, config: { metered: false } }, async (req) => {
     const key = callerOf(req);
     const plan = ctx.plans[key.plan];

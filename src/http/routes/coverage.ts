@@ -1,14 +1,49 @@
-import type { FastifyInstance } from "fastify";
+import { Type } from "typebox";
 import { computeCoverage } from "../../domain/coverage.ts";
 import { isResolved } from "../../domain/market.ts";
 import { isoMicros, isoSeconds } from "../../domain/time.ts";
-import type { AppContext } from "../app.ts";
+import type { Api, AppContext } from "../context.ts";
 import { openMarket } from "../params.ts";
-import { errorResponses, slugParams } from "../schemas.ts";
+import { answer, Nullable, ref, SlugParams, v1Responses } from "../schemas.ts";
 
 const seconds = (us: number) => Math.round(us / 1e3) / 1e3;
 
+const dateTime = (description?: string) => Type.String({ format: "date-time", description });
+
+const Gap = Type.Object(
+  {
+    from: dateTime("Last snapshot before, or the start"),
+    to: dateTime("First snapshot after, or until"),
+    seconds: Type.Number(),
+    missing_snapshots: Type.Integer(),
+    cause: Type.String(),
+    detail: Nullable(Type.String()),
+  },
+  { $id: "RecordingGap", additionalProperties: false },
+);
+
+const Coverage = Type.Object(
+  {
+    slug: Type.String(),
+    start_time: dateTime(),
+    end_time: dateTime(),
+    resolved: Type.Boolean(),
+    cadence_seconds: Type.Number(),
+    until: dateTime("End of the span judged: the market's end, or now while it is live"),
+    expected_snapshots: Type.Integer(),
+    recorded_snapshots: Type.Integer(),
+    missing_snapshots: Type.Integer(),
+    coverage: Nullable(Type.Number({ description: "recorded / expected, at most 1; null before the market starts" })),
+    largest_gap_seconds: Type.Number(),
+    gaps: Type.Array(ref("RecordingGap")),
+  },
+  { $id: "Coverage", additionalProperties: false },
+);
+
+export const coverageComponents = [Gap, Coverage];
+
 const coverageSchema = {
+  operationId: "getMarketCoverage",
   tags: ["markets"],
   summary:
     "How completely a market was recorded: expected and recorded snapshots, and every gap with its cause",
@@ -17,70 +52,12 @@ const coverageSchema = {
     "stretches after the start or before the end) and take their cause from what the collector recorded. Causes: " +
     "not_recording, collector_down, upstream_disconnected, upstream_silent, not_connected, no_book, no_coin_price, " +
     "no_price, store_error, unknown (docs/collector.md).",
-  params: slugParams,
-  response: {
-    200: {
-      type: "object",
-      properties: {
-        slug: { type: "string" },
-        start_time: { type: "string", format: "date-time" },
-        end_time: { type: "string", format: "date-time" },
-        resolved: { type: "boolean" },
-        cadence_seconds: { type: "number" },
-        until: {
-          type: "string",
-          format: "date-time",
-          description: "End of the span judged: the market's end, or now while it is live",
-        },
-        expected_snapshots: { type: "integer" },
-        recorded_snapshots: { type: "integer" },
-        missing_snapshots: { type: "integer" },
-        coverage: {
-          type: ["number", "null"],
-          description: "recorded / expected, at most 1; null before the market starts",
-        },
-        largest_gap_seconds: { type: "number" },
-        gaps: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              from: {
-                type: "string",
-                format: "date-time",
-                description: "Last snapshot before, or the start",
-              },
-              to: { type: "string", format: "date-time", description: "First snapshot after, or until" },
-              seconds: { type: "number" },
-              missing_snapshots: { type: "integer" },
-              cause: { type: "string" },
-              detail: { type: ["string", "null"] },
-            },
-            required: ["from", "to", "seconds", "missing_snapshots", "cause", "detail"],
-          },
-        },
-      },
-      required: [
-        "slug",
-        "start_time",
-        "end_time",
-        "resolved",
-        "cadence_seconds",
-        "until",
-        "expected_snapshots",
-        "recorded_snapshots",
-        "missing_snapshots",
-        "coverage",
-        "largest_gap_seconds",
-        "gaps",
-      ],
-    },
-    ...errorResponses,
-  },
+  params: SlugParams,
+  response: v1Responses({ 200: answer(ref("Coverage"), "The market's coverage") }, { errors: [400, 403, 404] }),
 };
 
-export function coverageRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Params: { slug: string } }>(
+export function coverageRoutes(app: Api, ctx: AppContext): void {
+  app.get(
     "/markets/:slug/coverage",
     { schema: coverageSchema },
     async (req) => {

@@ -1,6 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import { CANDLE_INTERVALS, parseVenue, symbolOf, type Venue } from "../../domain/exchange.ts";
+import type { FastifyRequest } from "fastify";
+import { type Static, type TSchema, Type } from "typebox";
+import { CANDLE_INTERVALS, parseVenue, symbolOf, VENUES } from "../../domain/exchange.ts";
 import {
+  DepthWireSchema,
   candleToWire,
   depthToWire,
   fundingToWire,
@@ -9,12 +11,21 @@ import {
   tradeToWire,
 } from "../../domain/exchange-wire.ts";
 import { COINS, type Coin, parseCoin } from "../../domain/market.ts";
-import type { SortOrder } from "../../domain/snapshot.ts";
 import type { RangeQuery } from "../../store/exchange-store.ts";
-import type { AppContext } from "../app.ts";
+import type { Api, AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { requireFeature, timeRange } from "../params.ts";
-import { errorResponses, nullable, timeParam } from "../schemas.ts";
+import {  answer,
+  type ErrorStatus,
+  Limit,
+  Offset,
+  Query,
+  Order,
+  PageOf,
+  ref,
+  TimeParam,
+  v1Responses,
+} from "../schemas.ts";
 
 /**
  * Binance spot and futures data (DESIGN 3.6): `/v1/{coin}/spot/...` and `/v1/{coin}/futures/...`
@@ -22,228 +33,114 @@ import { errorResponses, nullable, timeParam } from "../schemas.ts";
  * any unknown path; a plan without the venue's feature gets 403.
  */
 
-interface PathParams {
-  coin: string;
-  venue: string;
-}
+const CoinParam = Type.Enum([...COINS], { description: "The coin (any case accepted)" });
 
-interface PageQuery {
-  limit: number;
-  offset: number;
-  order: SortOrder;
-  start_time?: string;
-  end_time?: string;
-}
+/** Routes of both venues; `future` and any case are accepted and read as the venue they name. */
+const VenueParams = Type.Object({
+  coin: CoinParam,
+  venue: Type.Enum([...VENUES], { description: "spot, or futures (USDⓈ-M perpetual; `future` accepted)" }),
+});
 
-const params = {
-  type: "object",
-  properties: {
-    coin: { type: "string", maxLength: 20, description: "btc, eth or sol (any case)" },
-    venue: {
-      type: "string",
-      maxLength: 20,
-      description: "spot, or futures (USDⓈ-M perpetual; `future` accepted)",
-    },
+/** Futures-only routes name their venue in the path: they do not exist under spot. */
+const CoinParams = Type.Object({ coin: CoinParam });
+
+const RangeQuery = Query({
+  limit: Limit(1000, 100),
+  offset: Offset,
+  order: Order,
+  start_time: Type.Optional(TimeParam("At or after")),
+  end_time: Type.Optional(TimeParam("At or before")),
+});
+type RangeQueryWire = Static<typeof RangeQuery>;
+
+const LatestDepth = Type.Object(
+  {
+    coin: Type.Ref("Coin"),
+    venue: Type.Enum([...VENUES]),
+    symbol: Type.String({ examples: ["BTCUSDT"] }),
+    ...DepthWireSchema.properties,
   },
-  required: ["coin", "venue"],
-} as const;
+  { $id: "LatestDepth", additionalProperties: false },
+);
 
-const levelSchema = {
-  type: "object",
-  properties: { price: { type: "number" }, size: { type: "number" } },
-  required: ["price", "size"],
-} as const;
+const LatestTrades = Type.Object(
+  { data: Type.Array(ref("Trade")), limit: Type.Integer() },
+  { $id: "LatestTrades", additionalProperties: false },
+);
 
-const timeFields = {
-  time: { type: "string", format: "date-time", description: "ISO 8601 UTC, millisecond precision" },
-  timestamp: { type: "integer", description: "The same instant in epoch milliseconds" },
-} as const;
+const pages = {
+  DepthPage: "DepthSnapshot",
+  CandlePage: "Candle",
+  FundingRatePage: "FundingRate",
+  OpenInterestPage: "OpenInterest",
+  MarkPricePage: "MarkPrice",
+};
 
-const depthSchema = {
-  type: "object",
-  properties: {
-    ...timeFields,
-    price: nullable("number", { description: "Midpoint of best bid and best ask" }),
-    bids: { type: "array", items: levelSchema, description: "Best (highest) first, up to 20" },
-    asks: { type: "array", items: levelSchema, description: "Best (lowest) first, up to 20" },
-  },
-  required: ["time", "timestamp", "price", "bids", "asks"],
-} as const;
+export const exchangeComponents = [
+  LatestDepth,
+  LatestTrades,
+  ...Object.entries(pages).map(([id, item]) => ({ ...PageOf(ref(item)), $id: id })),
+];
 
-const tradeSchema = {
-  type: "object",
-  properties: {
-    id: { type: "integer", description: "Binance's trade id (spot) or aggregate trade id (futures)" },
-    ...timeFields,
-    price: { type: "number" },
-    size: { type: "number", description: "Base asset quantity" },
-    side: { type: "string", enum: ["buy", "sell"], description: "The taker's side" },
-    is_buyer_maker: { type: "boolean" },
-  },
-  required: ["id", "time", "timestamp", "price", "size", "side", "is_buyer_maker"],
-} as const;
+const EXCHANGE_ERRORS = { errors: [400, 403, 404] as ErrorStatus[] };
 
-const candleSchema = {
-  type: "object",
-  properties: {
-    open_time: { type: "string", format: "date-time" },
-    close_time: { type: "string", format: "date-time", description: "Last millisecond of the candle" },
-    timestamp: { type: "integer", description: "Open time in epoch milliseconds" },
-    open: { type: "number" },
-    high: { type: "number" },
-    low: { type: "number" },
-    close: { type: "number" },
-    volume: { type: "number", description: "Base asset volume" },
-    quote_volume: { type: "number", description: "USDT volume" },
-    trades: { type: "integer" },
-    taker_buy_volume: { type: "number" },
-    taker_buy_quote_volume: { type: "number" },
-  },
-  required: [
-    "open_time",
-    "close_time",
-    "timestamp",
-    "open",
-    "high",
-    "low",
-    "close",
-    "volume",
-    "quote_volume",
-    "trades",
-    "taker_buy_volume",
-    "taker_buy_quote_volume",
-  ],
-} as const;
-
-const fundingSchema = {
-  type: "object",
-  properties: {
-    ...timeFields,
-    funding_rate: { type: "number" },
-    mark_price: nullable("number"),
-  },
-  required: ["time", "timestamp", "funding_rate", "mark_price"],
-} as const;
-
-const openInterestSchema = {
-  type: "object",
-  properties: {
-    ...timeFields,
-    open_interest: { type: "number", description: "Contracts (base asset)" },
-    open_interest_value: nullable("number", { description: "USDT" }),
-  },
-  required: ["time", "timestamp", "open_interest", "open_interest_value"],
-} as const;
-
-const markPriceSchema = {
-  type: "object",
-  properties: {
-    ...timeFields,
-    mark_price: { type: "number" },
-    index_price: nullable("number"),
-    estimated_settle_price: nullable("number"),
-    funding_rate: nullable("number", { description: "The rate the next settlement would apply" }),
-    next_funding_time: nullable("string", { format: "date-time" }),
-  },
-  required: [
-    "time",
-    "timestamp",
-    "mark_price",
-    "index_price",
-    "estimated_settle_price",
-    "funding_rate",
-    "next_funding_time",
-  ],
-} as const;
-
-const pageProperties = {
-  limit: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
-  offset: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
-  order: { type: "string", enum: ["desc", "asc"], default: "desc" },
-  start_time: timeParam("At or after"),
-  end_time: timeParam("At or before"),
-} as const;
-
-function pageSchema(summary: string, item: object, extra: Record<string, unknown> = {}) {
+function pageSchema<P extends TSchema>(operationId: string, summary: string, page: keyof typeof pages, params: P) {
   return {
+    operationId,
     tags: ["exchange"],
     summary,
     params,
-    querystring: { type: "object", properties: { ...pageProperties, ...extra } },
-    response: {
-      200: {
-        type: "object",
-        properties: {
-          data: { type: "array", items: item },
-          total: { type: "integer", description: "Records in the range; page until offset reaches it" },
-          limit: { type: "integer" },
-          offset: { type: "integer" },
-        },
-        required: ["data", "total", "limit", "offset"],
-      },
-      ...errorResponses,
-    },
+    querystring: RangeQuery,
+    response: v1Responses({ 200: answer(ref(page), "A page, newest first by default") }, EXCHANGE_ERRORS),
   };
 }
 
 const latestSchema = {
+  operationId: "getLatestDepth",
   tags: ["exchange"],
   summary: "The latest depth snapshot: mid price and the top 20 levels a side",
-  params,
-  response: {
-    200: {
-      type: "object",
-      properties: {
-        coin: { type: "string" },
-        venue: { type: "string", enum: ["spot", "futures"] },
-        symbol: { type: "string", examples: ["BTCUSDT"] },
-        ...depthSchema.properties,
-      },
-      required: ["coin", "venue", "symbol", ...depthSchema.required],
-    },
-    ...errorResponses,
-  },
+  params: VenueParams,
+  response: v1Responses({ 200: answer(ref("LatestDepth"), "The latest depth snapshot") }, EXCHANGE_ERRORS),
 };
 
 const tradesLatestSchema = {
+  operationId: "listLatestTrades",
   tags: ["exchange"],
   summary: "The latest trades, newest first",
-  params,
-  querystring: {
-    type: "object",
-    properties: { limit: { type: "integer", minimum: 1, maximum: 1000, default: 100 } },
-  },
-  response: {
-    200: {
-      type: "object",
-      properties: { data: { type: "array", items: tradeSchema }, limit: { type: "integer" } },
-      required: ["data", "limit"],
-    },
-    ...errorResponses,
-  },
+  params: VenueParams,
+  querystring: Query({ limit: Limit(1000, 100) }),
+  response: v1Responses({ 200: answer(ref("LatestTrades"), "The latest trades") }, EXCHANGE_ERRORS),
 };
 
 const INTERVALS = Object.keys(CANDLE_INTERVALS);
 
-/** The coin and venue a path names (404 otherwise), once the caller's plan includes the venue. */
-function seriesOf(
-  ctx: AppContext,
-  req: FastifyRequest<{ Params: PathParams }>,
-): { coin: Coin; venue: Venue } {
-  const coin = parseCoin(req.params.coin);
-  if (!coin) throw notFound(`No coin ${req.params.coin}; coins are ${COINS.join(", ")}.`);
-  const venue = parseVenue(req.params.venue);
-  if (!venue) throw notFound(`No venue ${req.params.venue}; venues are spot and futures.`);
-  requireFeature(ctx, req, venue);
-  return { coin, venue };
+const FUTURES_ONLY = /^\/v1\/[^/]+\/[^/]+\/(funding-rates|open-interest|mark-price)\/?$/;
+
+/** What a 404 says of a futures-only series asked for under another venue, or null for other paths. */
+export function futuresOnlyHint(path: string): string | null {
+  const resource = FUTURES_ONLY.exec(path)?.[1];
+  return resource ? `${resource} exists for futures only: /v1/{coin}/futures/${resource}.` : null;
 }
 
-function futuresOnly(venue: Venue, resource: string): void {
-  if (venue !== "futures")
-    throw notFound(`${resource} exists for futures only: /v1/{coin}/futures/${resource}.`);
+/**
+ * Reads the coin and venue of a path as the canonical names the schema's enums hold (any case;
+ * `future` for futures), and answers an unknown one with 404 like any unknown path.
+ */
+async function canonicalPath(req: FastifyRequest): Promise<void> {
+  const params = req.params as { coin?: string; venue?: string };
+  if (params.coin !== undefined) {
+    const coin = parseCoin(params.coin);
+    if (!coin) throw notFound(`No coin ${params.coin}; coins are ${COINS.join(", ")}.`);
+    params.coin = coin;
+  }
+  if (params.venue !== undefined) {
+    const venue = parseVenue(params.venue);
+    if (!venue) throw notFound(`No venue ${params.venue}; venues are spot and futures.`);
+    params.venue = venue;
+  }
 }
 
-function rangeQuery(q: PageQuery): RangeQuery {
+function rangeQuery(q: RangeQueryWire): RangeQuery {
   const { from, to } = timeRange(q.start_time, q.end_time);
   return { order: q.order, limit: q.limit, offset: q.offset, from, to };
 }
@@ -259,117 +156,112 @@ async function page<T>(
   return { data, total, limit: q.limit, offset: q.offset };
 }
 
-export function exchangeRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const ex = ctx.store.exchange;
-  type PageRequest = { Params: PathParams; Querystring: PageQuery };
+export function exchangeRoutes(app: Api, ctx: AppContext): void {
+  app.addHook("preValidation", canonicalPath);
+  venueRoutes(app, ctx);
+  futuresRoutes(app, ctx);
+}
 
-  app.get<{ Params: PathParams }>("/:coin/:venue/latest", { schema: latestSchema }, async (req) => {
-    const { coin, venue } = seriesOf(ctx, req);
+/** Routes of both venues: depth, trades and candles. */
+function venueRoutes(app: Api, ctx: AppContext): void {
+  const ex = ctx.store.exchange;
+
+  app.get("/:coin/:venue/latest", { schema: latestSchema }, async (req) => {
+    const { coin, venue } = req.params;
+    requireFeature(ctx, req, venue);
     const row = await ex.latestDepth(coin, venue);
     if (!row) throw notFound(`No depth snapshot of ${symbolOf(coin)} ${venue} is recorded yet.`);
     return { coin, venue, symbol: symbolOf(coin), ...depthToWire(row) };
   });
 
-  app.get<{ Params: PathParams; Querystring: { limit: number } }>(
-    "/:coin/:venue/trades/latest",
-    { schema: tradesLatestSchema },
-    async (req) => {
-      const { coin, venue } = seriesOf(ctx, req);
-      const trades = await ex.latestTrades(coin, venue, req.query.limit);
-      return { data: trades.map(tradeToWire), limit: req.query.limit };
-    },
-  );
+  app.get("/:coin/:venue/trades/latest", { schema: tradesLatestSchema }, async (req) => {
+    const { coin, venue } = req.params;
+    requireFeature(ctx, req, venue);
+    const trades = await ex.latestTrades(coin, venue, req.query.limit);
+    return { data: trades.map(tradeToWire), limit: req.query.limit };
+  });
 
-  app.get<PageRequest>(
-    "/:coin/:venue/snapshots",
-    { schema: pageSchema("Depth snapshots (one a second), newest first", depthSchema) },
-    async (req) => {
-      const { coin, venue } = seriesOf(ctx, req);
-      const q = rangeQuery(req.query);
-      const result = await page(
-        q,
-        () => ex.countDepth(coin, venue, q.from, q.to),
-        () => ex.depthPage(coin, venue, q),
-      );
-      return { ...result, data: result.data.map(depthToWire) };
-    },
-  );
+  const depthSchema = pageSchema("listDepthSnapshots", "Depth snapshots (one a second)", "DepthPage", VenueParams);
+  app.get("/:coin/:venue/snapshots", { schema: depthSchema }, async (req) => {
+    const { coin, venue } = req.params;
+    requireFeature(ctx, req, venue);
+    const q = rangeQuery(req.query);
+    const result = await page(
+      q,
+      () => ex.countDepth(coin, venue, q.from, q.to),
+      () => ex.depthPage(coin, venue, q),
+    );
+    return { ...result, data: result.data.map(depthToWire) };
+  });
 
-  app.get<{ Params: PathParams; Querystring: PageQuery & { interval: string } }>(
-    "/:coin/:venue/candles",
+  const candleSchema = pageSchema("listCandles", "OHLCV candles", "CandlePage", VenueParams);
+  const interval = Type.Enum(INTERVALS, {
+    default: "1m",
+    description: "Binance's kline intervals; 1m is recorded, wider ones are aggregated from it",
+  });
+  const candleQuery = Query({ ...RangeQuery.properties, interval });
+  app.get("/:coin/:venue/candles", { schema: { ...candleSchema, querystring: candleQuery } }, async (req) => {
+    const { coin, venue } = req.params;
+    requireFeature(ctx, req, venue);
+    const q = rangeQuery(req.query);
+    const { interval } = req.query;
+    const result = await page(
+      q,
+      () => ex.countCandles(coin, venue, interval, q.from, q.to),
+      () => ex.candlePage(coin, venue, interval, q),
+    );
+    return { ...result, data: result.data.map((c) => candleToWire(interval, c)) };
+  });
+}
+
+/** A futures-only series: how to count and read a page of it. */
+interface FuturesSeries {
+  resource: string;
+  schema: ReturnType<typeof pageSchema<typeof CoinParams>>;
+  count(coin: Coin, q: RangeQuery): Promise<number>;
+  read(coin: Coin, q: RangeQuery): Promise<object[]>;
+}
+
+/**
+ * Futures-only series, under `/{coin}/futures/` (and its `future` alias, left out of the document).
+ * Each is one paged read of a store series.
+ */
+function futuresRoutes(app: Api, ctx: AppContext): void {
+  const ex = ctx.store.exchange;
+  const series: FuturesSeries[] = [
     {
-      schema: pageSchema("OHLCV candles, newest first", candleSchema, {
-        interval: {
-          type: "string",
-          enum: INTERVALS,
-          default: "1m",
-          description: "Binance's kline intervals; 1m is recorded, wider ones are aggregated from it",
-        },
-      }),
+      resource: "funding-rates",
+      schema: pageSchema("listFundingRates", "Settled funding rates", "FundingRatePage", CoinParams),
+      count: (coin: Coin, q: RangeQuery) => ex.countFunding(coin, q.from, q.to),
+      read: async (coin: Coin, q: RangeQuery) => (await ex.fundingPage(coin, q)).map(fundingToWire),
     },
-    async (req) => {
-      const { coin, venue } = seriesOf(ctx, req);
-      const q = rangeQuery(req.query);
-      const interval = req.query.interval;
-      const result = await page(
-        q,
-        () => ex.countCandles(coin, venue, interval, q.from, q.to),
-        () => ex.candlePage(coin, venue, interval, q),
-      );
-      return { ...result, data: result.data.map((c) => candleToWire(interval, c)) };
-    },
-  );
-
-  app.get<PageRequest>(
-    "/:coin/:venue/funding-rates",
-    { schema: pageSchema("Settled funding rates (futures), newest first", fundingSchema) },
-    async (req) => {
-      const { coin, venue } = seriesOf(ctx, req);
-      futuresOnly(venue, "funding-rates");
-      const q = rangeQuery(req.query);
-      const result = await page(
-        q,
-        () => ex.countFunding(coin, q.from, q.to),
-        () => ex.fundingPage(coin, q),
-      );
-      return { ...result, data: result.data.map(fundingToWire) };
-    },
-  );
-
-  app.get<PageRequest>(
-    "/:coin/:venue/open-interest",
-    { schema: pageSchema("Open interest every 5 minutes (futures), newest first", openInterestSchema) },
-    async (req) => {
-      const { coin, venue } = seriesOf(ctx, req);
-      futuresOnly(venue, "open-interest");
-      const q = rangeQuery(req.query);
-      const result = await page(
-        q,
-        () => ex.countOpenInterest(coin, q.from, q.to),
-        () => ex.openInterestPage(coin, q),
-      );
-      return { ...result, data: result.data.map(openInterestToWire) };
-    },
-  );
-
-  app.get<PageRequest>(
-    "/:coin/:venue/mark-price",
     {
+      resource: "open-interest",
+      schema: pageSchema("listOpenInterest", "Open interest every 5 minutes", "OpenInterestPage", CoinParams),
+      count: (coin: Coin, q: RangeQuery) => ex.countOpenInterest(coin, q.from, q.to),
+      read: async (coin: Coin, q: RangeQuery) => (await ex.openInterestPage(coin, q)).map(openInterestToWire),
+    },
+    {
+      resource: "mark-price",
       schema: pageSchema(
-        "Mark price, index price and funding estimate (futures), one a second",
-        markPriceSchema,
+        "listMarkPrices",
+        "Mark price, index price and funding estimate, one a second",
+        "MarkPricePage",
+        CoinParams,
       ),
+      count: (coin: Coin, q: RangeQuery) => ex.countMarkPrices(coin, q.from, q.to),
+      read: async (coin: Coin, q: RangeQuery) => (await ex.markPricePage(coin, q)).map(markPriceToWire),
     },
-    async (req) => {
-      const { coin, venue } = seriesOf(ctx, req);
-      futuresOnly(venue, "mark-price");
-      const q = rangeQuery(req.query);
-      const result = await page(
-        q,
-        () => ex.countMarkPrices(coin, q.from, q.to),
-        () => ex.markPricePage(coin, q),
-      );
-      return { ...result, data: result.data.map(markPriceToWire) };
-    },
-  );
+  ];
+  for (const { resource, schema, count, read } of series) {
+    for (const venuePath of ["futures", "future"]) {
+      const routeSchema = venuePath === "futures" ? schema : { ...schema, hide: true, operationId: undefined };
+      app.get(`/:coin/${venuePath}/${resource}`, { schema: routeSchema }, async (req) => {
+        const { coin } = req.params;
+        requireFeature(ctx, req, "futures");
+        const q = rangeQuery(req.query);
+        return page(q, () => count(coin, q), () => read(coin, q));
+      });
+    }
+  }
 }

@@ -1,43 +1,52 @@
 import { Readable } from "node:stream";
 import { createGzip } from "node:zlib";
-import type { FastifyInstance } from "fastify";
+import { Type } from "typebox";
 import { type ExportFormat, exportChunks } from "../../archive/archive.ts";
-import type { AppContext } from "../app.ts";
+import type { Api, AppContext } from "../context.ts";
 import { openMarket, timeRange } from "../params.ts";
-import { errorResponses, slugParams, timeParam } from "../schemas.ts";
+import { answer, Query, SlugParams, TimeParam, v1Responses } from "../schemas.ts";
 
-interface ExportQuery {
-  format: ExportFormat;
-  include_orderbook: boolean;
-  start_time?: string;
-  end_time?: string;
-}
+const EXPORT_FORMATS: ExportFormat[] = ["ndjson", "csv"];
 
+const ExportQuery = Query({
+  format: Type.Enum(EXPORT_FORMATS, { default: "ndjson" }),
+  include_orderbook: Type.Boolean({ default: false }),
+  start_time: Type.Optional(TimeParam("Snapshots at or after")),
+  end_time: Type.Optional(TimeParam("Snapshots at or before")),
+});
+
+const MEDIA_TYPES: Record<ExportFormat, string> = { ndjson: "application/x-ndjson", csv: "text/csv" };
 const CONTENT_TYPES: Record<ExportFormat, string> = {
-  ndjson: "application/x-ndjson; charset=utf-8",
-  csv: "text/csv; charset=utf-8",
+  ndjson: `${MEDIA_TYPES.ndjson}; charset=utf-8`,
+  csv: `${MEDIA_TYPES.csv}; charset=utf-8`,
+};
+
+const exportFile = {
+  content: Object.fromEntries(
+    EXPORT_FORMATS.map((f) => [MEDIA_TYPES[f], { schema: { type: "string", description: `${f}, streamed` } }]),
+  ),
 };
 
 const exportSchema = {
+  operationId: "exportSnapshots",
   tags: ["snapshots"],
   summary: "All snapshots of a market (or a time range of them) in one streamed file, oldest first",
   description:
     "ndjson is the archive format of `updown export` (a market line, then one line a snapshot) and can be imported with `updown import archive`; csv is one snapshot a row, books as JSON columns. Gzipped when the request accepts gzip.",
-  params: slugParams,
-  querystring: {
-    type: "object",
-    properties: {
-      format: { type: "string", enum: ["ndjson", "csv"], default: "ndjson" },
-      include_orderbook: { type: "boolean", default: false },
-      start_time: timeParam("Snapshots at or after"),
-      end_time: timeParam("Snapshots at or before"),
+  params: SlugParams,
+  querystring: ExportQuery,
+  response: v1Responses(
+    {
+      200: answer(exportFile, "The file (Content-Encoding: gzip when accepted)", {
+        "Content-Disposition": { type: "string", required: true, description: "attachment; the file's name" },
+      }),
     },
-  },
-  response: { 200: { type: "string", description: "NDJSON or CSV" }, ...errorResponses },
+    { errors: [400, 403, 404] },
+  ),
 };
 
-export function exportRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Params: { slug: string }; Querystring: ExportQuery }>(
+export function exportRoutes(app: Api, ctx: AppContext): void {
+  app.get(
     "/markets/:slug/snapshots/export",
     { schema: exportSchema },
     async (req, reply) => {

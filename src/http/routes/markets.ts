@@ -1,57 +1,48 @@
-import type { FastifyInstance } from "fastify";
+import { Type } from "typebox";
 import type { PlanName } from "../../domain/api-key.ts";
 import { cheapestPlanWith } from "../../domain/plan.ts";
 import { marketToWire } from "../../domain/wire.ts";
-import type { AppContext } from "../app.ts";
+import type { Api, AppContext } from "../context.ts";
 import { callerOf, coinParam, marketTypeParam, openMarket, timeRange } from "../params.ts";
-import { errorResponses, slugParams, timeParam } from "../schemas.ts";
+import { answer, Limit, Nullable, Offset, Query, ref, SlugParams, TimeParam, v1Responses } from "../schemas.ts";
 
-interface ListQuery {
-  coin?: string;
-  market_type?: string;
-  resolved?: boolean;
-  start_time?: string;
-  end_time?: string;
-  limit: number;
-  offset: number;
-}
+const ListQuery = Query({
+  coin: Type.Optional(Type.String({ description: "btc, eth or sol (any case)" })),
+  market_type: Type.Optional(Type.String({ description: "5m, 15m, 1h, 4h, 24h (1hr, 4hr, 24hr accepted)" })),
+  resolved: Type.Optional(Type.Boolean()),
+  start_time: Type.Optional(TimeParam("Markets starting at or after")),
+  end_time: Type.Optional(TimeParam("Markets starting at or before")),
+  limit: Limit(100, 100),
+  offset: Offset,
+});
+
+const MarketList = Type.Object(
+  {
+    markets: Type.Array(ref("Market")),
+    total: Type.Integer(),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+    warning: Nullable(Type.String({ description: "What the plan leaves out of this list, if anything" })),
+  },
+  { $id: "MarketList", additionalProperties: false },
+);
+
+export const marketComponents = [MarketList];
 
 const listSchema = {
+  operationId: "listMarkets",
   tags: ["markets"],
   summary: "List markets, newest first",
-  querystring: {
-    type: "object",
-    properties: {
-      coin: { type: "string", description: "btc, eth or sol (any case)" },
-      market_type: { type: "string", description: "5m, 15m, 1h, 4h, 24h (1hr, 4hr, 24hr accepted)" },
-      resolved: { type: "boolean" },
-      start_time: timeParam("Markets starting at or after"),
-      end_time: timeParam("Markets starting at or before"),
-      limit: { type: "integer", minimum: 1, maximum: 100, default: 100 },
-      offset: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
-    },
-  },
-  response: {
-    200: {
-      type: "object",
-      properties: {
-        markets: { type: "array", items: { $ref: "Market#" } },
-        total: { type: "integer" },
-        limit: { type: "integer" },
-        offset: { type: "integer" },
-        warning: { type: ["string", "null"] },
-      },
-      required: ["markets", "total", "limit", "offset", "warning"],
-    },
-    ...errorResponses,
-  },
+  querystring: ListQuery,
+  response: v1Responses({ 200: answer(ref("MarketList"), "A page of markets") }, { errors: [400] }),
 };
 
 const detailSchema = {
+  operationId: "getMarket",
   tags: ["markets"],
   summary: "One market record",
-  params: slugParams,
-  response: { 200: { $ref: "Market#" }, ...errorResponses },
+  params: SlugParams,
+  response: v1Responses({ 200: answer(ref("Market"), "The market record") }, { errors: [400, 403, 404] }),
 };
 
 /** Says what the list leaves out, when the caller's plan hides older BTC markets. */
@@ -67,8 +58,8 @@ function hiddenWarning(ctx: AppContext, plan: PlanName): string {
   );
 }
 
-export function marketRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Querystring: ListQuery }>("/markets", { schema: listSchema }, async (req) => {
+export function marketRoutes(app: Api, ctx: AppContext): void {
+  app.get("/markets", { schema: listSchema }, async (req) => {
     const q = req.query;
     const { from, to } = timeRange(q.start_time, q.end_time);
     const coin = coinParam(q.coin);
@@ -88,7 +79,7 @@ export function marketRoutes(app: FastifyInstance, ctx: AppContext): void {
     return { markets: markets.map(marketToWire), total, limit: q.limit, offset: q.offset, warning };
   });
 
-  app.get<{ Params: { slug: string } }>("/markets/:slug", { schema: detailSchema }, async (req) =>
+  app.get("/markets/:slug", { schema: detailSchema }, async (req) =>
     marketToWire(await openMarket(ctx, req, req.params.slug)),
   );
 }

@@ -1,94 +1,90 @@
 import { hash } from "node:crypto";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply } from "fastify";
+import { type Static, Type } from "typebox";
 import { isResolved } from "../../domain/market.ts";
-import type { SortOrder } from "../../domain/snapshot.ts";
 import { isoMicros } from "../../domain/time.ts";
 import { JsonBytes } from "../../domain/json-bytes.ts";
 import { marketToWire, snapshotJson, writeSnapshotJson } from "../../domain/wire.ts";
 import type { StoredMarket } from "../../store/store.ts";
-import type { AppContext } from "../app.ts";
+import type { Api, AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import type { CachedPage } from "../page-cache.ts";
 import { openMarket, timeParam, timeRange } from "../params.ts";
-import { errorResponses, slugParams, timeParam as timeParamSchema } from "../schemas.ts";
+import {  answer,
+  IncludeOrderbook,
+  Limit,
+  Offset,
+  Query,
+  Order,
+  ref,
+  SlugParams,
+  TimeParam,
+  v1Responses,
+} from "../schemas.ts";
 
-interface PageQuery {
-  limit: number;
-  offset: number;
-  include_orderbook: boolean;
-  order: SortOrder;
-  start_time?: string;
-  end_time?: string;
-}
+const PageQuery = Query({
+  limit: Limit(1000, 1000),
+  offset: Offset,
+  include_orderbook: IncludeOrderbook,
+  order: Order,
+  start_time: Type.Optional(TimeParam("Snapshots at or after")),
+  end_time: Type.Optional(TimeParam("Snapshots at or before")),
+});
+type PageQuery = Static<typeof PageQuery>;
 
-const includeOrderbook = {
-  type: "boolean",
-  default: false,
-  description: "Include orderbook_up and orderbook_down (best first) on every snapshot",
-};
+const SnapshotPage = Type.Object(
+  {
+    market: ref("Market"),
+    snapshots: Type.Array(ref("Snapshot")),
+    total: Type.Integer(),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+  },
+  { $id: "SnapshotPage", additionalProperties: false },
+);
 
 const pageSchema = {
+  operationId: "listSnapshots",
   tags: ["snapshots"],
   summary: "A market and a page of its per-second snapshots, newest first",
   description:
     "Page by increasing offset by limit until offset reaches total. total counts every snapshot of the market (within start_time/end_time when given).",
-  params: slugParams,
-  querystring: {
-    type: "object",
-    properties: {
-      limit: { type: "integer", minimum: 1, maximum: 1000, default: 1000 },
-      offset: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
-      include_orderbook: includeOrderbook,
-      order: { type: "string", enum: ["desc", "asc"], default: "desc" },
-      start_time: timeParamSchema("Snapshots at or after"),
-      end_time: timeParamSchema("Snapshots at or before"),
+  params: SlugParams,
+  querystring: PageQuery,
+  response: v1Responses(
+    {
+      200: answer(ref("SnapshotPage"), "The market and a page of its snapshots", {
+        ETag: { type: "string", description: "Resolved markets only: the page's version" },
+        "Cache-Control": { type: "string", description: "Resolved markets only" },
+      }),
+      304: answer(
+        { type: "null" },
+        "Not modified (If-None-Match matched the ETag of a resolved market's page)",
+      ),
     },
-  },
-  response: {
-    200: {
-      type: "object",
-      properties: {
-        market: { $ref: "Market#" },
-        snapshots: { type: "array", items: { $ref: "Snapshot#" } },
-        total: { type: "integer" },
-        limit: { type: "integer" },
-        offset: { type: "integer" },
-      },
-      required: ["market", "snapshots", "total", "limit", "offset"],
-    },
-    304: {
-      type: "null",
-      description: "Not modified (If-None-Match matched the ETag of a resolved market's page)",
-    },
-    ...errorResponses,
-  },
+    { errors: [400, 403, 404] },
+  ),
 };
 
+const SnapshotAt = Type.Object(
+  {
+    slug: Type.String(),
+    requested_time: Type.String({ format: "date-time" }),
+    distance_us: Type.Integer({ description: "Microseconds from the snapshot to the requested time" }),
+    snapshot: ref("Snapshot"),
+  },
+  { $id: "SnapshotAt", additionalProperties: false },
+);
+
+export const snapshotComponents = [SnapshotPage, SnapshotAt];
+
 const atSchema = {
+  operationId: "getSnapshotAt",
   tags: ["snapshots"],
   summary: "The snapshot in effect at a time: the latest at or before it",
-  params: slugParams,
-  querystring: {
-    type: "object",
-    properties: {
-      time: timeParamSchema("The time to look up"),
-      include_orderbook: includeOrderbook,
-    },
-    required: ["time"],
-  },
-  response: {
-    200: {
-      type: "object",
-      properties: {
-        slug: { type: "string" },
-        requested_time: { type: "string", format: "date-time" },
-        distance_us: { type: "integer", description: "Microseconds from the snapshot to the requested time" },
-        snapshot: { $ref: "Snapshot#" },
-      },
-      required: ["slug", "requested_time", "distance_us", "snapshot"],
-    },
-    ...errorResponses,
-  },
+  params: SlugParams,
+  querystring: Query({ time: TimeParam("The time to look up"), include_orderbook: IncludeOrderbook }),
+  response: v1Responses({ 200: answer(ref("SnapshotAt"), "The snapshot in effect") }, { errors: [400, 403, 404] }),
 };
 
 /** Pages are written into one reused buffer (rendering is synchronous), then copied out at their size. */
@@ -132,11 +128,11 @@ function sendJson(reply: FastifyReply, body: string | Buffer) {
   return reply.type("application/json; charset=utf-8").send(body);
 }
 
-export function snapshotRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Params: { slug: string }; Querystring: PageQuery }>(
+export function snapshotRoutes(app: Api, ctx: AppContext): void {
+  app.get(
     "/markets/:slug/snapshots",
     { schema: pageSchema },
-    async (req: FastifyRequest<{ Params: { slug: string }; Querystring: PageQuery }>, reply) => {
+    async (req, reply) => {
       const q = req.query;
       const { from, to } = timeRange(q.start_time, q.end_time);
       const market = await openMarket(ctx, req, req.params.slug);
@@ -157,7 +153,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.get<{ Params: { slug: string }; Querystring: { time: string; include_orderbook: boolean } }>(
+  app.get(
     "/markets/:slug/snapshots/at",
     { schema: atSchema },
     async (req, reply) => {

@@ -1,0 +1,79 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { KeyService } from "../access/keys.ts";
+import type { RateLimiter } from "../access/limiter/limiter.ts";
+import { MemoryLimiter } from "../access/limiter/memory.ts";
+import { MarketAccess } from "../access/market-access.ts";
+import { loadPlans } from "../access/plans.ts";
+import { QuotaService } from "../access/quota.ts";
+import { type Config, DEFAULT_CONFIG } from "../config.ts";
+import type { Plans } from "../domain/plan.ts";
+import { type Clock, systemClock } from "../domain/time.ts";
+import type { Store } from "../store/store.ts";
+import { Metrics } from "./metrics.ts";
+import { PageCache } from "./page-cache.ts";
+
+/** What the app is built from: its dependencies, each with a default merged here and nowhere else. */
+export interface AppOptions {
+  store: Store;
+  clock?: Clock;
+  config?: Partial<Config>;
+  /** Fastify logger setting; false in tests. */
+  logger?: boolean | { level: string };
+  /** Default: read from `config.plansFile` over config/plans.json. */
+  plans?: Plans;
+  /** Default: an in-process limiter owned (and closed) by the app. */
+  limiter?: RateLimiter;
+  /**
+   * Benchmarks only, never reachable from configuration: no authentication and no counting, every
+   * request served as an enterprise key would be. The baseline that metering's cost is measured by.
+   */
+  unmetered?: boolean;
+}
+
+/** What every route gets: the app's dependencies, built once. */
+export interface AppContext {
+  store: Store;
+  clock: Clock;
+  config: Config;
+  plans: Plans;
+  keys: KeyService;
+  limiter: RateLimiter;
+  /** Whether the app made the limiter (and so closes it). */
+  ownsLimiter: boolean;
+  access: MarketAccess;
+  quota: QuotaService;
+  pageCache: PageCache;
+  metrics: Metrics;
+  unmetered: boolean;
+}
+
+export function buildContext(options: AppOptions): AppContext {
+  const config: Config = { ...DEFAULT_CONFIG, ...options.config };
+  const clock = options.clock ?? systemClock;
+  const plans = options.plans ?? loadPlans(config.plansFile);
+  const store = options.store;
+  return {
+    store,
+    clock,
+    config,
+    plans,
+    keys: new KeyService(store, clock, plans),
+    limiter: options.limiter ?? new MemoryLimiter(),
+    ownsLimiter: !options.limiter,
+    access: new MarketAccess(store, plans, clock),
+    quota: new QuotaService(store, clock, plans),
+    pageCache: new PageCache(config.pageCacheBytes),
+    metrics: new Metrics(),
+    unmetered: options.unmetered ?? false,
+  };
+}
+
+/** A Fastify instance whose route handlers take their types from the route schemas (TypeBox). */
+export type Api = FastifyInstance<
+  FastifyInstance["server"],
+  FastifyRequest["raw"],
+  FastifyReply["raw"],
+  FastifyInstance["log"],
+  TypeBoxTypeProvider
+>;
