@@ -1,6 +1,25 @@
 // One linter (ESLint with typescript-eslint) beside one formatter (Prettier); `npm run lint` runs both.
+// The layering of ARCHITECTURE.md ("what may import what") is enforced here, by directory.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+
+const LAYERS = ["domain", "upstream", "store", "access", "http", "record", "archive", "demo", "cli"];
+const TOP_LEVEL = ["config", "server", "log"];
+
+/** An import of one of these project modules, from anywhere under src/. */
+const anyOf = (names) => `(^|/)(${names.join("|")})(/|\\.ts$)`;
+
+/** `files` may import none of `forbidden` (layers or top-level modules of src/). */
+function layer(files, forbidden, why) {
+  return {
+    files,
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ regex: `^\\.\\.?/.*${anyOf(forbidden)}`, message: why }] }],
+    },
+  };
+}
+
+const except = (...allowed) => [...LAYERS, ...TOP_LEVEL].filter((n) => !allowed.includes(n));
 
 export default tseslint.config(
   { ignores: ["node_modules/", "data/", "test/fixtures/", "bench/results/"] },
@@ -13,6 +32,49 @@ export default tseslint.config(
       eqeqeq: ["error", "always"],
     },
   },
+  {
+    files: ["**/*.ts"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+    },
+  },
+  {
+    files: ["src/**/*.ts", "bin/**"],
+    rules: { "max-lines-per-function": ["error", { max: 80, IIFEs: true }] },
+  },
+  // The domain is pure: it imports nothing of the project outside itself.
+  {
+    files: ["src/domain/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: "^\\.\\./", message: "src/domain imports nothing of the project" }] },
+      ],
+    },
+  },
+  layer(["src/log.ts"], except(), "the logger interface depends on nothing"),
+  layer(["src/config.ts", "src/config/**/*.ts"], except("domain", "config"), "configuration depends on the domain only"),
+  layer(["src/upstream/**/*.ts"], except("domain", "upstream"), "the upstream's formats are pure: domain only"),
+  layer(["src/store/**/*.ts"], except("domain", "store", "config"), "stores know SQL and the domain, nothing above"),
+  layer(["src/access/**/*.ts"], except("domain", "store", "config", "access", "log"), "access sits below http"),
+  layer(
+    ["src/http/**/*.ts"],
+    except("domain", "store", "access", "config", "archive", "http", "log"),
+    "http serves stored data: never the recorder, the demo or the CLI",
+  ),
+  layer(
+    ["src/record/**/*.ts"],
+    except("domain", "upstream", "store", "config", "record", "log"),
+    "recording writes to stores; it never imports http, archives, the demo or the CLI",
+  ),
+  layer(
+    ["src/archive/**/*.ts"],
+    except("domain", "upstream", "store", "archive", "log"),
+    "archives read and write stores and files only",
+  ),
+  layer(["src/demo/**/*.ts"], except("domain", "store", "demo"), "demo data is generated from the domain into a store"),
   {
     files: ["**/*.mjs", "**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },

@@ -57,7 +57,10 @@ export const DepthWireSchema = Type.Object(
   },
   { $id: "DepthSnapshot", additionalProperties: false },
 );
-export type DepthWire = Omit<Static<typeof DepthWireSchema>, "bids" | "asks"> & { bids: Level[]; asks: Level[] };
+export type DepthWire = Omit<Static<typeof DepthWireSchema>, "bids" | "asks"> & {
+  bids: Level[];
+  asks: Level[];
+};
 
 export const TradeWireSchema = Type.Object(
   {

@@ -21,7 +21,10 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 const dateTime = (description: string) => Type.String({ format: "date-time", description });
 
 /** The enums of the contract, from the domain's own lists. */
-export const CoinSchema = Type.Enum([...COINS], { $id: "Coin", description: "A coin of the recorded series" });
+export const CoinSchema = Type.Enum([...COINS], {
+  $id: "Coin",
+  description: "A coin of the recorded series",
+});
 export const MarketTypeSchema = Type.Enum([...MARKET_TYPES], {
   $id: "MarketType",
   description: "The market's length",
@@ -90,7 +93,9 @@ export const SnapshotWireSchema = Type.Object(
   {
     time: dateTime("Microsecond precision"),
     coin_price: Type.Number({ description: "Settlement feed of the market's type at this time" }),
-    price_up: Type.Number({ description: "Displayed price of Up: midpoint, or last trade when spread > 0.10" }),
+    price_up: Type.Number({
+      description: "Displayed price of Up: midpoint, or last trade when spread > 0.10",
+    }),
     price_down: Type.Number(),
     orderbook_up: Type.Optional(Type.Ref("OrderBook")),
     orderbook_down: Type.Optional(Type.Ref("OrderBook")),

@@ -65,13 +65,16 @@ function requestIdOf(req: { headers: Record<string, string | string[] | undefine
 
 /** Turns Fastify's schema-validation error into a message naming the parameter and its rule. */
 function describeValidation(err: FastifyError): ApiError {
-  const first = err.validation?.[0] as (NonNullable<FastifyError["validation"]>[number] & { data?: unknown }) | undefined;
+  const first = err.validation?.[0] as
+    (NonNullable<FastifyError["validation"]>[number] & { data?: unknown }) | undefined;
   if (!first) return validationError(err.message);
   const missing = (first.params as { missingProperty?: string }).missingProperty;
   const parameter = missing ?? first.instancePath.replace(/^\//, "").replaceAll("/", ".");
   // A path segment outside its enum names nothing: an unknown path, as for any other.
   if (err.validationContext === "params" && first.keyword === "enum") {
-    return notFound(`No ${parameter} ${String(first.data)}; ${parameter} is one of ${allowedOf(first.params)}.`);
+    return notFound(
+      `No ${parameter} ${String(first.data)}; ${parameter} is one of ${allowedOf(first.params)}.`,
+    );
   }
   const message = missing
     ? `${parameter} is required`

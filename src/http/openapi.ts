@@ -49,7 +49,8 @@ export const openApiOptions: SwaggerOptions = {
   // Components are named by their $id (Market, Snapshot, ...), never def-0.
   refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   transformObject: (documentObject) => {
-    const document = "openapiObject" in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
+    const document =
+      "openapiObject" in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
     return liftRequiredHeaders(document as Json) as typeof document;
   },
 };

@@ -47,16 +47,31 @@ const REQUEST_ID = {
 };
 
 const RATE_LIMIT = {
-  "X-RateLimit-Limit": { type: "string", required: true, description: "Requests allowed per day, or `unlimited`" },
-  "X-RateLimit-Remaining": { type: "string", required: true, description: "Requests left today, or `unlimited`" },
+  "X-RateLimit-Limit": {
+    type: "string",
+    required: true,
+    description: "Requests allowed per day, or `unlimited`",
+  },
+  "X-RateLimit-Remaining": {
+    type: "string",
+    required: true,
+    description: "Requests left today, or `unlimited`",
+  },
   "X-RateLimit-Reset": { type: "string", required: true, description: "Unix seconds of the next 00:00 UTC" },
   "X-Tier": { type: "string", required: true, description: "The key's plan" },
-  "RateLimit-Policy": { type: "string", description: "IETF draft: the quotas of the windows that have a limit" },
+  "RateLimit-Policy": {
+    type: "string",
+    description: "IETF draft: the quotas of the windows that have a limit",
+  },
   RateLimit: { type: "string", description: "IETF draft: what is left of each window that has a limit" },
 };
 
 const RETRY_AFTER = {
-  "Retry-After": { type: "string", required: true, description: "Whole seconds to wait before retrying (at least 1)" },
+  "Retry-After": {
+    type: "string",
+    required: true,
+    description: "Whole seconds to wait before retrying (at least 1)",
+  },
 };
 
 const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
@@ -117,9 +132,13 @@ function errorHeaders(status: ErrorStatus, limitHeaders: object): object {
 }
 
 /** Errors an endpoint outside /v1 can answer. */
-export function opsResponses(successes: Record<number, object>, errors: ErrorStatus[]): Record<number, object> {
+export function opsResponses(
+  successes: Record<number, object>,
+  errors: ErrorStatus[],
+): Record<number, object> {
   const out: Record<number, object> = {};
-  for (const [status, schema] of Object.entries(successes)) out[Number(status)] = { ...schema, headers: REQUEST_ID };
+  for (const [status, schema] of Object.entries(successes))
+    out[Number(status)] = { ...schema, headers: REQUEST_ID };
   for (const status of errors) {
     out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], status === 503 ? RETRY_AFTER : {});
   }

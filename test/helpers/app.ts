@@ -12,6 +12,7 @@ import { buildApp } from "../../src/http/app.ts";
 import { seedDemo } from "../../src/demo/demo.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../../src/store/store.ts";
+import { checkAnswersOf } from "./contract.ts";
 import { openScratchStore, postgresTestUrl } from "./postgres.ts";
 
 /** The rate-limit headers every answer to a valid key carries (DESIGN 3.1). */
@@ -81,6 +82,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   const clock = options.clock ?? new ManualClock(ANCHOR * 1e6 + 123_456);
   const plans = options.plans ?? loadPlans();
   const app = await buildApp({ store, clock, plans, limiter: options.limiter, config: options.config });
+  const contract = checkAnswersOf(app);
   const keys = new KeyService(store, clock, plans);
   // Each test key has its own account, so a test never meets the keys-per-account limit by accident.
   let accounts = 0;
@@ -97,6 +99,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     close: async () => {
       await app.close();
       await store.close();
+      contract.verify();
     },
   };
 }

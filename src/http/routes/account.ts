@@ -41,7 +41,10 @@ const Account = Type.Object(
       },
       { additionalProperties: false },
     ),
-    usage: Type.Object({ minute: ref("UsageWindow"), day: ref("UsageWindow") }, { additionalProperties: false }),
+    usage: Type.Object(
+      { minute: ref("UsageWindow"), day: ref("UsageWindow") },
+      { additionalProperties: false },
+    ),
     quota: Type.Object(quotaFields, { additionalProperties: false }),
     features: Type.Object(
       { spot: Type.Boolean(), futures: Type.Boolean(), backtest: Type.Boolean() },
@@ -57,7 +60,10 @@ const Account = Type.Object(
   { $id: "Account", additionalProperties: false },
 );
 
-const Quota = Type.Object({ plan: PlanName, ...quotaFields }, { $id: "BacktestQuota", additionalProperties: false });
+const Quota = Type.Object(
+  { plan: PlanName, ...quotaFields },
+  { $id: "BacktestQuota", additionalProperties: false },
+);
 
 export const accountComponents = [Window, Account, Quota];
 

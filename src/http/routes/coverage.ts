@@ -33,7 +33,9 @@ const Coverage = Type.Object(
     expected_snapshots: Type.Integer(),
     recorded_snapshots: Type.Integer(),
     missing_snapshots: Type.Integer(),
-    coverage: Nullable(Type.Number({ description: "recorded / expected, at most 1; null before the market starts" })),
+    coverage: Nullable(
+      Type.Number({ description: "recorded / expected, at most 1; null before the market starts" }),
+    ),
     largest_gap_seconds: Type.Number(),
     gaps: Type.Array(ref("RecordingGap")),
   },
@@ -53,50 +55,49 @@ const coverageSchema = {
     "not_recording, collector_down, upstream_disconnected, upstream_silent, not_connected, no_book, no_coin_price, " +
     "no_price, store_error, unknown (docs/collector.md).",
   params: SlugParams,
-  response: v1Responses({ 200: answer(ref("Coverage"), "The market's coverage") }, { errors: [400, 403, 404] }),
+  response: v1Responses(
+    { 200: answer(ref("Coverage"), "The market's coverage") },
+    { errors: [400, 403, 404] },
+  ),
 };
 
 export function coverageRoutes(app: Api, ctx: AppContext): void {
-  app.get(
-    "/markets/:slug/coverage",
-    { schema: coverageSchema },
-    async (req) => {
-      const market = await openMarket(ctx, req, req.params.slug);
-      const cadence = ctx.config.snapshotIntervalMs * 1000;
-      const [span, gaps] = await Promise.all([
-        ctx.store.snapshotSpan(market.key, 1.5 * cadence),
-        ctx.store.listGaps(market.key),
-      ]);
-      const c = computeCoverage({
-        startTime: market.startTime,
-        endTime: market.endTime,
-        now: ctx.clock.nowMicros(),
-        cadence,
-        recorded: market.snapshotCount,
-        ...span,
-        gaps,
-      });
-      return {
-        slug: market.slug,
-        start_time: isoSeconds(market.startTime),
-        end_time: isoSeconds(market.endTime),
-        resolved: isResolved(market),
-        cadence_seconds: cadence / 1e6,
-        until: isoMicros(c.until),
-        expected_snapshots: c.expected,
-        recorded_snapshots: c.recorded,
-        missing_snapshots: c.missing,
-        coverage: c.expected === 0 ? null : Math.min(1, Math.round((c.recorded / c.expected) * 1e4) / 1e4),
-        largest_gap_seconds: seconds(c.largestGap),
-        gaps: c.holes.map((h) => ({
-          from: isoMicros(h.from),
-          to: isoMicros(h.to),
-          seconds: seconds(h.to - h.from),
-          missing_snapshots: h.missing,
-          cause: h.cause,
-          detail: h.detail,
-        })),
-      };
-    },
-  );
+  app.get("/markets/:slug/coverage", { schema: coverageSchema }, async (req) => {
+    const market = await openMarket(ctx, req, req.params.slug);
+    const cadence = ctx.config.snapshotIntervalMs * 1000;
+    const [span, gaps] = await Promise.all([
+      ctx.store.snapshotSpan(market.key, 1.5 * cadence),
+      ctx.store.listGaps(market.key),
+    ]);
+    const c = computeCoverage({
+      startTime: market.startTime,
+      endTime: market.endTime,
+      now: ctx.clock.nowMicros(),
+      cadence,
+      recorded: market.snapshotCount,
+      ...span,
+      gaps,
+    });
+    return {
+      slug: market.slug,
+      start_time: isoSeconds(market.startTime),
+      end_time: isoSeconds(market.endTime),
+      resolved: isResolved(market),
+      cadence_seconds: cadence / 1e6,
+      until: isoMicros(c.until),
+      expected_snapshots: c.expected,
+      recorded_snapshots: c.recorded,
+      missing_snapshots: c.missing,
+      coverage: c.expected === 0 ? null : Math.min(1, Math.round((c.recorded / c.expected) * 1e4) / 1e4),
+      largest_gap_seconds: seconds(c.largestGap),
+      gaps: c.holes.map((h) => ({
+        from: isoMicros(h.from),
+        to: isoMicros(h.to),
+        seconds: seconds(h.to - h.from),
+        missing_snapshots: h.missing,
+        cause: h.cause,
+        detail: h.detail,
+      })),
+    };
+  });
 }

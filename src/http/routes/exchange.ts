@@ -15,7 +15,8 @@ import type { RangeQuery } from "../../store/exchange-store.ts";
 import type { Api, AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { requireFeature, timeRange } from "../params.ts";
-import {  answer,
+import {
+  answer,
   type ErrorStatus,
   Limit,
   Offset,
@@ -84,7 +85,12 @@ export const exchangeComponents = [
 
 const EXCHANGE_ERRORS = { errors: [400, 403, 404] as ErrorStatus[] };
 
-function pageSchema<P extends TSchema>(operationId: string, summary: string, page: keyof typeof pages, params: P) {
+function pageSchema<P extends TSchema>(
+  operationId: string,
+  summary: string,
+  page: keyof typeof pages,
+  params: P,
+) {
   return {
     operationId,
     tags: ["exchange"],
@@ -181,7 +187,12 @@ function venueRoutes(app: Api, ctx: AppContext): void {
     return { data: trades.map(tradeToWire), limit: req.query.limit };
   });
 
-  const depthSchema = pageSchema("listDepthSnapshots", "Depth snapshots (one a second)", "DepthPage", VenueParams);
+  const depthSchema = pageSchema(
+    "listDepthSnapshots",
+    "Depth snapshots (one a second)",
+    "DepthPage",
+    VenueParams,
+  );
   app.get("/:coin/:venue/snapshots", { schema: depthSchema }, async (req) => {
     const { coin, venue } = req.params;
     requireFeature(ctx, req, venue);
@@ -255,12 +266,17 @@ function futuresRoutes(app: Api, ctx: AppContext): void {
   ];
   for (const { resource, schema, count, read } of series) {
     for (const venuePath of ["futures", "future"]) {
-      const routeSchema = venuePath === "futures" ? schema : { ...schema, hide: true, operationId: undefined };
+      const routeSchema =
+        venuePath === "futures" ? schema : { ...schema, hide: true, operationId: undefined };
       app.get(`/:coin/${venuePath}/${resource}`, { schema: routeSchema }, async (req) => {
         const { coin } = req.params;
         requireFeature(ctx, req, "futures");
         const q = rangeQuery(req.query);
-        return page(q, () => count(coin, q), () => read(coin, q));
+        return page(
+          q,
+          () => count(coin, q),
+          () => read(coin, q),
+        );
       });
     }
   }

@@ -23,7 +23,10 @@ const CONTENT_TYPES: Record<ExportFormat, string> = {
 
 const exportFile = {
   content: Object.fromEntries(
-    EXPORT_FORMATS.map((f) => [MEDIA_TYPES[f], { schema: { type: "string", description: `${f}, streamed` } }]),
+    EXPORT_FORMATS.map((f) => [
+      MEDIA_TYPES[f],
+      { schema: { type: "string", description: `${f}, streamed` } },
+    ]),
   ),
 };
 
@@ -46,30 +49,26 @@ const exportSchema = {
 };
 
 export function exportRoutes(app: Api, ctx: AppContext): void {
-  app.get(
-    "/markets/:slug/snapshots/export",
-    { schema: exportSchema },
-    async (req, reply) => {
-      const q = req.query;
-      const { from, to } = timeRange(q.start_time, q.end_time);
-      const market = await openMarket(ctx, req, req.params.slug);
-      const chunks = exportChunks(ctx.store, {
-        format: q.format,
-        books: q.include_orderbook,
-        slugs: [market.slug],
-        from,
-        to,
-      });
-      let body: Readable = Readable.from(chunks);
-      reply
-        .type(CONTENT_TYPES[q.format])
-        .header("content-disposition", `attachment; filename="${market.slug}.${q.format}"`)
-        .header("vary", "accept-encoding");
-      if (/\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""))) {
-        body = body.pipe(createGzip());
-        reply.header("content-encoding", "gzip");
-      }
-      return reply.send(body);
-    },
-  );
+  app.get("/markets/:slug/snapshots/export", { schema: exportSchema }, async (req, reply) => {
+    const q = req.query;
+    const { from, to } = timeRange(q.start_time, q.end_time);
+    const market = await openMarket(ctx, req, req.params.slug);
+    const chunks = exportChunks(ctx.store, {
+      format: q.format,
+      books: q.include_orderbook,
+      slugs: [market.slug],
+      from,
+      to,
+    });
+    let body: Readable = Readable.from(chunks);
+    reply
+      .type(CONTENT_TYPES[q.format])
+      .header("content-disposition", `attachment; filename="${market.slug}.${q.format}"`)
+      .header("vary", "accept-encoding");
+    if (/\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""))) {
+      body = body.pipe(createGzip());
+      reply.header("content-encoding", "gzip");
+    }
+    return reply.send(body);
+  });
 }

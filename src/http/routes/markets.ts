@@ -4,7 +4,17 @@ import { cheapestPlanWith } from "../../domain/plan.ts";
 import { marketToWire } from "../../domain/wire.ts";
 import type { Api, AppContext } from "../context.ts";
 import { callerOf, coinParam, marketTypeParam, openMarket, timeRange } from "../params.ts";
-import { answer, Limit, Nullable, Offset, Query, ref, SlugParams, TimeParam, v1Responses } from "../schemas.ts";
+import {
+  answer,
+  Limit,
+  Nullable,
+  Offset,
+  Query,
+  ref,
+  SlugParams,
+  TimeParam,
+  v1Responses,
+} from "../schemas.ts";
 
 const ListQuery = Query({
   coin: Type.Optional(Type.String({ description: "btc, eth or sol (any case)" })),

@@ -52,7 +52,10 @@ const metricsSchema = {
   summary: "Prometheus metrics: loopback callers only, or a bearer token when METRICS_TOKEN is set",
   response: opsResponses(
     {
-      200: answer({ content: { "text/plain": { schema: { type: "string" } } } }, "Prometheus text format 0.0.4"),
+      200: answer(
+        { content: { "text/plain": { schema: { type: "string" } } } },
+        "Prometheus text format 0.0.4",
+      ),
     },
     [401, 404, 500],
   ),

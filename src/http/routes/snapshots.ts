@@ -10,7 +10,8 @@ import type { Api, AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import type { CachedPage } from "../page-cache.ts";
 import { openMarket, timeParam, timeRange } from "../params.ts";
-import {  answer,
+import {
+  answer,
   IncludeOrderbook,
   Limit,
   Offset,
@@ -84,7 +85,10 @@ const atSchema = {
   summary: "The snapshot in effect at a time: the latest at or before it",
   params: SlugParams,
   querystring: Query({ time: TimeParam("The time to look up"), include_orderbook: IncludeOrderbook }),
-  response: v1Responses({ 200: answer(ref("SnapshotAt"), "The snapshot in effect") }, { errors: [400, 403, 404] }),
+  response: v1Responses(
+    { 200: answer(ref("SnapshotAt"), "The snapshot in effect") },
+    { errors: [400, 403, 404] },
+  ),
 };
 
 /** Pages are written into one reused buffer (rendering is synchronous), then copied out at their size. */
@@ -129,42 +133,34 @@ function sendJson(reply: FastifyReply, body: string | Buffer) {
 }
 
 export function snapshotRoutes(app: Api, ctx: AppContext): void {
-  app.get(
-    "/markets/:slug/snapshots",
-    { schema: pageSchema },
-    async (req, reply) => {
-      const q = req.query;
-      const { from, to } = timeRange(q.start_time, q.end_time);
-      const market = await openMarket(ctx, req, req.params.slug);
-      if (!isResolved(market)) return sendJson(reply, await renderPage(ctx, market, q, from, to));
+  app.get("/markets/:slug/snapshots", { schema: pageSchema }, async (req, reply) => {
+    const q = req.query;
+    const { from, to } = timeRange(q.start_time, q.end_time);
+    const market = await openMarket(ctx, req, req.params.slug);
+    if (!isResolved(market)) return sendJson(reply, await renderPage(ctx, market, q, from, to));
 
-      // A resolved market's pages never change; the key names the exact version of the market.
-      const key = `${market.key}:${market.updatedAt}:${market.snapshotCount}:${q.order}:${q.limit}:${q.offset}:${from}:${to}:${q.include_orderbook}`;
-      let page: CachedPage | undefined = ctx.pageCache.get(key);
-      if (!page) {
-        const body = await renderPage(ctx, market, q, from, to);
-        page = { body, etag: `"${hash("sha1", key, "base64url")}"` };
-        ctx.pageCache.set(key, page);
-      }
-      reply.header("etag", page.etag);
-      reply.header("cache-control", "private, max-age=86400");
-      if (req.headers["if-none-match"] === page.etag) return reply.code(304).send();
-      return sendJson(reply, page.body);
-    },
-  );
+    // A resolved market's pages never change; the key names the exact version of the market.
+    const key = `${market.key}:${market.updatedAt}:${market.snapshotCount}:${q.order}:${q.limit}:${q.offset}:${from}:${to}:${q.include_orderbook}`;
+    let page: CachedPage | undefined = ctx.pageCache.get(key);
+    if (!page) {
+      const body = await renderPage(ctx, market, q, from, to);
+      page = { body, etag: `"${hash("sha1", key, "base64url")}"` };
+      ctx.pageCache.set(key, page);
+    }
+    reply.header("etag", page.etag);
+    reply.header("cache-control", "private, max-age=86400");
+    if (req.headers["if-none-match"] === page.etag) return reply.code(304).send();
+    return sendJson(reply, page.body);
+  });
 
-  app.get(
-    "/markets/:slug/snapshots/at",
-    { schema: atSchema },
-    async (req, reply) => {
-      const time = timeParam("time", req.query.time) as number;
-      const market = await openMarket(ctx, req, req.params.slug);
-      const row = await ctx.store.snapshotAtOrBefore(market.key, time, req.query.include_orderbook);
-      if (!row) throw notFound(`Market ${market.slug} has no snapshot at or before ${isoMicros(time)}.`);
-      return sendJson(
-        reply,
-        `{"slug":${JSON.stringify(market.slug)},"requested_time":"${isoMicros(time)}","distance_us":${time - row.time},"snapshot":${snapshotJson(row, req.query.include_orderbook)}}`,
-      );
-    },
-  );
+  app.get("/markets/:slug/snapshots/at", { schema: atSchema }, async (req, reply) => {
+    const time = timeParam("time", req.query.time) as number;
+    const market = await openMarket(ctx, req, req.params.slug);
+    const row = await ctx.store.snapshotAtOrBefore(market.key, time, req.query.include_orderbook);
+    if (!row) throw notFound(`Market ${market.slug} has no snapshot at or before ${isoMicros(time)}.`);
+    return sendJson(
+      reply,
+      `{"slug":${JSON.stringify(market.slug)},"requested_time":"${isoMicros(time)}","distance_us":${time - row.time},"snapshot":${snapshotJson(row, req.query.include_orderbook)}}`,
+    );
+  });
 }
