@@ -36,7 +36,15 @@ export default tseslint.config(
     files: ["**/*.ts"],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
-      "@typescript-eslint/no-floating-promises": "error",
+      // node:test's describe and test return promises the runner itself awaits.
+      "@typescript-eslint/no-floating-promises": [
+        "error",
+        {
+          allowForKnownSafeCalls: [
+            { from: "package", package: "node:test", name: ["describe", "test", "it", "suite", "before", "after"] },
+          ],
+        },
+      ],
       "@typescript-eslint/no-misused-promises": "error",
     },
   },
