@@ -1,10 +1,12 @@
 import { join } from "node:path";
 import type { OrderBook } from "../src/domain/book.ts";
 import { ManualClock } from "../src/domain/time.ts";
+import { silentLogger } from "../src/log.ts";
 import { ClobFeed } from "../src/record/polymarket/clob-feed.ts";
 import { Collector } from "../src/record/polymarket/collector.ts";
 import { GammaClient } from "../src/record/polymarket/gamma-client.ts";
 import { RtdsFeed } from "../src/record/polymarket/rtds-feed.ts";
+import { schedulerOn } from "../src/record/scheduler.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { SnapshotBatch } from "../src/store/store.ts";
 import { startPolymarketUpstream, until } from "../test/helpers/polymarket-upstream.ts";
@@ -29,7 +31,6 @@ export interface RecordingResult {
 }
 
 const NOW = 1784851200;
-const quiet = { info: () => {}, warn: () => {} };
 
 function book(seed: number): OrderBook {
   const mid = 30 + (seed % 40);
@@ -81,12 +82,13 @@ export async function measureRecording(opts: {
     });
   }
   const clock = new ManualClock(NOW * 1e6);
-  const clob = new ClobFeed({ url: upstream.clobUrl, clock, log: quiet });
-  const rtds = new RtdsFeed({ url: upstream.rtdsUrl, clock, log: quiet });
+  const scheduler = schedulerOn(clock);
+  const clob = new ClobFeed({ url: upstream.clobUrl, scheduler, log: silentLogger });
+  const rtds = new RtdsFeed({ url: upstream.rtdsUrl, scheduler, log: silentLogger });
   const collector = new Collector({
     store,
     clock,
-    log: quiet,
+    log: silentLogger,
     gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
     clob,
     rtds,

@@ -1,5 +1,5 @@
 import { writeFileSync } from "node:fs";
-import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { KeyService } from "./access/keys.ts";
 import { openLimiter } from "./access/limiter/open.ts";
 import { loadPlans } from "./access/plans.ts";
@@ -10,6 +10,7 @@ import { COINS } from "./domain/market.ts";
 import type { Plans } from "./domain/plan.ts";
 import { systemClock } from "./domain/time.ts";
 import { buildApp } from "./http/app.ts";
+import { deferredLogger, type Logger, stderrLogger } from "./log.ts";
 import { seedDemo } from "./demo/demo.ts";
 import { openStore } from "./store/open.ts";
 import type { Store } from "./store/store.ts";
@@ -48,11 +49,11 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   const store = await openStore(config.databaseUrl);
   if (config.seedDemo) await prepareFirstStart(store, config, plans);
   // The limiter logs through the app's logger once there is one (it connects before the app exists).
-  let log: FastifyBaseLogger | null = null;
-  const limiter = await openLimiter(config.redisUrl, {
-    warn: (msg) => (log ? log.warn(msg) : process.stderr.write(`${msg}\n`)),
-    info: (msg) => (log ? log.info(msg) : process.stderr.write(`${msg}\n`)),
-  });
+  let log: Logger = stderrLogger({ level: config.logLevel });
+  const limiter = await openLimiter(
+    config.redisUrl,
+    deferredLogger(() => log),
+  );
   const app = await buildApp({ store, config, plans, limiter, logger: { level: config.logLevel } });
   log = app.log;
   app.addHook("onClose", async () => {

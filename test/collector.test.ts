@@ -3,11 +3,13 @@ import { after, before, describe, test } from "node:test";
 import { displayedPrice, type OrderBook } from "../src/domain/book.ts";
 import { decodeBooks } from "../src/domain/book-codec.ts";
 import { ManualClock } from "../src/domain/time.ts";
+import { silentLogger } from "../src/log.ts";
 import { ClobFeed } from "../src/record/polymarket/clob-feed.ts";
 import { Collector, type CollectorOptions } from "../src/record/polymarket/collector.ts";
-import type { SocketFeedOptions } from "../src/record/upstream-socket.ts";
+import type { SocketFeedOptions } from "../src/record/polymarket/socket-feed.ts";
 import { GammaClient } from "../src/record/polymarket/gamma-client.ts";
 import { RtdsFeed } from "../src/record/polymarket/rtds-feed.ts";
+import { schedulerOn } from "../src/record/scheduler.ts";
 import type { Store } from "../src/store/store.ts";
 import { makeTestApp, openTestStore } from "./helpers/app.ts";
 import {
@@ -28,7 +30,6 @@ const T = 1784851200; // a 5-minute boundary
 const SLUG = `btc-updown-5m-${T}`;
 const UP = "1111";
 const DOWN = "2222";
-const quiet = { info: () => {}, warn: () => {} };
 
 /** A small deterministic generator, so that a failure can be replayed. */
 function lcg(seed: number): () => number {
@@ -57,19 +58,20 @@ function collectorOver(
   clock: ManualClock,
   options: { clob?: Partial<SocketFeedOptions>; collector?: Partial<CollectorOptions> } = {},
 ): { collector: Collector; clob: ClobFeed; rtds: RtdsFeed } {
+  const scheduler = schedulerOn(clock);
   const clob = new ClobFeed({
     url: upstream.clobUrl,
-    clock,
-    log: quiet,
+    scheduler,
+    log: silentLogger,
     backoffInitialMs: 1,
     backoffMaxMs: 5,
     ...options.clob,
   });
-  const rtds = new RtdsFeed({ url: upstream.rtdsUrl, clock, log: quiet, backoffInitialMs: 1 });
+  const rtds = new RtdsFeed({ url: upstream.rtdsUrl, scheduler, log: silentLogger, backoffInitialMs: 1 });
   const collector = new Collector({
     store,
     clock,
-    log: quiet,
+    log: silentLogger,
     gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
     clob,
     rtds,

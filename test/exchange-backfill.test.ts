@@ -5,6 +5,7 @@ import {
   type BackfillOptions,
   type BackfillProgress,
 } from "../src/record/binance/backfill.ts";
+import { silentLogger } from "../src/log.ts";
 import { BinanceBannedError } from "../src/record/binance/rest.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../src/store/store.ts";
@@ -126,7 +127,7 @@ describe("REST backfill", () => {
       from: (DAY - 2 * 24 * HOUR) * 1000,
       to: DAY * 1000,
       kinds: ["funding", "open_interest"],
-      log: { info: () => {}, warn: (m) => warnings.push(m) },
+      log: { ...silentLogger, warn: (_fields, m) => warnings.push(m) },
     });
     assert.equal(await store.exchange.countFunding("btc"), 7);
     assert.equal(await store.exchange.countOpenInterest("btc"), 2 * 24 * 12 + 1);
@@ -140,7 +141,7 @@ describe("REST backfill", () => {
       from: (NOW - 40 * 24 * HOUR) * 1000,
       to: DAY * 1000,
       kinds: ["open_interest"],
-      log: { info: () => {}, warn: (m) => warnings.push(m) },
+      log: { ...silentLogger, warn: (_fields, m) => warnings.push(m) },
     });
     assert.equal(warnings.length, 1);
     assert.match(warnings[0], /30 days/);

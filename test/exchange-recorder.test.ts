@@ -9,6 +9,7 @@ import {
   type RecorderOptions,
   startBinanceRecorder,
 } from "../src/record/binance/recorder.ts";
+import { silentLogger } from "../src/log.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../src/store/store.ts";
 import { BinanceUpstream } from "./helpers/binance-upstream.ts";
@@ -281,7 +282,7 @@ describe("live recording", { timeout: 30_000 }, () => {
 
   test("a malformed event is skipped; the stream goes on", async () => {
     const warnings: string[] = [];
-    start({ venues: ["spot"], log: { info: () => {}, warn: (m) => warnings.push(m) } });
+    start({ venues: ["spot"], log: { ...silentLogger, warn: (_fields, m) => warnings.push(m) } });
     await upstream.connected("spot", 1);
     await events.reach(1, "open");
     upstream.send("spot", "btcusdt@trade", { e: "trade", t: 1, p: "abc", q: "1", T: T0 });

@@ -5,8 +5,10 @@ import { test } from "node:test";
 import { createGunzip } from "node:zlib";
 import { winnerOf } from "../src/domain/market.ts";
 import { ManualClock } from "../src/domain/time.ts";
+import { silentLogger } from "../src/log.ts";
 import { settlementPrice } from "../src/record/polymarket/collector.ts";
 import { RtdsFeed } from "../src/record/polymarket/rtds-feed.ts";
+import { schedulerOn } from "../src/record/scheduler.ts";
 import { PriceFeed } from "../src/upstream/price-feed.ts";
 
 /**
@@ -27,7 +29,7 @@ async function* lines(name: string): AsyncGenerator<string> {
 
 test("the collector's feed settles the fixture day as upstream did, except where the feed cannot", async () => {
   const clock = new ManualClock(0);
-  const rtds = new RtdsFeed({ url: "ws://unused", clock, log: { info: () => {}, warn: () => {} } });
+  const rtds = new RtdsFeed({ url: "ws://unused", scheduler: schedulerOn(clock), log: silentLogger });
   let header = true;
   for await (const line of lines("chainlink-btcusd-00-12utc.csv.gz")) {
     if (header) {

@@ -3,6 +3,7 @@ import { loadConfig } from "../config.ts";
 import { parseVenue, VENUES, type Venue } from "../domain/exchange.ts";
 import { COINS, type Coin, parseCoin } from "../domain/market.ts";
 import { isoMicros, parseUserTime, systemClock } from "../domain/time.ts";
+import type { Logger } from "../log.ts";
 import {
   BACKFILL_KINDS,
   type BackfillKind,
@@ -13,6 +14,14 @@ import { BinanceBannedError, BinanceHttpError } from "../record/binance/rest.ts"
 import { binanceUrlsFromEnv, weightLimitsFromEnv } from "../record/binance/urls.ts";
 import { openStore } from "../store/open.ts";
 import { Progress } from "./progress.ts";
+
+/** Lines for a person watching the progress bar: the message alone, warnings marked as such. */
+const personLog: Logger = {
+  debug: () => {},
+  info: (_fields, message) => process.stderr.write(`${message}\n`),
+  warn: (_fields, message) => process.stderr.write(`warning: ${message}\n`),
+  error: (_fields, message) => process.stderr.write(`error: ${message}\n`),
+};
 
 export const BACKFILL_HELP = `updown backfill binance --from TIME [--to TIME] [--coin btc,eth,sol] [--venue spot,futures]
                         [--kinds candles,trades,funding,open-interest] [--database-url URL]
@@ -113,10 +122,7 @@ export async function backfillCommand(args: string[]): Promise<void> {
       to,
       urls: binanceUrlsFromEnv(env),
       weightLimits,
-      log: {
-        info: (m) => process.stderr.write(`${m}\n`),
-        warn: (m) => process.stderr.write(`warning: ${m}\n`),
-      },
+      log: personLog,
       onProgress: bar,
     });
     const added = report.parts.reduce((n, p) => n + p.added, 0);

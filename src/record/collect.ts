@@ -1,11 +1,12 @@
 import type { Config } from "../config.ts";
 import type { Coin, MarketType } from "../domain/market.ts";
 import { type Clock, systemClock } from "../domain/time.ts";
+import { errorMessage, type Logger, stderrLogger } from "../log.ts";
 import { ClobFeed } from "./polymarket/clob-feed.ts";
 import { Collector } from "./polymarket/collector.ts";
 import { GammaClient } from "./polymarket/gamma-client.ts";
 import { RtdsFeed } from "./polymarket/rtds-feed.ts";
-import type { SocketLog } from "./upstream-socket.ts";
+import { type Scheduler, schedulerOn } from "./scheduler.ts";
 import { binanceUrlsFromEnv } from "./binance/urls.ts";
 import { type BinanceRecorder, startBinanceRecorder } from "./binance/recorder.ts";
 import type { Venue } from "../domain/exchange.ts";
@@ -27,10 +28,43 @@ export interface CollectOptions {
   venues: Venue[];
 }
 
-const stderrLog: SocketLog = {
-  info: (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`),
-  warn: (message) => process.stderr.write(`${new Date().toISOString()} WARN ${message}\n`),
-};
+/** Calls the collector's tick at every cadence boundary of the scheduler's clock, one at a time. */
+function cadenceTicker(collector: Collector, intervalMs: number, scheduler: Scheduler, log: Logger) {
+  let cancel: (() => void) | null = null;
+  let stopping = false;
+  let busy = false;
+  let ticking: Promise<void> = Promise.resolve();
+  const schedule = () => {
+    const nowMs = Math.floor(scheduler.nowMicros() / 1000);
+    // A millisecond past the boundary: timers can fire a little early, and the tick must land in its slot.
+    cancel = scheduler.setTimeout(onTimer, intervalMs - (nowMs % intervalMs) + 1);
+  };
+  const onTimer = () => {
+    if (stopping) return;
+    schedule();
+    // A tick that overruns its interval is not stacked: the next one starts after it.
+    if (busy) {
+      log.warn({}, "a tick took longer than the snapshot interval; skipping one");
+      return;
+    }
+    busy = true;
+    ticking = collector
+      .tick()
+      .catch((err: unknown) => log.warn({ err: errorMessage(err) }, `tick failed: ${errorMessage(err)}`))
+      .finally(() => {
+        busy = false;
+      });
+  };
+  return {
+    start: schedule,
+    /** Resolves once no tick runs and none will. */
+    stop: async () => {
+      stopping = true;
+      cancel?.();
+      await ticking;
+    },
+  };
+}
 
 export async function collect(
   config: Config,
@@ -38,62 +72,43 @@ export async function collect(
   clock: Clock = systemClock,
 ): Promise<void> {
   const store = await openStore(config.databaseUrl);
-  const log = stderrLog;
+  const log = stderrLogger({ level: config.logLevel });
+  const scheduler = schedulerOn(clock);
   const urls = config.polymarket;
   const collector = new Collector({
     store,
     clock,
     log,
     gamma: new GammaClient({ baseUrl: urls.gammaUrl }),
-    clob: new ClobFeed({ url: urls.clobWsUrl, clock, log }),
-    rtds: new RtdsFeed({ url: urls.rtdsUrl, clock, log }),
+    clob: new ClobFeed({ url: urls.clobWsUrl, scheduler, log }),
+    rtds: new RtdsFeed({ url: urls.rtdsUrl, scheduler, log }),
     coins: options.coins,
     marketTypes: options.marketTypes,
     lookahead: options.lookahead,
     intervalMs: config.snapshotIntervalMs,
   });
 
-  let timer: NodeJS.Timeout | null = null;
-  let stopping = false;
-  let ticking: Promise<void> = Promise.resolve();
   const interval = config.snapshotIntervalMs;
-  const schedule = () => {
-    const nowMs = Math.floor(clock.nowMicros() / 1000);
-    // A millisecond past the boundary: timers can fire a little early, and the tick must land in its slot.
-    timer = setTimeout(onTimer, interval - (nowMs % interval) + 1);
-  };
-  let busy = false;
-  const onTimer = () => {
-    if (stopping) return;
-    schedule();
-    // A tick that overruns its interval is not stacked: the next one starts after it.
-    if (busy) {
-      log.warn("a tick took longer than the snapshot interval; skipping one");
-      return;
-    }
-    busy = true;
-    ticking = collector
-      .tick()
-      .catch((err: unknown) => log.warn(`tick failed: ${err instanceof Error ? err.message : String(err)}`))
-      .finally(() => {
-        busy = false;
-      });
-  };
+  const ticker = cadenceTicker(collector, interval, scheduler, log);
 
   const status = setInterval(() => {
-    log.info(`following ${collector.followedSlugs.length} markets; ${collector.written} snapshots written`);
+    const followed = collector.followedSlugs.length;
+    log.info(
+      { followed, written: collector.written },
+      `following ${followed} markets; ${collector.written} snapshots written`,
+    );
   }, 60_000);
 
+  let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
     stopping = true;
-    if (timer) clearTimeout(timer);
     clearInterval(status);
-    await ticking;
+    await ticker.stop();
     await collector.stop();
     await binance?.stop();
     await store.close();
-    log.info(`stopped; ${collector.written} snapshots written`);
+    log.info({ written: collector.written }, `stopped; ${collector.written} snapshots written`);
     process.exit(0);
   };
   process.once("SIGTERM", shutdown);
@@ -103,6 +118,7 @@ export async function collect(
   if (options.venues.length > 0) {
     binance = startBinanceRecorder({
       store,
+      scheduler,
       coins: options.coins,
       venues: options.venues,
       urls: binanceUrlsFromEnv(process.env),
@@ -110,11 +126,14 @@ export async function collect(
     });
   }
   if (options.marketTypes.length === 0) {
-    log.info(`recording Binance ${options.venues.join(",")} only`);
+    log.info({ venues: options.venues }, `recording Binance ${options.venues.join(",")} only`);
     return;
   }
   await collector.start();
-  log.info(`collecting ${options.coins.join(",")} ${options.marketTypes.join(",")} every ${interval} ms`);
+  log.info(
+    { coins: options.coins, types: options.marketTypes, intervalMs: interval },
+    `collecting ${options.coins.join(",")} ${options.marketTypes.join(",")} every ${interval} ms`,
+  );
   process.stdout.write(`Collecting; following ${collector.followedSlugs.length} markets\n`);
-  schedule();
+  ticker.start();
 }

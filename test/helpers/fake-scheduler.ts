@@ -1,4 +1,4 @@
-import type { Scheduler } from "../../src/record/binance/scheduler.ts";
+import type { Scheduler } from "../../src/record/scheduler.ts";
 
 interface Timer {
   at: number;

@@ -10,7 +10,8 @@ import {
   openInterestFrom,
 } from "./parse.ts";
 import { BinanceRest } from "./rest.ts";
-import { type BinanceLog, nowMillis, type Scheduler, silentLog, systemScheduler } from "./scheduler.ts";
+import { type Logger, silentLogger } from "../../log.ts";
+import { nowMillis, type Scheduler, systemScheduler } from "../scheduler.ts";
 import { type BinanceUrls, DEFAULT_BINANCE_URLS, DEFAULT_WEIGHT_LIMITS } from "./urls.ts";
 
 /**
@@ -44,7 +45,7 @@ export interface BackfillOptions {
   urls?: Partial<BinanceUrls>;
   weightLimits?: Partial<Record<Venue, number>>;
   scheduler?: Scheduler;
-  log?: BinanceLog;
+  log?: Logger;
   onProgress?: (p: BackfillProgress) => void;
 }
 
@@ -81,7 +82,7 @@ const PAGE = 1000;
 export async function backfillBinance(options: BackfillOptions): Promise<BackfillReport> {
   const urls = { ...DEFAULT_BINANCE_URLS, ...options.urls };
   const scheduler = options.scheduler ?? systemScheduler;
-  const log = options.log ?? silentLog;
+  const log = options.log ?? silentLogger;
   const kinds = options.kinds ?? [...BACKFILL_KINDS];
   const clients: Record<Venue, BinanceRest> = {
     spot: new BinanceRest({
@@ -128,7 +129,7 @@ class Job {
   private readonly store: Store;
   private readonly rest: BinanceRest;
   private readonly scheduler: Scheduler;
-  private readonly log: BinanceLog;
+  private readonly log: Logger;
   private readonly part: BackfillProgress;
   private readonly fromMs: number;
   private readonly toMs: number;
@@ -139,7 +140,7 @@ class Job {
     store: Store,
     rest: BinanceRest,
     scheduler: Scheduler,
-    log: BinanceLog,
+    log: Logger,
     part: BackfillProgress,
     fromMs: number,
     toMs: number,
@@ -269,6 +270,7 @@ class Job {
     let cursor = this.fromMs;
     if (cursor < oldest) {
       this.log.warn(
+        { symbol: this.symbol, days: OPEN_INTEREST_DAYS },
         `Binance keeps open interest history for ${OPEN_INTEREST_DAYS} days; ${this.symbol} starts at ${new Date(Math.min(oldest, this.toMs)).toISOString()}`,
       );
       cursor = oldest;

@@ -11,7 +11,9 @@ import {
   tradeFromEvent,
 } from "./parse.ts";
 import { BinanceBannedError, BinanceRest } from "./rest.ts";
-import { type BinanceLog, nowMillis, type Scheduler, silentLog, systemScheduler } from "./scheduler.ts";
+import { errorMessage, type Logger, silentLogger } from "../../log.ts";
+import { nowMillis, type Scheduler, systemScheduler } from "../scheduler.ts";
+import { ReconnectingSocket, type SocketLoss } from "../socket/reconnecting-socket.ts";
 import { type BinanceUrls, DEFAULT_BINANCE_URLS, DEFAULT_WEIGHT_LIMITS } from "./urls.ts";
 
 /**
@@ -21,11 +23,13 @@ import { type BinanceUrls, DEFAULT_BINANCE_URLS, DEFAULT_WEIGHT_LIMITS } from ".
  * second). Rows are buffered and written in one transaction a second. Futures funding rates and open
  * interest, which have no stream, are polled over REST.
  *
- * Connections: a connection silent for `silenceMs` is dropped and made again; a closed or failed one
- * is made again after an exponential backoff (reset once a new connection delivers); before Binance's
- * 24-hour limit a fresh connection is opened and the old one closed once the new one delivers, so
- * rotation leaves no gap. Every connection subscribes to all the streams in its URL, so a reconnect is
- * a resubscription. Writes are idempotent, so the overlap never duplicates.
+ * Connections are ReconnectingSockets: a connection silent for `silenceMs` is dropped and made again;
+ * a closed or failed one is made again after an exponential backoff with jitter (reset once a new
+ * connection delivers); before Binance's 24-hour limit a fresh connection is opened and the old one
+ * closed once the new one delivers, so the handover leaves no gap. Binance pings and the WebSocket
+ * answers by itself, so there is no heartbeat of ours. Every connection subscribes to all the streams
+ * in its URL, so a reconnect is a resubscription. Writes are idempotent, so an overlap never
+ * duplicates.
  */
 
 export interface RecorderEvent {
@@ -45,7 +49,7 @@ export interface RecorderOptions {
   venues: Venue[];
   urls?: Partial<BinanceUrls>;
   scheduler?: Scheduler;
-  log?: BinanceLog;
+  log?: Logger;
   /** No message for this long: the connection is dropped and made again. Default 10 s. */
   silenceMs?: number;
   /** Buffered rows are written this often. Default 1 s. */
@@ -87,11 +91,11 @@ export function startBinanceRecorder(options: RecorderOptions): BinanceRecorder 
 }
 
 class Recorder implements BinanceRecorder {
-  readonly options: RecorderOptions;
-  readonly scheduler: Scheduler;
-  readonly log: BinanceLog;
-  readonly urls: BinanceUrls;
-  private readonly feeds: VenueFeed[] = [];
+  private readonly options: RecorderOptions;
+  private readonly scheduler: Scheduler;
+  private readonly log: Logger;
+  private readonly urls: BinanceUrls;
+  private readonly sockets: ReconnectingSocket[] = [];
   private buffer: Required<ExchangeBatch> = emptyBatch();
   private buffered = 0;
   private flushing: Promise<void> = Promise.resolve();
@@ -99,14 +103,14 @@ class Recorder implements BinanceRecorder {
   private cancelPoll: (() => void) | null = null;
   private polling: Promise<void> = Promise.resolve();
   private readonly rest: BinanceRest;
-  stopped = false;
+  private stopped = false;
   /** The second of the last depth snapshot kept, per coin and venue. */
   private readonly depthSecond = new Map<string, number>();
 
   constructor(options: RecorderOptions) {
     this.options = options;
     this.scheduler = options.scheduler ?? systemScheduler;
-    this.log = options.log ?? silentLog;
+    this.log = options.log ?? silentLogger;
     this.urls = { ...DEFAULT_BINANCE_URLS, ...options.urls };
     this.rest = new BinanceRest({
       baseUrl: this.urls.futuresRest,
@@ -117,7 +121,7 @@ class Recorder implements BinanceRecorder {
     });
   }
 
-  emit(event: RecorderEvent): void {
+  private emit(event: RecorderEvent): void {
     this.options.onEvent?.(event);
   }
 
@@ -126,9 +130,9 @@ class Recorder implements BinanceRecorder {
       if (this.options.coins.length === 0) continue;
       const base = venue === "spot" ? this.urls.spotWs : this.urls.futuresWs;
       const url = `${base}/stream?streams=${streamsOf(venue, this.options.coins).join("/")}`;
-      const feed = new VenueFeed(this, venue, url);
-      this.feeds.push(feed);
-      feed.connect();
+      const socket = this.streamSocket(venue, url);
+      this.sockets.push(socket);
+      socket.start();
     }
     this.scheduleFlush();
     const pollMs = this.options.pollMs ?? 5 * 60_000;
@@ -140,9 +144,32 @@ class Recorder implements BinanceRecorder {
     this.stopped = true;
     this.cancelFlush?.();
     this.cancelPoll?.();
-    for (const feed of this.feeds) feed.close();
+    await Promise.all(this.sockets.map((s) => s.stop()));
     await this.polling;
     await this.flush();
+  }
+
+  /** One venue's combined stream. */
+  private streamSocket(venue: Venue, url: string): ReconnectingSocket {
+    const o = this.options;
+    return new ReconnectingSocket({
+      name: `Binance ${venue} stream`,
+      url,
+      scheduler: this.scheduler,
+      log: this.log,
+      heartbeat: null,
+      silenceMs: o.silenceMs ?? 10_000,
+      backoff: {
+        initialMs: o.backoffMs ?? 1000,
+        maxMs: o.maxBackoffMs ?? 60_000,
+        jitter: 0.2,
+        random: o.random,
+      },
+      handoverAfterMs: o.maxConnectionMs ?? 23.5 * 3600_000,
+      describe: binanceLoss,
+      onMessage: (text) => this.handle(venue, text),
+      onEvent: (event) => this.emit({ ...event, venue }),
+    });
   }
 
   private scheduleFlush(): void {
@@ -153,7 +180,7 @@ class Recorder implements BinanceRecorder {
   }
 
   /** Writes the buffer in one transaction; on failure the rows go back for the next flush. */
-  flush(): Promise<void> {
+  private flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       if (this.buffered === 0) return;
       const batch = this.buffer;
@@ -164,8 +191,12 @@ class Recorder implements BinanceRecorder {
         const counts = await this.options.store.exchange.insertBatch(batch);
         this.emit({ type: "flush", counts });
       } catch (err) {
-        this.log.warn(`Binance recorder: writing ${n} rows failed (${(err as Error).message}); retrying`);
-        this.emit({ type: "error", detail: (err as Error).message });
+        const message = errorMessage(err);
+        this.log.warn(
+          { rows: n, err: message },
+          `Binance recorder: writing ${n} rows failed (${message}); retrying`,
+        );
+        this.emit({ type: "error", detail: message });
         if (n + this.buffered <= MAX_BUFFERED_ROWS) {
           const restore = <K extends keyof ExchangeBatch>(key: K) => {
             this.buffer[key] = batch[key].concat(this.buffer[key] as never[]) as Required<ExchangeBatch>[K];
@@ -173,7 +204,10 @@ class Recorder implements BinanceRecorder {
           for (const key of Object.keys(batch) as (keyof ExchangeBatch)[]) restore(key);
           this.buffered += n;
         } else {
-          this.log.warn(`Binance recorder: dropped ${n} rows, the store has not answered for too long`);
+          this.log.warn(
+            { rows: n },
+            `Binance recorder: dropped ${n} rows, the store has not answered for too long`,
+          );
         }
       }
     });
@@ -186,7 +220,7 @@ class Recorder implements BinanceRecorder {
   }
 
   /** One stream message (`{stream, data}`) of a venue's connection. */
-  handle(venue: Venue, text: string): void {
+  private handle(venue: Venue, text: string): void {
     let stream: string;
     let data: Record<string, unknown>;
     try {
@@ -195,7 +229,7 @@ class Recorder implements BinanceRecorder {
       stream = msg.stream;
       data = msg.data as Record<string, unknown>;
     } catch {
-      this.log.warn(`Binance ${venue}: a message that is not JSON`);
+      this.log.warn({ venue }, `Binance ${venue}: a message that is not JSON`);
       return;
     }
     const at = stream.indexOf("@");
@@ -223,7 +257,11 @@ class Recorder implements BinanceRecorder {
         this.add("markPrices", markPriceFromEvent(coin, data));
       }
     } catch (err) {
-      this.log.warn(`Binance ${venue} ${stream}: skipped a malformed event (${(err as Error).message})`);
+      const message = errorMessage(err);
+      this.log.warn(
+        { venue, stream, err: message },
+        `Binance ${venue} ${stream}: skipped a malformed event (${message})`,
+      );
     }
     if (this.options.onEvent) this.emit({ type: "message", venue, detail: stream });
   }
@@ -259,8 +297,8 @@ class Recorder implements BinanceRecorder {
         for (const o of oi) this.add("openInterest", openInterestFrom(coin, o));
         this.emit({ type: "poll", venue: "futures", detail: symbol });
       } catch (err) {
-        const message = (err as Error).message;
-        this.log.warn(`Binance poll of ${symbol}: ${message}`);
+        const message = errorMessage(err);
+        this.log.warn({ symbol, err: message }, `Binance poll of ${symbol}: ${message}`);
         this.emit({ type: "error", venue: "futures", detail: message });
         if (err instanceof BinanceBannedError) return;
       }
@@ -272,164 +310,9 @@ function emptyBatch(): Required<ExchangeBatch> {
   return { depth: [], trades: [], candles: [], funding: [], openInterest: [], markPrices: [] };
 }
 
-/** One venue's combined stream: the current connection, and during rotation its successor. */
-class VenueFeed {
-  private readonly recorder: Recorder;
-  readonly venue: Venue;
-  private readonly url: string;
-  private current: Connection | null = null;
-  private successor: Connection | null = null;
-  private attempts = 0;
-  private cancelReconnect: (() => void) | null = null;
-
-  constructor(recorder: Recorder, venue: Venue, url: string) {
-    this.recorder = recorder;
-    this.venue = venue;
-    this.url = url;
-  }
-
-  connect(): void {
-    if (this.recorder.stopped) return;
-    this.current = new Connection(this, this.url);
-  }
-
-  get scheduler(): Scheduler {
-    return this.recorder.scheduler;
-  }
-
-  get options(): RecorderOptions {
-    return this.recorder.options;
-  }
-
-  emit(event: Omit<RecorderEvent, "venue">): void {
-    this.recorder.emit({ ...event, venue: this.venue });
-  }
-
-  message(conn: Connection, text: string): void {
-    if (conn === this.successor) {
-      // The new connection delivers: it takes over and the old one goes.
-      const old = this.current;
-      this.current = conn;
-      this.successor = null;
-      old?.retire("replaced before Binance's 24-hour limit");
-    }
-    if (conn !== this.current) return;
-    this.attempts = 0;
-    this.recorder.handle(this.venue, text);
-  }
-
-  /** Time to replace a connection: open its successor; the old one closes when the new one delivers. */
-  rotate(conn: Connection): void {
-    if (conn !== this.current || this.successor || this.recorder.stopped) return;
-    this.emit({ type: "rotate", detail: "connection age limit" });
-    this.successor = new Connection(this, this.url);
-  }
-
-  /** A connection ended (closed, failed or dropped for silence) without being retired. */
-  lost(conn: Connection, reason: string): void {
-    this.emit({ type: "close", detail: reason });
-    if (conn === this.successor) {
-      this.successor = null;
-      return;
-    }
-    if (conn !== this.current || this.recorder.stopped) return;
-    this.current = null;
-    if (this.successor) {
-      // The old connection died during rotation: its successor takes over at once.
-      this.current = this.successor;
-      this.successor = null;
-      return;
-    }
-    const base = this.options.backoffMs ?? 1000;
-    const max = this.options.maxBackoffMs ?? 60_000;
-    const jitter = 0.8 + 0.4 * (this.options.random ?? Math.random)();
-    const delayMs = Math.round(Math.min(max, base * 2 ** this.attempts) * jitter);
-    this.attempts++;
-    this.recorder.log.warn(`Binance ${this.venue} stream: ${reason}; reconnecting in ${delayMs} ms`);
-    this.emit({ type: "reconnect", detail: reason, delayMs });
-    this.cancelReconnect = this.scheduler.setTimeout(() => {
-      this.cancelReconnect = null;
-      this.connect();
-    }, delayMs);
-  }
-
-  close(): void {
-    this.cancelReconnect?.();
-    this.current?.retire("recorder stopped");
-    this.successor?.retire("recorder stopped");
-    this.current = null;
-    this.successor = null;
-  }
-}
-
-/** One WebSocket with its silence watchdog and age limit. */
-class Connection {
-  private readonly feed: VenueFeed;
-  private readonly ws: WebSocket;
-  private lastMessageAt: number;
-  private cancelWatchdog: (() => void) | null = null;
-  private cancelRotation: (() => void) | null = null;
-  private ended = false;
-
-  constructor(feed: VenueFeed, url: string) {
-    this.feed = feed;
-    this.lastMessageAt = nowMillis(feed.scheduler);
-    this.ws = new WebSocket(url);
-    this.ws.addEventListener("open", () => {
-      if (this.ended) return;
-      feed.emit({ type: "open", detail: url });
-      const age = feed.options.maxConnectionMs ?? 23.5 * 3600_000;
-      this.cancelRotation = feed.scheduler.setTimeout(() => feed.rotate(this), age);
-    });
-    this.ws.addEventListener("message", (event: MessageEvent) => {
-      if (this.ended) return;
-      this.lastMessageAt = nowMillis(feed.scheduler);
-      if (typeof event.data === "string") feed.message(this, event.data);
-    });
-    this.ws.addEventListener("close", (event: CloseEvent) => {
-      this.end(`closed (${event.code}${event.reason ? ` ${event.reason}` : ""})`);
-    });
-    this.ws.addEventListener("error", () => this.end("connection failed"));
-    // The watchdog also covers a connection that never opens.
-    this.watch(feed.options.silenceMs ?? 10_000);
-  }
-
-  private watch(ms: number): void {
-    this.cancelWatchdog = this.feed.scheduler.setTimeout(() => {
-      if (this.ended) return;
-      const silence = this.feed.options.silenceMs ?? 10_000;
-      const idle = nowMillis(this.feed.scheduler) - this.lastMessageAt;
-      if (idle >= silence) {
-        this.end(`silent for ${Math.round(idle / 1000)} s`);
-        this.ws.close(1000);
-      } else {
-        this.watch(silence - idle);
-      }
-    }, ms);
-  }
-
-  /** Ends the connection on its own account: the feed decides whether to reconnect. */
-  private end(reason: string): void {
-    if (this.ended) return;
-    this.stopTimers();
-    this.feed.lost(this, reason);
-  }
-
-  private stopTimers(): void {
-    this.ended = true;
-    this.cancelWatchdog?.();
-    this.cancelRotation?.();
-  }
-
-  /** Closes the connection on the feed's account (replaced or stopped): nothing follows. */
-  retire(reason: string): void {
-    if (this.ended) return;
-    this.stopTimers();
-    this.feed.emit({ type: "close", detail: reason });
-    try {
-      this.ws.close(1000);
-    } catch {
-      // Closing a socket that never opened throws nothing useful; it is gone either way.
-    }
-  }
+/** How a stream connection ended, in the recorder's words. */
+function binanceLoss(loss: SocketLoss): string {
+  if (loss.cause === "upstream_silent") return `silent for ${Math.round(loss.idleMs / 1000)} s`;
+  if (loss.failed) return "connection failed";
+  return `closed (${loss.code}${loss.reason ? ` ${loss.reason}` : ""})`;
 }

@@ -1,4 +1,5 @@
-import { type BinanceLog, nowMillis, type Scheduler, silentLog, sleep } from "./scheduler.ts";
+import { errorMessage, type Logger, silentLogger } from "../../log.ts";
+import { nowMillis, type Scheduler, sleep } from "../scheduler.ts";
 
 /** Binance answered 418: this address is banned for a while. Everything stops; nothing is retried. */
 export class BinanceBannedError extends Error {
@@ -28,7 +29,7 @@ export interface RestOptions {
   /** Share of the limit used before waiting for the next minute; the rest is left for other clients. */
   budgetShare?: number;
   scheduler: Scheduler;
-  log?: BinanceLog;
+  log?: Logger;
   /** Attempts for one request after 429s, 5xx answers and network errors. */
   maxAttempts?: number;
   /** Per request, in real milliseconds. */
@@ -44,7 +45,7 @@ const MINUTE_MS = 60_000;
  * seconds and tries again; a 418 (banned) throws BinanceBannedError at once.
  */
 export class BinanceRest {
-  private readonly options: Required<Omit<RestOptions, "log">> & { log: BinanceLog };
+  private readonly options: Required<Omit<RestOptions, "log">> & { log: Logger };
   private usedWeight = 0;
   private usedMinute = -1;
   /** Milliseconds spent waiting for the weight budget or Retry-After, for reports. */
@@ -55,7 +56,7 @@ export class BinanceRest {
       budgetShare: 0.8,
       maxAttempts: 5,
       timeoutMs: 30_000,
-      log: silentLog,
+      log: silentLogger,
       ...options,
     };
   }
@@ -79,6 +80,7 @@ export class BinanceRest {
     if (this.used + weight <= budget) return;
     const wait = (Math.floor(now / MINUTE_MS) + 1) * MINUTE_MS - now;
     this.options.log.info(
+      { url: this.options.baseUrl, used: this.used, limit: this.options.weightLimit, waitMs: wait },
       `Binance ${this.options.baseUrl}: ${this.used} of ${this.options.weightLimit} request weight used this minute; waiting ${Math.ceil(wait / 1000)} s`,
     );
     await this.wait(wait);
@@ -106,7 +108,10 @@ export class BinanceRest {
         res = await fetch(url, { signal: AbortSignal.timeout(this.options.timeoutMs) });
       } catch (err) {
         if (attempt >= this.options.maxAttempts) throw err;
-        this.options.log.warn(`Binance ${url}: ${(err as Error).message}; retrying`);
+        this.options.log.warn(
+          { url, err: errorMessage(err) },
+          `Binance ${url}: ${errorMessage(err)}; retrying`,
+        );
         await this.wait(1000 * 2 ** (attempt - 1));
         continue;
       }
@@ -117,7 +122,10 @@ export class BinanceRest {
       if (res.status === 418) throw new BinanceBannedError(url, retryAfter);
       if ((res.status === 429 || res.status >= 500) && attempt < this.options.maxAttempts) {
         const waitMs = res.status === 429 ? (retryAfter ?? 60) * 1000 : 1000 * 2 ** (attempt - 1);
-        this.options.log.warn(`Binance answered ${res.status} to ${url}; waiting ${waitMs / 1000} s`);
+        this.options.log.warn(
+          { url, status: res.status, waitMs },
+          `Binance answered ${res.status} to ${url}; waiting ${waitMs / 1000} s`,
+        );
         await this.wait(waitMs);
         continue;
       }

@@ -1,10 +1,6 @@
 import type { Level } from "../../domain/book.ts";
-import {
-  type SocketDownCause,
-  SocketFeed,
-  type SocketFeedOptions,
-  UpstreamSocket,
-} from "../upstream-socket.ts";
+import type { SocketDownCause } from "../socket/reconnecting-socket.ts";
+import { SocketFeed, type SocketFeedOptions } from "./socket-feed.ts";
 import { LocalBook } from "./local-book.ts";
 
 /**
@@ -26,25 +22,19 @@ interface TokenState {
 }
 
 export class ClobFeed extends SocketFeed {
-  protected readonly socket: UpstreamSocket;
   private readonly tokens = new Map<string, TokenState>();
 
   constructor(opts: SocketFeedOptions) {
-    super();
-    this.socket = this.makeSocket(
-      "clob",
-      opts,
-      { heartbeatIntervalMs: 10_000, silenceLimitMs: 30_000 },
-      {
-        onOpen: (send) => {
-          const ids = [...this.tokens.keys()];
-          if (ids.length > 0) send(JSON.stringify({ assets_ids: ids, type: "market" }));
-        },
-        onDown: (cause, detail) => {
-          for (const state of this.tokens.values()) state.notReady ??= { cause, detail };
-        },
-      },
-    );
+    super("clob", opts, { heartbeatIntervalMs: 10_000, silenceLimitMs: 30_000 });
+  }
+
+  protected subscribe(send: (text: string) => void): void {
+    const ids = [...this.tokens.keys()];
+    if (ids.length > 0) send(JSON.stringify({ assets_ids: ids, type: "market" }));
+  }
+
+  protected override down(cause: SocketDownCause, detail: string): void {
+    for (const state of this.tokens.values()) state.notReady ??= { cause, detail };
   }
 
   /** Starts following tokens; their books are not ready until the upstream sends them. */

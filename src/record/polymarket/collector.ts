@@ -6,7 +6,7 @@ import type { SnapshotRow } from "../../domain/snapshot.ts";
 import { type Clock, isoSeconds, type Micros } from "../../domain/time.ts";
 import type { RecordingGap, SnapshotBatch, Store, StoredMarket } from "../../store/store.ts";
 import type { PriceFeed } from "../../upstream/price-feed.ts";
-import type { SocketLog } from "../upstream-socket.ts";
+import { errorMessage, type Logger } from "../../log.ts";
 import type { ClobFeed } from "./clob-feed.ts";
 import type { GammaClient } from "./gamma-client.ts";
 import type { GammaMarket } from "../../upstream/gamma-market.ts";
@@ -34,7 +34,7 @@ export interface CollectorOptions {
   gamma: GammaClient;
   clob: ClobFeed;
   rtds: RtdsFeed;
-  log: SocketLog;
+  log: Logger;
   coins: readonly Coin[];
   marketTypes: readonly MarketType[];
   /** Markets after the live one to discover ahead, per series. Default 1. */
@@ -238,7 +238,8 @@ export class Collector {
       await this.opts.store.recordGap(market.key, record);
     } catch (err) {
       this.opts.log.warn(
-        `gap of ${market.slug} not recorded: ${err instanceof Error ? err.message : String(err)}`,
+        { market: market.slug, err: errorMessage(err) },
+        `gap of ${market.slug} not recorded: ${errorMessage(err)}`,
       );
     }
   }
@@ -263,7 +264,10 @@ export class Collector {
       // Voided or disputed for days: the record stays unresolved, as the upstream has it.
       this.followed.delete(m.slug);
       this.opts.clob.unfollow([m.clobTokenUp, m.clobTokenDown]);
-      this.opts.log.warn(`${m.slug}: not resolved upstream two days after its end; no longer polled`);
+      this.opts.log.warn(
+        { market: m.slug },
+        `${m.slug}: not resolved upstream two days after its end; no longer polled`,
+      );
       return;
     }
     if (second >= m.endTime + SETTLE_DELAY_S && second >= f.nextResolutionPollS) {
@@ -274,7 +278,7 @@ export class Collector {
 
   private inBackground(work: () => Promise<void>): void {
     const p = work()
-      .catch((err: unknown) => this.opts.log.warn(err instanceof Error ? err.message : String(err)))
+      .catch((err: unknown) => this.opts.log.warn({ err: errorMessage(err) }, errorMessage(err)))
       .finally(() => this.background.delete(p));
     this.background.add(p);
   }
@@ -297,6 +301,7 @@ export class Collector {
       const ours = winnerOf(m.coinPriceStart, f.endPrice);
       if (ours !== upstream.winner) {
         this.opts.log.warn(
+          { market: m.slug, upstream: upstream.winner, feed: ours },
           `${m.slug}: upstream resolved ${upstream.winner}, the settlement feed says ${ours} ` +
             `(${m.coinPriceStart} -> ${f.endPrice}); keeping the upstream winner`,
         );
@@ -311,7 +316,7 @@ export class Collector {
     });
     this.followed.delete(m.slug);
     this.opts.clob.unfollow([m.clobTokenUp, m.clobTokenDown]);
-    this.opts.log.info(`${m.slug}: resolved ${upstream.winner}`);
+    this.opts.log.info({ market: m.slug, winner: upstream.winner }, `${m.slug}: resolved ${upstream.winner}`);
   }
 
   private slotOf(time: Micros): number {
@@ -336,7 +341,8 @@ export class Collector {
             if (this.followed.has(s.slug)) continue;
             const upstream = await this.opts.gamma.marketBySlug(s.upstreamSlug).catch((err: unknown) => {
               this.opts.log.warn(
-                `gamma: ${s.upstreamSlug}: ${err instanceof Error ? err.message : String(err)}`,
+                { market: s.upstreamSlug, err: errorMessage(err) },
+                `gamma: ${s.upstreamSlug}: ${errorMessage(err)}`,
               );
               return null;
             });
@@ -413,6 +419,7 @@ export class Collector {
     this.followed.set(market.slug, f);
     this.opts.clob.follow([market.clobTokenUp, market.clobTokenDown]);
     this.opts.log.info(
+      { market: market.slug },
       `following ${market.slug} (${isoSeconds(market.startTime)} to ${isoSeconds(market.endTime)})`,
     );
   }

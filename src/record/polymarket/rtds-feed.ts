@@ -1,7 +1,7 @@
 import { type Coin, COINS, type SettlementFeed } from "../../domain/market.ts";
 import type { Clock } from "../../domain/time.ts";
 import { PriceFeed, scaledDecimalToNumber } from "../../upstream/price-feed.ts";
-import { SocketFeed, type SocketFeedOptions, UpstreamSocket } from "../upstream-socket.ts";
+import { SocketFeed, type SocketFeedOptions } from "./socket-feed.ts";
 
 /**
  * Coin prices from Polymarket's real-time data socket: the Chainlink topic settles 5m, 15m and 4h
@@ -34,30 +34,23 @@ function tickValue(payload: Record<string, unknown>): number {
 }
 
 export class RtdsFeed extends SocketFeed {
-  protected readonly socket: UpstreamSocket;
   private readonly clock: Clock;
   private readonly feeds = new Map<string, PriceFeed>();
 
   constructor(opts: SocketFeedOptions) {
-    super();
-    this.clock = opts.clock;
-    this.socket = this.makeSocket(
-      "rtds",
-      opts,
-      { heartbeatIntervalMs: 5_000, silenceLimitMs: 20_000 },
-      {
-        onOpen: (send) =>
-          send(
-            JSON.stringify({
-              action: "subscribe",
-              subscriptions: [
-                { topic: "crypto_prices", type: "update", filters: COINS.map((c) => `${c}usdt`).join(",") },
-                { topic: "crypto_prices_chainlink", type: "*", filters: "" },
-              ],
-            }),
-          ),
-        onDown: () => {},
-      },
+    super("rtds", opts, { heartbeatIntervalMs: 5_000, silenceLimitMs: 20_000 });
+    this.clock = opts.scheduler;
+  }
+
+  protected subscribe(send: (text: string) => void): void {
+    send(
+      JSON.stringify({
+        action: "subscribe",
+        subscriptions: [
+          { topic: "crypto_prices", type: "update", filters: COINS.map((c) => `${c}usdt`).join(",") },
+          { topic: "crypto_prices_chainlink", type: "*", filters: "" },
+        ],
+      }),
     );
   }
 
