@@ -114,10 +114,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clock,
     config,
     plans,
-    keys: new KeyService(store, clock, plans),
+    keys: new KeyService(store.keys, clock, plans),
     limiter: options.limiter ?? new MemoryLimiter(),
-    access: new MarketAccess(store, plans, clock),
-    quota: new QuotaService(store, clock, plans),
+    access: new MarketAccess(store.markets, plans, clock),
+    quota: new QuotaService(store.quota, clock, plans),
     pageCache: new PageCache(config.pageCacheBytes),
     metrics: new Metrics(),
   };

@@ -41,7 +41,7 @@ export async function collect(
   const log = stderrLog;
   const urls = config.polymarket;
   const collector = new Collector({
-    store,
+    store: store.markets,
     clock,
     log,
     gamma: new GammaClient({ baseUrl: urls.gammaUrl }),
@@ -102,7 +102,7 @@ export async function collect(
   let binance: BinanceRecorder | null = null;
   if (options.venues.length > 0) {
     binance = startBinanceRecorder({
-      store,
+      store: store.exchange,
       coins: options.coins,
       venues: options.venues,
       urls: binanceUrlsFromEnv(process.env),

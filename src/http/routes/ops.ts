@@ -22,7 +22,7 @@ export function opsRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.get("/readyz", hidden, async () => {
     try {
-      await ctx.store.countMarkets();
+      await ctx.store.markets.countMarkets();
     } catch {
       throw storeUnavailable();
     }
