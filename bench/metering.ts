@@ -103,7 +103,7 @@ export async function measureMetering(options: {
   const path = `/v1/markets/${options.slug}`;
   // An enterprise key with limits far above what the run can reach: both windows are checked and
   // counted on every request, as for any plan, and none is refused.
-  const { key } = await new KeyService(store, systemClock, loadPlans()).create({
+  const { key } = await new KeyService(store.keys, systemClock, loadPlans()).create({
     plan: "enterprise",
     account: "bench-metering",
     perMinuteLimit: 1_000_000_000,

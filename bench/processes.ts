@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { MarketType } from "../src/domain/market.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
-import type { StoredMarket } from "../src/store/store.ts";
+import type { StoredMarket } from "../src/store/market-store.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const UPDOWN = join(ROOT, "bin", "updown.mjs");
@@ -93,7 +93,7 @@ export function enterpriseKey(url: string, account: string): string {
 export async function sqliteMarkets(path: string): Promise<StoredMarket[]> {
   const store = new SqliteStore(path);
   try {
-    return (await store.listMarkets({ limit: 100_000, offset: 0 })).markets;
+    return (await store.markets.listMarkets({ limit: 100_000, offset: 0 })).markets;
   } finally {
     await store.close();
   }

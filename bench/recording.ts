@@ -8,7 +8,7 @@ import { GammaClient } from "../src/record/polymarket/gamma-client.ts";
 import { RtdsFeed } from "../src/record/polymarket/rtds-feed.ts";
 import { schedulerOn } from "../src/record/scheduler.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
-import type { SnapshotBatch } from "../src/store/store.ts";
+import type { SnapshotBatch } from "../src/store/market-store.ts";
 import { startPolymarketUpstream, until } from "../test/helpers/polymarket-upstream.ts";
 
 /**
@@ -59,7 +59,7 @@ export async function measureRecording(opts: {
   // Daily markets that opened a second apart are all live at NOW: as many as wanted, each its own slug.
   for (let i = 0; i < opts.markets; i++) {
     const start = NOW - 3600 - i;
-    await store.upsertMarket({
+    await store.markets.upsertMarket({
       slug: `btc-updown-24h-${start}`,
       polymarketSlug: null,
       coin: "btc",
@@ -86,7 +86,7 @@ export async function measureRecording(opts: {
   const clob = new ClobFeed({ url: upstream.clobUrl, scheduler, log: silentLogger });
   const rtds = new RtdsFeed({ url: upstream.rtdsUrl, scheduler, log: silentLogger });
   const collector = new Collector({
-    store,
+    store: store.markets,
     clock,
     log: silentLogger,
     gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
@@ -131,12 +131,17 @@ export async function measureRecording(opts: {
   await upstream.close();
 
   // The same rows, written in bulk into a fresh file.
-  const { markets } = await store.listMarkets({ limit: opts.markets, offset: 0 });
+  const { markets } = await store.markets.listMarkets({ limit: opts.markets, offset: 0 });
   const batch: SnapshotBatch[] = [];
   for (const m of markets) {
     batch.push({
       marketKey: m.key,
-      rows: await store.snapshotPage(m.key, { order: "asc", limit: opts.ticks, offset: 0, books: true }),
+      rows: await store.markets.snapshotPage(m.key, {
+        order: "asc",
+        limit: opts.ticks,
+        offset: 0,
+        books: true,
+      }),
     });
   }
   const snapshots = batch.reduce((s, b) => s + b.rows.length, 0);
@@ -144,7 +149,7 @@ export async function measureRecording(opts: {
   const bulk = new SqliteStore(join(opts.tmp, "bulk.db"));
   await bulk.migrate();
   const began = performance.now();
-  await bulk.insertSnapshotBatch(batch);
+  await bulk.markets.insertSnapshotBatch(batch);
   const bulkMs = performance.now() - began;
   await bulk.close();
 

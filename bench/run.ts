@@ -49,7 +49,7 @@ import { systemClock } from "../src/domain/time.ts";
 import { buildApp } from "../src/http/app.ts";
 import { Rng, seedDemo } from "../src/demo/demo.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
-import type { StoredMarket } from "../src/store/store.ts";
+import type { StoredMarket } from "../src/store/market-store.ts";
 import { type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
@@ -252,13 +252,13 @@ async function measureStorage(dir: string): Promise<StorageResult> {
 
     // The JSON as served: every snapshot of every market, through the real route.
     const app = await buildApp({ store, logger: false });
-    const { key } = await new KeyService(store, systemClock, loadPlans()).create({
+    const { key } = await new KeyService(store.keys, systemClock, loadPlans()).create({
       plan: "enterprise",
       account: "bench",
     });
     let jsonBytes = 0;
     let served = 0;
-    for (const m of (await store.listMarkets({ limit: 1000, offset: 0 })).markets) {
+    for (const m of (await store.markets.listMarkets({ limit: 1000, offset: 0 })).markets) {
       for (let offset = 0; offset < m.snapshotCount; offset += 1000) {
         const res = await app.inject({
           method: "GET",
@@ -409,8 +409,8 @@ async function main(): Promise<void> {
     let pageReads = 0;
     let pageRereads = 0;
     const pagesRead = new Set<string>();
-    const snapshotPage = store.snapshotPage.bind(store);
-    store.snapshotPage = (marketKey, q) => {
+    const snapshotPage = store.markets.snapshotPage.bind(store.markets);
+    store.markets.snapshotPage = (marketKey, q) => {
       pageReads++;
       const k = `${marketKey}:${q.order}:${q.limit}:${q.offset}:${q.from}:${q.to}:${q.books}`;
       if (pagesRead.has(k)) pageRereads++;
@@ -419,7 +419,7 @@ async function main(): Promise<void> {
     };
 
     const app = await buildApp({ store, logger: false });
-    const { key } = await new KeyService(store, systemClock, loadPlans()).create({
+    const { key } = await new KeyService(store.keys, systemClock, loadPlans()).create({
       plan: "enterprise",
       account: "bench",
     });
@@ -435,7 +435,7 @@ async function main(): Promise<void> {
 
     // Markets: one resolved 1h market for the warm page (a full page of 1000), one resolved 5m market
     // for the cold baseline body; the cold lists use every other resolved market.
-    const resolved = (await store.listMarkets({ resolved: true, limit: 10_000, offset: 0 })).markets;
+    const resolved = (await store.markets.listMarkets({ resolved: true, limit: 10_000, offset: 0 })).markets;
     const pick = (type: MarketType): StoredMarket => {
       const m = resolved.find((x) => x.coin === "btc" && x.marketType === type);
       if (!m) throw new Error(`no resolved btc ${type} market`);

@@ -17,7 +17,7 @@
 import os from "node:os";
 import { join } from "node:path";
 import { Rng } from "../src/demo/demo.ts";
-import type { StoredMarket } from "../src/store/store.ts";
+import type { StoredMarket } from "../src/store/market-store.ts";
 import type { LoadJob, LoadResult } from "./load.ts";
 import {
   type BenchData,

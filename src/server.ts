@@ -17,7 +17,7 @@ import type { Store } from "./store/store.ts";
 
 /** Fills an empty database with demo markets, and a keyless one with one demo key per plan. */
 async function prepareFirstStart(store: Store, config: Config, plans: Plans): Promise<void> {
-  if ((await store.countMarkets()) === 0) {
+  if ((await store.markets.countMarkets()) === 0) {
     const progress = new Progress("Seeding demo data");
     const result = await seedDemo(store, {
       seed: 1,
@@ -29,8 +29,8 @@ async function prepareFirstStart(store: Store, config: Config, plans: Plans): Pr
     });
     progress.done(`${result.markets} markets, ${result.snapshots.toLocaleString("en-US")} snapshots`);
   }
-  if ((await store.listApiKeys()).length === 0) {
-    const keys = new KeyService(store, systemClock, plans);
+  if ((await store.keys.listApiKeys()).length === 0) {
+    const keys = new KeyService(store.keys, systemClock, plans);
     const demo = {} as Record<PlanName, string>;
     for (const plan of PLAN_NAMES) {
       demo[plan] = (await keys.create({ plan, account: "demo", name: `demo ${plan}` })).key;

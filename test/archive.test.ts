@@ -31,13 +31,13 @@ describe("our archive format", () => {
   test("export then import gives back the same API answers, byte for byte (gzipped file)", async () => {
     const path = join(dir, "all.ndjson.gz");
     const { out, done } = openOutput(path);
-    const exported = await exportArchive({ store: source.store, out, format: "ndjson", books: true });
+    const exported = await exportArchive({ store: source.store.markets, out, format: "ndjson", books: true });
     await done();
     assert.equal(exported.markets, 15);
 
     const target = await makeTestApp({ seed: false });
     try {
-      const imported = await importArchive(target.store, openInput(path));
+      const imported = await importArchive(target.store.markets, openInput(path));
       assert.deepEqual(imported, { markets: 15, snapshots: exported.snapshots, added: exported.snapshots });
       for (const url of PAGES) {
         const a = await source.get(url);
@@ -45,7 +45,7 @@ describe("our archive format", () => {
         assert.equal(b.statusCode, 200, url);
         assert.equal(b.body, a.body, url);
       }
-      const again = await importArchive(target.store, openInput(path));
+      const again = await importArchive(target.store.markets, openInput(path));
       assert.equal(again.added, 0, "importing twice changes nothing");
     } finally {
       await target.close();
@@ -56,7 +56,7 @@ describe("our archive format", () => {
     const path = join(dir, "one.ndjson");
     const { out, done } = openOutput(path);
     await exportArchive({
-      store: source.store,
+      store: source.store.markets,
       out,
       format: "ndjson",
       books: false,
@@ -70,15 +70,15 @@ describe("our archive format", () => {
       `${lines.join("\n")}\n{"type":"snapshot","slug":"sol-updown-15m-1784851200","snapshot":{"time":"no"}}\n`,
     );
     const store = await openTestStore();
-    await assert.rejects(importArchive(store, openInput(path)), (err: Error) => {
+    await assert.rejects(importArchive(store.markets, openInput(path)), (err: Error) => {
       assert.ok(err instanceof ArchiveError);
       assert.match(err.message, /^line 4: time is not an ISO 8601 timestamp/);
       return true;
     });
-    assert.equal((await store.getMarket("sol-updown-15m-1784851200"))?.snapshotCount, 2);
-    await assert.rejects(importArchive(store, Readable.from(["not json\n"])), /line 1:/);
+    assert.equal((await store.markets.getMarket("sol-updown-15m-1784851200"))?.snapshotCount, 2);
+    await assert.rejects(importArchive(store.markets, Readable.from(["not json\n"])), /line 1:/);
     await assert.rejects(
-      importArchive(store, Readable.from(['{"type":"snapshot","slug":"x","snapshot":{}}\n'])),
+      importArchive(store.markets, Readable.from(['{"type":"snapshot","slug":"x","snapshot":{}}\n'])),
       /does not follow its market/,
     );
     await store.close();
@@ -89,7 +89,7 @@ describe("our archive format", () => {
     const chunks: Buffer[] = [];
     out.on("data", (c: Buffer) => chunks.push(c));
     await exportArchive({
-      store: source.store,
+      store: source.store.markets,
       out,
       format: "csv",
       books: true,
@@ -138,7 +138,7 @@ describe("GET /v1/markets/{slug}/snapshots/export", () => {
 
     const target = await makeTestApp({ seed: false });
     try {
-      await importArchive(target.store, Readable.from([plain.body]));
+      await importArchive(target.store.markets, Readable.from([plain.body]));
       const url = "/v1/markets/btc-updown-5m-1784851800/snapshots?include_orderbook=true";
       assert.equal((await target.get(url)).body, (await source.get(url)).body);
     } finally {

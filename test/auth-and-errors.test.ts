@@ -54,7 +54,7 @@ describe("API keys", () => {
   test("keys are stored only as SHA-256 hashes and look like ud_<id>_<secret>", async () => {
     const created = await t.keys.create({ plan: "enterprise" });
     assert.match(created.key, /^ud_[0-9A-Za-z]{8}_[0-9A-Za-z]{32}$/);
-    const stored = await t.store.findApiKey(created.record.id);
+    const stored = await t.store.keys.findApiKey(created.record.id);
     assert.ok(stored);
     assert.equal(stored.hash, hashKey(created.key));
     assert.ok(!JSON.stringify(stored).includes(created.key.slice(12)));
@@ -86,8 +86,8 @@ describe("every response", () => {
   });
 
   test("an internal failure is a 500 that leaks nothing", async () => {
-    const original = t.store.getMarket.bind(t.store);
-    t.store.getMarket = async () => {
+    const original = t.store.markets.getMarket.bind(t.store);
+    t.store.markets.getMarket = async () => {
       throw new Error("disk on fire at /var/secret/path");
     };
     try {
@@ -97,7 +97,7 @@ describe("every response", () => {
       assert.equal(res.json().error.code, "INTERNAL_ERROR");
       assert.ok(!res.body.includes("secret"));
     } finally {
-      t.store.getMarket = original;
+      t.store.markets.getMarket = original;
     }
   });
 });

@@ -69,7 +69,7 @@ function collectorOver(
   });
   const rtds = new RtdsFeed({ url: upstream.rtdsUrl, scheduler, log: silentLogger, backoffInitialMs: 1 });
   const collector = new Collector({
-    store,
+    store: store.markets,
     clock,
     log: silentLogger,
     gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
@@ -238,9 +238,14 @@ describe("collector: a whole simulated 5m market", () => {
   });
 
   test("one snapshot a second, books equal to the upstream's at that second, best first", async () => {
-    const market = await store.getMarket(SLUG);
+    const market = await store.markets.getMarket(SLUG);
     assert.ok(market);
-    const rows = await store.snapshotPage(market.key, { order: "asc", limit: 1000, offset: 0, books: true });
+    const rows = await store.markets.snapshotPage(market.key, {
+      order: "asc",
+      limit: 1000,
+      offset: 0,
+      books: true,
+    });
     assert.equal(rows.length, 294);
     assert.equal(market.snapshotCount, 294);
     assert.deepEqual(
@@ -265,7 +270,7 @@ describe("collector: a whole simulated 5m market", () => {
   });
 
   test("the market record: start and end prices from the feed, liquidity from before the close, the winner", async () => {
-    const market = await store.getMarket(SLUG);
+    const market = await store.markets.getMarket(SLUG);
     assert.ok(market);
     assert.equal(market.coinPriceStart, startCents / 100);
     assert.equal(market.coinPriceEnd, endCents / 100);
@@ -347,11 +352,11 @@ describe("collector: a late start, unreadable frames, and a stop in the middle o
       for (let i = 12; i < 15; i++) await tick(i);
       await collector.stop();
 
-      const market = await store.getMarket(SLUG);
+      const market = await store.markets.getMarket(SLUG);
       assert.ok(market);
       assert.equal(market.snapshotCount, 7);
       assert.deepEqual(
-        (await store.listGaps(market.key)).map((g) => [g.from, g.to, g.cause]),
+        (await store.markets.listGaps(market.key)).map((g) => [g.from, g.to, g.cause]),
         [
           [T * 1e6, (T + 5) * 1e6 + 200_000, "not_recording"],
           [(T + 12) * 1e6 + 200_000, (T + 14) * 1e6 + 200_000, "upstream_disconnected"],

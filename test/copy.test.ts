@@ -13,7 +13,8 @@ import { seedExchangeDemo } from "../src/demo/exchange-demo.ts";
 import { copyStore, seriesName } from "../src/store/copy.ts";
 import type { ExchangeStore, SeriesCursor, SeriesExtent } from "../src/store/exchange-store.ts";
 import { openStore } from "../src/store/open.ts";
-import type { RecordingGap, Store } from "../src/store/store.ts";
+import type { RecordingGap } from "../src/store/market-store.ts";
+import type { Store } from "../src/store/store.ts";
 import { ANCHOR, HAND_MARKET, insertHandMarket, makeTestApp } from "./helpers/app.ts";
 import { ScratchSchemas, postgresTestUrl } from "./helpers/postgres.ts";
 
@@ -80,18 +81,18 @@ async function fillSource(store: Store): Promise<SourceKeys> {
     counts: { "5m": 3, "15m": 2, "1h": 2, "4h": 1, "24h": 0 },
     coins: ["btc", "sol"],
   });
-  await seedExchangeDemo(store, { seed: 11, anchor: ANCHOR, coins: ["btc", "sol"] });
+  await seedExchangeDemo(store.exchange, { seed: 11, anchor: ANCHOR, coins: ["btc", "sol"] });
   await store.exchange.insertBatch(EXTRA_EXCHANGE);
   await insertHandMarket(store);
-  const hand = (await store.getMarket(HAND_MARKET.slug))!;
-  await store.recordGap(hand.key, {
+  const hand = (await store.markets.getMarket(HAND_MARKET.slug))!;
+  await store.markets.recordGap(hand.key, {
     from: 1784851202e6,
     to: 1784851260e6,
     cause: "collector_down",
     detail: "test",
   });
   const clock = new ManualClock(ANCHOR * 1e6 + 5);
-  const keys = new KeyService(store, clock, loadPlans());
+  const keys = new KeyService(store.keys, clock, loadPlans());
   const active = (await keys.create({ plan: "pro", account: "acme", name: "active" })).key;
   const revoked = (await keys.create({ plan: "starter", account: "acme" })).key;
   await keys.revoke(revoked.slice(3, 11));
@@ -100,12 +101,12 @@ async function fillSource(store: Store): Promise<SourceKeys> {
   ).key;
   const keyId = active.slice(3, 11);
   const charge = (chargeId: string, idempotencyKey: string | null) =>
-    store.chargeQuota({ keyId, month: MONTH, limit: 5, chargeId, idempotencyKey, at: ANCHOR * 1e6 });
+    store.quota.chargeQuota({ keyId, month: MONTH, limit: 5, chargeId, idempotencyKey, at: ANCHOR * 1e6 });
   await charge("charge-1", "idem-1");
-  await store.recordChargeResult(keyId, "charge-1", '{"strategy":"kept"}');
+  await store.quota.recordChargeResult(keyId, "charge-1", '{"strategy":"kept"}');
   await charge("charge-2", null);
   await charge("charge-3", "idem-3");
-  await store.refundQuota(keyId, "charge-3", ANCHOR * 1e6 + 1);
+  await store.quota.refundQuota(keyId, "charge-3", ANCHOR * 1e6 + 1);
   return { active, revoked, enterprise };
 }
 
@@ -189,9 +190,9 @@ function assertSameAnswers(actual: Map<string, string>, expected: Map<string, st
 async function accessRecords(store: Store, keys: SourceKeys) {
   const ids = Object.values(keys).map((k) => k.slice(3, 11));
   return {
-    keys: await Promise.all(ids.map((id) => store.findApiKey(id))),
-    ledger: await store.listQuotaCharges(null, 1000),
-    used: await store.quotaUsed(keys.active.slice(3, 11), MONTH),
+    keys: await Promise.all(ids.map((id) => store.keys.findApiKey(id))),
+    ledger: await store.quota.listQuotaCharges(null, 1000),
+    used: await store.quota.quotaUsed(keys.active.slice(3, 11), MONTH),
   };
 }
 
@@ -218,14 +219,16 @@ async function assertKeysWork(store: Store, keys: SourceKeys): Promise<void> {
 
 /** Every market's recorded gaps, by slug. */
 async function gapsBySlug(store: Store): Promise<Map<string, RecordingGap[]>> {
-  const { markets } = await store.listMarkets({ limit: 10_000, offset: 0 });
-  return new Map(await Promise.all(markets.map(async (m) => [m.slug, await store.listGaps(m.key)] as const)));
+  const { markets } = await store.markets.listMarkets({ limit: 10_000, offset: 0 });
+  return new Map(
+    await Promise.all(markets.map(async (m) => [m.slug, await store.markets.listGaps(m.key)] as const)),
+  );
 }
 
 async function marketCounts(store: Store): Promise<Map<string, number>> {
-  const { markets } = await store.listMarkets({ limit: 10_000, offset: 0 });
+  const { markets } = await store.markets.listMarkets({ limit: 10_000, offset: 0 });
   return new Map(
-    await Promise.all(markets.map(async (m) => [m.slug, await store.countSnapshots(m.key)] as const)),
+    await Promise.all(markets.map(async (m) => [m.slug, await store.markets.countSnapshots(m.key)] as const)),
   );
 }
 
@@ -243,7 +246,7 @@ describe("copy SQLite to SQLite", () => {
         batch: 97,
         onWarning: (w) => warnings.push(w),
       });
-      assert.equal(result.markets, await source.countMarkets());
+      assert.equal(result.markets, await source.markets.countMarkets());
       assert.equal(result.snapshotsAdded, result.snapshots);
       assert.deepEqual([result.apiKeys, result.quotaCharges], [3, 3]);
       const series = await source.exchange.listSeries();
@@ -285,18 +288,22 @@ describe("copy SQLite to SQLite", () => {
     const target = await openStore(sqliteUrl());
     try {
       await insertHandMarket(source);
-      const stale = await target.upsertMarket({
+      const stale = await target.markets.upsertMarket({
         ...HAND_MARKET,
         winner: null,
         resolvedAt: null,
         finalVolume: 1,
       });
-      await target.insertSnapshots(stale.key, [
+      await target.markets.insertSnapshots(stale.key, [
         { time: 1784851100_000000, coinPrice: 1, priceUp: 0.5, priceDown: 0.5, books: null },
       ]);
       const warnings: string[] = [];
       await copyStore({ from: source, to: target, batch: 10, onWarning: (w) => warnings.push(w) });
-      const { key: _a, snapshotCount: targetCount, ...copied } = (await target.getMarket(HAND_MARKET.slug))!;
+      const {
+        key: _a,
+        snapshotCount: targetCount,
+        ...copied
+      } = (await target.markets.getMarket(HAND_MARKET.slug))!;
       assert.deepEqual(copied, HAND_MARKET);
       assert.equal(targetCount, 3);
       assert.deepEqual(warnings, [
@@ -433,7 +440,7 @@ describe("copying exchange data, cut short and run again", () => {
           counts: { "5m": 1, "15m": 0, "1h": 0, "4h": 0, "24h": 0 },
           coins: ["btc"],
         });
-        await seedExchangeDemo(source, { seed: 5, anchor: ANCHOR, coins: ["btc"] });
+        await seedExchangeDemo(source.exchange, { seed: 5, anchor: ANCHOR, coins: ["btc"] });
         await source.exchange.insertBatch({ trades: EXTRA_EXCHANGE.trades });
         const series = await source.exchange.listSeries();
         const total = series.reduce((n, s) => n + s.rows, 0);
@@ -533,7 +540,7 @@ describe("updown copy, killed and run again", () => {
       counts: { "5m": 4, "15m": 2, "1h": 1, "4h": 0, "24h": 1 },
       coins: ["eth"],
     });
-    await seedExchangeDemo(source, { seed: 3, anchor: ANCHOR, coins: ["eth"] });
+    await seedExchangeDemo(source.exchange, { seed: 3, anchor: ANCHOR, coins: ["eth"] });
     sourceCounts = await marketCounts(source);
     sourceSeries = await source.exchange.listSeries();
     total = [...sourceCounts.values()].reduce((a, b) => a + b, 0);
@@ -567,7 +574,7 @@ describe("updown copy, killed and run again", () => {
       try {
         assert.deepEqual(await marketCounts(store), sourceCounts, "each market's count equals the source's");
         assert.deepEqual(await store.exchange.listSeries(), sourceSeries, "every exchange series too");
-        const { markets } = await store.listMarkets({ limit: 100, offset: 0 });
+        const { markets } = await store.markets.listMarkets({ limit: 100, offset: 0 });
         for (const m of markets) assert.equal(m.snapshotCount, sourceCounts.get(m.slug), m.slug);
       } finally {
         await store.close();

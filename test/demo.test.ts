@@ -301,11 +301,11 @@ describe("demo data", () => {
     const result = await seedDemo(store, { ...options, onProgress: (d, t) => progress.push([d, t]) });
     assert.deepEqual(result, { markets: 3, snapshots: 300 + 8 + 308 });
     assert.deepEqual(progress.at(-1), [616, 616]);
-    const live = await store.getMarket(`sol-updown-5m-${ANCHOR - 7}`);
+    const live = await store.markets.getMarket(`sol-updown-5m-${ANCHOR - 7}`);
     assert.equal(live?.snapshotCount, 8);
     await seedDemo(store, options);
-    assert.equal(await store.countMarkets(), 3);
-    assert.equal(live && (await store.countSnapshots(live.key)), 8);
+    assert.equal(await store.markets.countMarkets(), 3);
+    assert.equal(live && (await store.markets.countSnapshots(live.key)), 8);
     await store.close();
   });
 });

@@ -39,7 +39,7 @@ afterEach(() => store.close());
 
 function run(options: Partial<BackfillOptions>) {
   return backfillBinance({
-    store,
+    store: store.exchange,
     coins: ["btc"],
     venues: ["spot", "futures"],
     from: DAY * 1000,

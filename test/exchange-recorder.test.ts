@@ -12,6 +12,7 @@ import {
 import { silentLogger } from "../src/log.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../src/store/store.ts";
+import type { ExchangeStore } from "../src/store/exchange-store.ts";
 import { BinanceUpstream } from "./helpers/binance-upstream.ts";
 import { FakeScheduler, settle } from "./helpers/fake-scheduler.ts";
 
@@ -63,7 +64,7 @@ afterEach(async () => {
 
 function start(options: Partial<RecorderOptions> = {}): BinanceRecorder {
   recorder = startBinanceRecorder({
-    store,
+    store: store.exchange,
     coins: ["btc"],
     venues: ["spot", "futures"],
     urls: upstream.urls,
@@ -300,16 +301,14 @@ describe("live recording", { timeout: 30_000 }, () => {
   test("a write the store refuses is tried again with the next second's rows", async () => {
     let refuse = true;
     const flaky = {
-      exchange: {
-        insertBatch: (batch: Parameters<Store["exchange"]["insertBatch"]>[0]) => {
-          if (refuse) {
-            refuse = false;
-            return Promise.reject(new Error("database is locked"));
-          }
-          return store.exchange.insertBatch(batch);
-        },
+      insertBatch: (batch: Parameters<ExchangeStore["insertBatch"]>[0]) => {
+        if (refuse) {
+          refuse = false;
+          return Promise.reject(new Error("database is locked"));
+        }
+        return store.exchange.insertBatch(batch);
       },
-    } as unknown as Store;
+    } as unknown as ExchangeStore;
     start({ venues: ["futures"], store: flaky });
     await upstream.connected("futures", 1);
     await events.reach(1, "open");

@@ -73,9 +73,9 @@ describe("a store that cannot be reached", () => {
         Promise.reject(
           Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }),
         );
-      const store = t.store as unknown as Record<string, unknown>;
-      store.getMarket = refused;
-      store.countMarkets = refused;
+      const markets = t.store.markets as unknown as Record<string, unknown>;
+      markets.getMarket = refused;
+      markets.countMarkets = refused;
       const res = await t.get("/v1/markets/btc-updown-5m-1784851800");
       assert.equal(res.statusCode, 503);
       assert.equal(res.headers["retry-after"], "5");

@@ -40,8 +40,8 @@ describe("BTC history windows of the free plan (DESIGN 3.3)", () => {
   before(async () => {
     t = await makeTestApp({ seed: false });
     // 52 BTC 5m markets: the starter plan opens the latest 50 of them.
-    for (let i = 0; i < 52; i++) await t.store.upsertMarket(btc5m(START_OF(i)));
-    await t.store.upsertMarket({ ...HAND_MARKET, coin: "eth", slug: "eth-updown-15m-1784851200" });
+    for (let i = 0; i < 52; i++) await t.store.markets.upsertMarket(btc5m(START_OF(i)));
+    await t.store.markets.upsertMarket({ ...HAND_MARKET, coin: "eth", slug: "eth-updown-15m-1784851200" });
     starter = await t.keyFor("starter");
     pro = await t.keyFor("pro");
   });
@@ -100,7 +100,7 @@ describe("BTC history windows of the free plan (DESIGN 3.3)", () => {
   test("a window not yet full hides nothing and warns of nothing", async () => {
     const small = await makeTestApp({ seed: false });
     try {
-      for (let i = 0; i < 50; i++) await small.store.upsertMarket(btc5m(START_OF(i)));
+      for (let i = 0; i < 50; i++) await small.store.markets.upsertMarket(btc5m(START_OF(i)));
       const key = await small.keyFor("starter");
       const res = await small.app.inject({ url: "/v1/markets?coin=btc", headers: { "x-api-key": key } });
       assert.deepEqual([res.json().total, res.json().warning], [50, null]);
@@ -160,7 +160,7 @@ describe("the plans file", () => {
       const plansFile = join(dir, "plans.json");
       writeFileSync(plansFile, JSON.stringify({ starter: { requests_per_minute: 2, requests_per_day: 7 } }));
       const app = await buildApp({ store, config: { plansFile } });
-      const { key } = await new KeyService(store, systemClock, loadPlans(plansFile)).create({
+      const { key } = await new KeyService(store.keys, systemClock, loadPlans(plansFile)).create({
         plan: "starter",
       });
       const statuses = [];
@@ -209,7 +209,7 @@ describe("the monthly backtest quota", () => {
   let quota: QuotaService;
   before(async () => {
     t = await makeTestApp({ seed: false });
-    quota = new QuotaService(t.store, t.clock, loadPlans());
+    quota = new QuotaService(t.store.quota, t.clock, loadPlans());
   });
   after(() => t.close());
 
@@ -249,7 +249,7 @@ describe("the monthly backtest quota", () => {
 
   test("the month boundary resets the quota; starter has none and enterprise no limit", async () => {
     const clock = new ManualClock(Date.UTC(2026, 6, 31, 23, 59, 59, 999) * 1000);
-    const monthly = new QuotaService(t.store, clock, loadPlans());
+    const monthly = new QuotaService(t.store.quota, clock, loadPlans());
     const { record } = await t.keys.create({ plan: "pro", account: "month" });
     for (let i = 0; i < 5; i++) assert.equal((await monthly.spend(record)).status, "charged");
     assert.equal((await monthly.spend(record)).status, "exhausted");

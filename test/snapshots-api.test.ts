@@ -271,8 +271,8 @@ describe("GET /v1/markets/{slug}/snapshots", () => {
 
   test("a live market's page shows snapshots added after an earlier request", async () => {
     const before = await page(`/v1/markets/${LIVE}/snapshots?limit=1`);
-    const m = (await t.store.getMarket(LIVE))!;
-    await t.store.insertSnapshots(m.key, [
+    const m = (await t.store.markets.getMarket(LIVE))!;
+    await t.store.markets.insertSnapshots(m.key, [
       { time: 1784852435_000000, coinPrice: 1, priceUp: 0.5, priceDown: 0.5, books: null },
     ]);
     const later = await page(`/v1/markets/${LIVE}/snapshots?limit=1`);

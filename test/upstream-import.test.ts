@@ -13,7 +13,7 @@ import {
   importUpstream,
 } from "../src/archive/upstream-import.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
-import type { StoredMarket } from "../src/store/store.ts";
+import type { StoredMarket } from "../src/store/market-store.ts";
 
 const FIXTURE_DIR = join(import.meta.dirname, "fixtures", "real-btc-5m-2026-07-24");
 const MARKETS = join(FIXTURE_DIR, "markets-00-12utc.jsonl.gz");
@@ -33,7 +33,7 @@ function recordOf(stored: StoredMarket | null): Market {
 }
 
 async function allMarkets(store: SqliteStore): Promise<StoredMarket[]> {
-  return (await store.listMarkets({ limit: 1000, offset: 0 })).markets;
+  return (await store.markets.listMarkets({ limit: 1000, offset: 0 })).markets;
 }
 
 describe("PriceFeed", () => {
@@ -161,7 +161,7 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
   before(async () => {
     store = await freshStore();
     report = await importUpstream({
-      store,
+      store: store.markets,
       marketsPath: MARKETS,
       feedPath: FEED,
       onProgress: (done, total) => progress.push([done, total]),
@@ -265,7 +265,7 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
       createdAt: 1784764928939464,
       updatedAt: 1784851289141988,
     };
-    assert.deepEqual(recordOf(await store.getMarket(expected.slug)), expected);
+    assert.deepEqual(recordOf(await store.markets.getMarket(expected.slug)), expected);
   });
 
   test("strike missing: the start price is the feed tick 1 s before the start", async () => {
@@ -295,7 +295,7 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
       createdAt: 1784767359644297,
       updatedAt: 1784853701497845,
     };
-    assert.deepEqual(recordOf(await store.getMarket(expected.slug)), expected);
+    assert.deepEqual(recordOf(await store.markets.getMarket(expected.slug)), expected);
   });
 
   test("the disagreement keeps upstream's winner (it is authoritative)", async () => {
@@ -324,21 +324,21 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
       createdAt: 1784783029916028,
       updatedAt: 1784869298561132,
     };
-    assert.deepEqual(recordOf(await store.getMarket(expected.slug)), expected);
+    assert.deepEqual(recordOf(await store.markets.getMarket(expected.slug)), expected);
   });
 
   test("a market without volume fields gets a null final volume", async () => {
     // markets line 144: raw has neither volumeNum nor volume.
-    const m = recordOf(await store.getMarket("btc-updown-5m-1784893800"));
+    const m = recordOf(await store.markets.getMarket("btc-updown-5m-1784893800"));
     assert.equal(m.finalVolume, null);
     assert.equal(m.winner, "Up");
   });
 
   test("importing again leaves the same rows", async () => {
     const before = await allMarkets(store);
-    const again = await importUpstream({ store, marketsPath: MARKETS, feedPath: FEED });
+    const again = await importUpstream({ store: store.markets, marketsPath: MARKETS, feedPath: FEED });
     assert.deepEqual(again, report);
-    assert.equal(await store.countMarkets(), 145);
+    assert.equal(await store.markets.countMarkets(), 145);
     assert.deepEqual(await allMarkets(store), before);
   });
 
@@ -358,7 +358,7 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
     const other = await freshStore();
     try {
       const r = await importUpstream({
-        store: other,
+        store: other.markets,
         marketsPath: MARKETS,
         feedPath: FEED,
         maxStalenessSeconds: 60,
@@ -418,8 +418,8 @@ describe("importUpstream on small hand-made files", () => {
     );
     const store = await freshStore();
     try {
-      const r = await importUpstream({ store, marketsPath, feedPath });
-      const m = recordOf(await store.getMarket("btc-updown-5m-1784850900"));
+      const r = await importUpstream({ store: store.markets, marketsPath, feedPath });
+      const m = recordOf(await store.markets.getMarket("btc-updown-5m-1784850900"));
       assert.equal(m.coinPriceStart, 102);
       assert.equal(m.coinPriceEnd, 101);
       // 101 < 102, so the feed says Down while upstream (line 1) says Up.
@@ -441,9 +441,9 @@ describe("importUpstream on small hand-made files", () => {
     );
     const store = await freshStore();
     try {
-      const r = await importUpstream({ store, marketsPath, feedPath });
+      const r = await importUpstream({ store: store.markets, marketsPath, feedPath });
       assert.deepEqual(r, { markets: 1, resolved: 0, agreements: 0, disagreements: [], undecidable: [] });
-      const m = recordOf(await store.getMarket("btc-updown-5m-1784850900"));
+      const m = recordOf(await store.markets.getMarket("btc-updown-5m-1784850900"));
       assert.equal(m.winner, null);
       assert.equal(m.coinPriceStart, 65026.457815);
       assert.equal(m.coinPriceEnd, null);
@@ -460,8 +460,8 @@ describe("importUpstream on small hand-made files", () => {
     const feedPath = write("feed-alias.csv", `${FEED_HEADER}\n`);
     const store = await freshStore();
     try {
-      await importUpstream({ store, marketsPath, feedPath });
-      const m = recordOf(await store.getMarket("bitcoin-up-or-down-july-23-2026-755pm-et"));
+      await importUpstream({ store: store.markets, marketsPath, feedPath });
+      const m = recordOf(await store.markets.getMarket("bitcoin-up-or-down-july-23-2026-755pm-et"));
       assert.equal(m.slug, "btc-updown-5m-1784850900");
       assert.equal(m.polymarketSlug, "bitcoin-up-or-down-july-23-2026-755pm-et");
     } finally {
@@ -474,14 +474,17 @@ describe("importUpstream on small hand-made files", () => {
     const feedPath = write("feed-ok.csv", `${FEED_HEADER}\n`);
     const store = await freshStore();
     try {
-      await assert.rejects(importUpstream({ store, marketsPath, feedPath }), (err: unknown) => {
-        assert.ok(err instanceof ImportError);
-        assert.equal(err.file, marketsPath);
-        assert.equal(err.line, 2);
-        assert.match(err.message, /bad\.jsonl:2: not valid JSON/);
-        return true;
-      });
-      assert.equal(await store.countMarkets(), 0);
+      await assert.rejects(
+        importUpstream({ store: store.markets, marketsPath, feedPath }),
+        (err: unknown) => {
+          assert.ok(err instanceof ImportError);
+          assert.equal(err.file, marketsPath);
+          assert.equal(err.line, 2);
+          assert.match(err.message, /bad\.jsonl:2: not valid JSON/);
+          return true;
+        },
+      );
+      assert.equal(await store.markets.countMarkets(), 0);
     } finally {
       await store.close();
     }
@@ -492,12 +495,15 @@ describe("importUpstream on small hand-made files", () => {
     const feedPath = write("feed-ok2.csv", `${FEED_HEADER}\n`);
     const store = await freshStore();
     try {
-      await assert.rejects(importUpstream({ store, marketsPath, feedPath }), (err: unknown) => {
-        assert.ok(err instanceof ImportError);
-        assert.equal(err.line, 1);
-        assert.match(err.message, /bad-asset\.jsonl:1: asset "doge"/);
-        return true;
-      });
+      await assert.rejects(
+        importUpstream({ store: store.markets, marketsPath, feedPath }),
+        (err: unknown) => {
+          assert.ok(err instanceof ImportError);
+          assert.equal(err.line, 1);
+          assert.match(err.message, /bad-asset\.jsonl:1: asset "doge"/);
+          return true;
+        },
+      );
     } finally {
       await store.close();
     }
@@ -511,12 +517,15 @@ describe("importUpstream on small hand-made files", () => {
     );
     const store = await freshStore();
     try {
-      await assert.rejects(importUpstream({ store, marketsPath, feedPath }), (err: unknown) => {
-        assert.ok(err instanceof ImportError);
-        assert.equal(err.line, 3);
-        assert.match(err.message, /bad-feed\.csv:3: full_accuracy_value is not a scaled integer/);
-        return true;
-      });
+      await assert.rejects(
+        importUpstream({ store: store.markets, marketsPath, feedPath }),
+        (err: unknown) => {
+          assert.ok(err instanceof ImportError);
+          assert.equal(err.line, 3);
+          assert.match(err.message, /bad-feed\.csv:3: full_accuracy_value is not a scaled integer/);
+          return true;
+        },
+      );
     } finally {
       await store.close();
     }
@@ -528,12 +537,12 @@ describe("importUpstream on small hand-made files", () => {
     const store = await freshStore();
     try {
       await assert.rejects(
-        importUpstream({ store, marketsPath, feedPath: join(dir, "missing.csv") }),
+        importUpstream({ store: store.markets, marketsPath, feedPath: join(dir, "missing.csv") }),
         (err: unknown) =>
           err instanceof ImportError && err.line === null && /missing\.csv: cannot read/.test(err.message),
       );
       await assert.rejects(
-        importUpstream({ store, marketsPath, feedPath: brokenGz }),
+        importUpstream({ store: store.markets, marketsPath, feedPath: brokenGz }),
         (err: unknown) => err instanceof ImportError && /broken\.csv\.gz: cannot read/.test(err.message),
       );
     } finally {

@@ -1,7 +1,7 @@
 import { type ApiKeyRecord, generateKey, keyIdOf, keyMatches, type PlanName } from "../domain/api-key.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock, Micros } from "../domain/time.ts";
-import type { Store } from "../store/store.ts";
+import type { KeyStore } from "../store/key-store.ts";
 
 export interface CreatedKey {
   /** The key itself: shown once, never stored. */
@@ -34,12 +34,12 @@ const MAX_CACHED_KEYS = 10_000;
  * this service applies at once, one through another process (the CLI, another replica) within the TTL.
  */
 export class KeyService {
-  private readonly store: Store;
+  private readonly keys: KeyStore;
   private readonly clock: Clock;
   private readonly plans: Plans;
   private readonly records = new Map<string, { record: ApiKeyRecord; at: Micros }>();
-  constructor(store: Store, clock: Clock, plans: Plans) {
-    this.store = store;
+  constructor(keys: KeyStore, clock: Clock, plans: Plans) {
+    this.keys = keys;
     this.clock = clock;
     this.plans = plans;
   }
@@ -63,7 +63,7 @@ export class KeyService {
       perDayLimit,
     };
     const maxActive = this.plans[spec.plan].keysPerAccount;
-    if (!(await this.store.insertApiKey(record, maxActive))) {
+    if (!(await this.keys.insertApiKey(record, maxActive))) {
       throw new KeyPolicyError(
         `account "${record.account}" already holds ${maxActive} active ${spec.plan} keys, the plan's limit; ` +
           "revoke one first",
@@ -86,7 +86,7 @@ export class KeyService {
     const now = this.clock.nowMicros();
     const cached = this.records.get(id);
     if (cached && now >= cached.at && now - cached.at < KEY_RECORD_TTL) return cached.record;
-    const record = await this.store.findApiKey(id);
+    const record = await this.keys.findApiKey(id);
     // Unknown ids are not kept: guessing is throttled per address, and the map stays bounded by real keys.
     if (record) {
       if (this.records.size >= MAX_CACHED_KEYS) this.records.clear();
@@ -98,11 +98,11 @@ export class KeyService {
   }
 
   list(): Promise<ApiKeyRecord[]> {
-    return this.store.listApiKeys();
+    return this.keys.listApiKeys();
   }
 
   revoke(id: string): Promise<boolean> {
     this.records.delete(id);
-    return this.store.revokeApiKey(id, this.clock.nowMicros());
+    return this.keys.revokeApiKey(id, this.clock.nowMicros());
   }
 }

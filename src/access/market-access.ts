@@ -3,7 +3,7 @@ import type { Market, MarketType } from "../domain/market.ts";
 import { isResolved, MARKET_TYPES } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock, Micros } from "../domain/time.ts";
-import type { Store, StoredMarket } from "../store/store.ts";
+import type { MarketStore, StoredMarket } from "../store/market-store.ts";
 
 /** A BTC series whose markets starting before `startTime` the plan does not open. */
 export interface HiddenSeries {
@@ -21,15 +21,15 @@ const HIDE_ALL = Number.MAX_SAFE_INTEGER;
  * newly recorded market move the window within that time.
  */
 export class MarketAccess {
-  private readonly store: Store;
+  private readonly markets: MarketStore;
   private readonly plans: Plans;
   private readonly clock: Clock;
   private readonly ttl: Micros;
   private readonly cutoffs = new Map<string, { at: Micros; startTime: number | null }>();
   private readonly resolved = new Map<string, { at: Micros; market: StoredMarket }>();
 
-  constructor(store: Store, plans: Plans, clock: Clock, ttl: Micros = 1_000_000) {
-    this.store = store;
+  constructor(markets: MarketStore, plans: Plans, clock: Clock, ttl: Micros = 1_000_000) {
+    this.markets = markets;
     this.plans = plans;
     this.clock = clock;
     this.ttl = ttl;
@@ -43,7 +43,7 @@ export class MarketAccess {
     const now = this.clock.nowMicros();
     const cached = this.resolved.get(slug);
     if (cached && now >= cached.at && now - cached.at < this.ttl) return cached.market;
-    const market = await this.store.getMarket(slug);
+    const market = await this.markets.getMarket(slug);
     if (market && isResolved(market)) {
       if (this.resolved.size >= 10_000) this.resolved.clear();
       this.resolved.set(slug, { at: now, market });
@@ -61,7 +61,7 @@ export class MarketAccess {
     const id = `${type}:${count}`;
     const cached = this.cutoffs.get(id);
     if (cached && now - cached.at < this.ttl && now >= cached.at) return cached.startTime;
-    const latest = await this.store.latestStartTimes("btc", type, count + 1);
+    const latest = await this.markets.latestStartTimes("btc", type, count + 1);
     const startTime = latest.length <= count ? null : latest[count - 1];
     this.cutoffs.set(id, { at: now, startTime });
     return startTime;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
 import type { Plans } from "../domain/plan.ts";
 import { type Clock, nextUtcMonthStart, utcMonthOf } from "../domain/time.ts";
-import type { Store } from "../store/store.ts";
+import type { QuotaLedger } from "../store/quota-ledger.ts";
 
 export interface QuotaStatus {
   /** False when the plan has no backtest generations at all. */
@@ -24,14 +24,14 @@ export type QuotaSpend =
 
 /**
  * The monthly backtest-generation quota of each key (DESIGN 3.7): spent one unit at a time through
- * the store's atomic ledger, refunded when the work it paid for fails.
+ * the store's atomic ledger (QuotaLedger), refunded when the work it paid for fails.
  */
 export class QuotaService {
-  private readonly store: Store;
+  private readonly ledger: QuotaLedger;
   private readonly clock: Clock;
   private readonly plans: Plans;
-  constructor(store: Store, clock: Clock, plans: Plans) {
-    this.store = store;
+  constructor(ledger: QuotaLedger, clock: Clock, plans: Plans) {
+    this.ledger = ledger;
     this.clock = clock;
     this.plans = plans;
   }
@@ -50,7 +50,7 @@ export class QuotaService {
 
   async status(key: ApiKeyRecord): Promise<QuotaStatus> {
     const month = utcMonthOf(this.clock.nowMicros());
-    return this.statusOf(key, month, await this.store.quotaUsed(key.id, month));
+    return this.statusOf(key, month, await this.ledger.quotaUsed(key.id, month));
   }
 
   async spend(key: ApiKeyRecord, idempotencyKey: string | null = null): Promise<QuotaSpend> {
@@ -58,7 +58,7 @@ export class QuotaService {
     if (limit === 0) return { status: "not_included" };
     const now = this.clock.nowMicros();
     const month = utcMonthOf(now);
-    const result = await this.store.chargeQuota({
+    const result = await this.ledger.chargeQuota({
       keyId: key.id,
       month,
       limit,
@@ -73,10 +73,10 @@ export class QuotaService {
   }
 
   refund(key: ApiKeyRecord, chargeId: string): Promise<boolean> {
-    return this.store.refundQuota(key.id, chargeId, this.clock.nowMicros());
+    return this.ledger.refundQuota(key.id, chargeId, this.clock.nowMicros());
   }
 
   recordResult(key: ApiKeyRecord, chargeId: string, result: string): Promise<void> {
-    return this.store.recordChargeResult(key.id, chargeId, result);
+    return this.ledger.recordChargeResult(key.id, chargeId, result);
   }
 }

@@ -15,7 +15,7 @@ import {
   snapshotJson,
   WireFormatError,
 } from "../domain/wire.ts";
-import type { Store, StoredMarket } from "../store/store.ts";
+import type { MarketStore, StoredMarket } from "../store/market-store.ts";
 
 /**
  * Our own export format ("archive"): NDJSON, one object a line. A market line
@@ -41,7 +41,7 @@ export interface ExportSelection {
 }
 
 export interface ExportOptions extends ExportSelection {
-  store: Store;
+  store: MarketStore;
   out: Writable;
   onProgress?: (markets: number, snapshots: number) => void;
 }
@@ -58,7 +58,7 @@ async function write(out: Writable, text: string): Promise<void> {
   if (!out.write(text)) await once(out, "drain");
 }
 
-async function* marketsToExport(store: Store, sel: ExportSelection): AsyncGenerator<StoredMarket> {
+async function* marketsToExport(store: MarketStore, sel: ExportSelection): AsyncGenerator<StoredMarket> {
   if (sel.slugs?.length) {
     for (const slug of sel.slugs) {
       const m = await store.getMarket(slug);
@@ -95,7 +95,7 @@ function csvRow(slug: string, r: SnapshotRow, books: boolean): string {
  * memory stays flat however large the export. `counts` is kept up to date as chunks are taken.
  */
 export async function* exportChunks(
-  store: Store,
+  store: MarketStore,
   sel: ExportSelection,
   counts: ExportCounts = { markets: 0, snapshots: 0 },
 ): AsyncGenerator<string> {
@@ -176,7 +176,7 @@ export class ArchiveError extends Error {}
  * as they are, so importing twice changes nothing.
  */
 export async function importArchive(
-  store: Store,
+  store: MarketStore,
   input: Readable,
   onProgress?: (markets: number, snapshots: number) => void,
 ): Promise<{ markets: number; snapshots: number; added: number }> {

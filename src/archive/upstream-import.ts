@@ -11,7 +11,7 @@ import {
 } from "../domain/market.ts";
 import { formatSlug, polymarketSlug } from "../domain/slug.ts";
 import { isoSeconds, type Micros } from "../domain/time.ts";
-import type { Store } from "../store/store.ts";
+import type { MarketStore } from "../store/market-store.ts";
 import {
   amountOf,
   eventIdOf,
@@ -33,7 +33,7 @@ import { PriceFeed, scaledDecimalToNumber, type TickInEffect } from "../upstream
  */
 
 export interface ImportOptions {
-  store: Store;
+  store: MarketStore;
   marketsPath: string;
   feedPath: string;
   /** A feed tick older than this at a market's start or end cannot settle it. Default 10. */

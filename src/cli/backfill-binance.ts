@@ -114,7 +114,7 @@ export async function backfillCommand(args: string[]): Promise<void> {
     );
   try {
     const report = await backfillBinance({
-      store,
+      store: store.exchange,
       coins,
       venues,
       kinds,

@@ -286,7 +286,7 @@ async function run(argv: string[]): Promise<void> {
       await withStore(values, async (store) => {
         const progress = new Progress("Importing markets");
         const report = await importUpstream({
-          store,
+          store: store.markets,
           marketsPath: String(values.markets),
           feedPath: String(values.feed),
           maxStalenessSeconds,
@@ -300,7 +300,7 @@ async function run(argv: string[]): Promise<void> {
     if (kind === "archive" && file) {
       await withStore(values, async (store) => {
         const progress = new Progress("Importing archive");
-        const r = await importArchive(store, openInput(file), (_markets, snapshots) =>
+        const r = await importArchive(store.markets, openInput(file), (_markets, snapshots) =>
           progress.count(snapshots, "snapshots"),
         );
         progress.done(`${r.markets} markets, ${r.snapshots} snapshots (${r.added} new)`);
@@ -330,7 +330,7 @@ async function run(argv: string[]): Promise<void> {
       const progress = new Progress("Exporting");
       const { out, done } = openOutput(String(values.out));
       const r = await exportArchive({
-        store,
+        store: store.markets,
         out,
         format: values.format as ExportFormat,
         books: Boolean(values.books),
@@ -398,7 +398,7 @@ async function run(argv: string[]): Promise<void> {
     const [action, id] = positionals;
     const plans = loadPlans(configFrom(values).plansFile);
     await withStore(values, async (store) => {
-      const keys = new KeyService(store, systemClock, plans);
+      const keys = new KeyService(store.keys, systemClock, plans);
       if (action === "create") {
         const plan = parsePlanName(String(values.plan ?? ""));
         if (!plan) throw new UsageError(`keys create needs --plan ${PLAN_NAMES.join("|")}`);

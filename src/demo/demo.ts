@@ -521,7 +521,7 @@ const BATCH_ROWS = 5_000;
  * same store rewrites the markets and leaves the stored snapshots as they are (inserts are idempotent).
  */
 export async function seedDemo(
-  store: Store,
+  store: Pick<Store, "markets" | "exchange">,
   options: DemoOptions,
 ): Promise<{ markets: number; snapshots: number }> {
   const total = demoSnapshotTotal(options);
@@ -529,13 +529,13 @@ export async function seedDemo(
   let done = 0;
   const batch: SnapshotRow[] = [];
   const flush = async (key: number): Promise<void> => {
-    await store.insertSnapshots(key, batch);
+    await store.markets.insertSnapshots(key, batch);
     done += batch.length;
     batch.length = 0;
     options.onProgress?.(done, total);
   };
   for (const demo of generateDemo(options)) {
-    const stored = await store.upsertMarket(demo.market);
+    const stored = await store.markets.upsertMarket(demo.market);
     markets++;
     for (const row of demo.snapshots()) {
       batch.push(row);
@@ -545,7 +545,11 @@ export async function seedDemo(
   }
   // A little Binance spot and futures data too, so that the exchange endpoints answer.
   if (options.exchange) {
-    await seedExchangeDemo(store, { seed: options.seed, anchor: options.anchor, coins: options.coins });
+    await seedExchangeDemo(store.exchange, {
+      seed: options.seed,
+      anchor: options.anchor,
+      coins: options.coins,
+    });
   }
   return { markets, snapshots: done };
 }

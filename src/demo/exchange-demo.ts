@@ -13,7 +13,7 @@ import {
 } from "../domain/exchange.ts";
 import type { Coin } from "../domain/market.ts";
 import { MICROS_PER_SECOND } from "../domain/time.ts";
-import type { Store } from "../store/store.ts";
+import type { ExchangeStore } from "../store/exchange-store.ts";
 import { buildCoinPath, type CoinPath, Rng } from "./demo.ts";
 
 /**
@@ -180,14 +180,14 @@ function* venueRows(
 }
 
 /** Writes the exchange demo into a store; rerunning it adds nothing (writes are idempotent). */
-export async function seedExchangeDemo(store: Store, options: ExchangeDemoOptions): Promise<number> {
+export async function seedExchangeDemo(store: ExchangeStore, options: ExchangeDemoOptions): Promise<number> {
   const from = options.anchor - DEMO_CANDLE_MINUTES * 60 - 120;
   let rows = 0;
   for (const coin of options.coins) {
     const path = buildCoinPath(options.seed, coin, from, options.anchor);
     for (const venue of VENUES) {
       for (const batch of venueRows(options.seed, path, coin, venue, options.anchor)) {
-        const counts = await store.exchange.insertBatch(batch);
+        const counts = await store.insertBatch(batch);
         rows += Object.values(counts).reduce((a, b) => a + b, 0);
       }
     }

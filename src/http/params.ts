@@ -11,7 +11,7 @@ import {
 import { canonicalSlug } from "../domain/slug.ts";
 import { type Micros, parseUserTime } from "../domain/time.ts";
 import { cheapestPlanWith, type Feature } from "../domain/plan.ts";
-import type { StoredMarket } from "../store/store.ts";
+import type { StoredMarket } from "../store/market-store.ts";
 import type { AppContext } from "./context.ts";
 import { notFound, tierAccessDenied, validationError } from "./errors.ts";
 

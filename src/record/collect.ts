@@ -76,7 +76,7 @@ export async function collect(
   const scheduler = schedulerOn(clock);
   const urls = config.polymarket;
   const collector = new Collector({
-    store,
+    store: store.markets,
     clock,
     log,
     gamma: new GammaClient({ baseUrl: urls.gammaUrl }),
@@ -117,7 +117,7 @@ export async function collect(
   let binance: BinanceRecorder | null = null;
   if (options.venues.length > 0) {
     binance = startBinanceRecorder({
-      store,
+      store: store.exchange,
       scheduler,
       coins: options.coins,
       venues: options.venues,

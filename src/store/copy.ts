@@ -2,8 +2,17 @@ import type { ExchangeBatch } from "../domain/exchange.ts";
 import type { Market } from "../domain/market.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import type { Micros } from "../domain/time.ts";
-import { BATCH_KEY, type ExchangeSeries, type SeriesCursor, type SeriesExtent } from "./exchange-store.ts";
-import type { QuotaChargeRecord, Store, StoredMarket } from "./store.ts";
+import {
+  BATCH_KEY,
+  type ExchangeSeries,
+  type ExchangeStore,
+  type SeriesCursor,
+  type SeriesExtent,
+} from "./exchange-store.ts";
+import type { KeyStore } from "./key-store.ts";
+import type { MarketStore, StoredMarket } from "./market-store.ts";
+import type { QuotaChargeRecord, QuotaLedger } from "./quota-ledger.ts";
+import type { Store } from "./store.ts";
 
 /** A copy that cannot start or cannot finish; the message says which and why, on one line. */
 export class CopyError extends Error {}
@@ -75,17 +84,18 @@ const LIST_PAGE = 1000;
  * nothing the second time.
  *
  * The source wins for records: a market, key or charge with the same slug or id is overwritten (but a
- * revoked key stays revoked and a refunded charge refunded, see Store.putApiKey and putQuotaCharges).
+ * revoked key stays revoked and a refunded charge refunded, see KeyStore.putApiKey and
+ * QuotaLedger.putQuotaCharges).
  * Snapshots and exchange rows at the destination are never overwritten or deleted: a key both hold
  * keeps the destination's values, and seconds or rows only the destination has are kept and reported
  * through onWarning.
  */
 export async function copyStore(options: CopyOptions): Promise<CopyResult> {
   const { from, to } = options;
-  const apiKeys = await copyApiKeys(from, to);
-  const quotaCharges = await copyQuotaLedger(from, to);
+  const apiKeys = await copyApiKeys(from.keys, to.keys);
+  const quotaCharges = await copyQuotaLedger(from.quota, to.quota);
 
-  const markets = (await allMarkets(from)).reverse();
+  const markets = (await allMarkets(from.markets)).reverse();
   const series = await from.exchange.listSeries();
   const progress: CopyProgress = {
     marketsDone: 0,
@@ -149,13 +159,13 @@ export async function copyStore(options: CopyOptions): Promise<CopyResult> {
   return result;
 }
 
-async function copyApiKeys(from: Store, to: Store): Promise<number> {
+async function copyApiKeys(from: KeyStore, to: KeyStore): Promise<number> {
   const keys = await from.listApiKeys();
   for (const key of keys) await to.putApiKey(key);
   return keys.length;
 }
 
-async function copyQuotaLedger(from: Store, to: Store): Promise<number> {
+async function copyQuotaLedger(from: QuotaLedger, to: QuotaLedger): Promise<number> {
   let copied = 0;
   let page: QuotaChargeRecord[];
   let after: string | null = null;
@@ -168,7 +178,7 @@ async function copyQuotaLedger(from: Store, to: Store): Promise<number> {
   return copied;
 }
 
-async function allMarkets(store: Store): Promise<StoredMarket[]> {
+async function allMarkets(store: MarketStore): Promise<StoredMarket[]> {
   const all: StoredMarket[] = [];
   for (let offset = 0; ; offset += LIST_PAGE) {
     const { markets } = await store.listMarkets({ limit: LIST_PAGE, offset });
@@ -183,7 +193,7 @@ function recordOf(market: StoredMarket): Market {
   return record;
 }
 
-async function lastSecond(store: Store, marketKey: number): Promise<Micros | null> {
+async function lastSecond(store: MarketStore, marketKey: number): Promise<Micros | null> {
   const [last] = await store.snapshotPage(marketKey, { order: "desc", limit: 1, offset: 0, books: false });
   return last?.time ?? null;
 }
@@ -197,9 +207,11 @@ interface SeriesCopy {
 
 async function copyMarket(
   source: StoredMarket,
-  { from, to, batch, onWarning }: CopyOptions,
+  { from: fromStore, to: toStore, batch, onWarning }: CopyOptions,
   onBatch: (rows: number) => void,
 ): Promise<SeriesCopy> {
+  const from = fromStore.markets;
+  const to = toStore.markets;
   const target = await to.upsertMarket(recordOf(source));
   // Few and idempotent (a gap recorded again keeps one record, with the later end): put every run.
   for (const gap of await from.listGaps(source.key)) await to.recordGap(target.key, gap);
@@ -237,9 +249,9 @@ async function copyMarket(
 }
 
 async function countsOf(
-  from: Store,
+  from: MarketStore,
   sourceKey: number,
-  to: Store,
+  to: MarketStore,
   targetKey: number,
 ): Promise<{ source: number; target: number }> {
   return { source: await from.countSnapshots(sourceKey), target: await to.countSnapshots(targetKey) };
@@ -250,9 +262,9 @@ async function countsOf(
  * books in the stored encoding; the next batch is read while one is written.
  */
 async function copySnapshots(
-  from: Store,
+  from: MarketStore,
   sourceKey: number,
-  to: Store,
+  to: MarketStore,
   targetKey: number,
   after: Micros | null,
   batch: number,
@@ -284,9 +296,11 @@ export function seriesName(s: ExchangeSeries): string {
 async function copySeries(
   source: SeriesExtent,
   target: SeriesExtent | null,
-  { from, to, batch, onWarning }: CopyOptions,
+  { from: fromStore, to: toStore, batch, onWarning }: CopyOptions,
   onBatch: (rows: number) => void,
 ): Promise<SeriesCopy> {
+  const from = fromStore.exchange;
+  const to = toStore.exchange;
   if (target !== null && target.rows === source.rows && target.last === source.last) {
     return { complete: true, rows: 0, added: 0 };
   }
@@ -321,14 +335,11 @@ async function copySeries(
 }
 
 async function seriesCounts(
-  from: Store,
-  to: Store,
+  from: ExchangeStore,
+  to: ExchangeStore,
   series: ExchangeSeries,
 ): Promise<{ source: number; target: number }> {
-  const [source, target] = await Promise.all([
-    from.exchange.seriesExtent(series),
-    to.exchange.seriesExtent(series),
-  ]);
+  const [source, target] = await Promise.all([from.seriesExtent(series), to.seriesExtent(series)]);
   return { source: source.rows, target: target.rows };
 }
 
@@ -338,15 +349,15 @@ async function seriesCounts(
  * written.
  */
 async function copySeriesRows(
-  from: Store,
-  to: Store,
+  from: ExchangeStore,
+  to: ExchangeStore,
   series: ExchangeSeries,
   after: SeriesCursor | null,
   batch: number,
   onBatch: (rows: number, added: number) => void,
 ): Promise<void> {
   const key = BATCH_KEY[series.kind];
-  const read = (cursor: SeriesCursor | null) => from.exchange.seriesPage(series, cursor, batch);
+  const read = (cursor: SeriesCursor | null) => from.seriesPage(series, cursor, batch);
   let next = read(after);
   for (;;) {
     const page = await next;
@@ -355,7 +366,7 @@ async function copySeriesRows(
     next = rows.length < batch ? Promise.resolve({}) : read(cursorAfter(page));
     // Awaited on the next turn; until then a failed read must not count as unhandled if the write fails first.
     next.catch(() => {});
-    const added = await to.exchange.insertBatch(page);
+    const added = await to.insertBatch(page);
     onBatch(rows.length, added[key]);
   }
 }

@@ -1,6 +1,7 @@
 import type { ApiKeyRecord, PlanName } from "../domain/api-key.ts";
 import type { Coin, Market, MarketType, Outcome } from "../domain/market.ts";
-import type { QuotaChargeRecord, RecordingGap, StoredMarket } from "./store.ts";
+import type { RecordingGap, StoredMarket } from "./market-store.ts";
+import type { QuotaChargeRecord } from "./quota-ledger.ts";
 
 /** Column lists and row readers that both stores share: the schemas name these columns alike. */
 

@@ -83,7 +83,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   const plans = options.plans ?? loadPlans();
   const app = await buildApp({ store, clock, plans, limiter: options.limiter, config: options.config });
   const contract = checkAnswersOf(app);
-  const keys = new KeyService(store, clock, plans);
+  const keys = new KeyService(store.keys, clock, plans);
   // Each test key has its own account, so a test never meets the keys-per-account limit by accident.
   let accounts = 0;
   const keyFor = async (plan: PlanName) => (await keys.create({ plan, account: `test-${++accounts}` })).key;
@@ -129,7 +129,7 @@ export const HAND_MARKET: Market = {
 
 /** Two seconds of HAND_MARKET: the second one without recorded books. */
 export async function insertHandMarket(store: Store): Promise<void> {
-  const m = await store.upsertMarket(HAND_MARKET);
+  const m = await store.markets.upsertMarket(HAND_MARKET);
   const up = {
     // Upstream order (worst first) on purpose: the codec stores best first.
     bids: [
@@ -151,7 +151,7 @@ export async function insertHandMarket(store: Store): Promise<void> {
       { price: 0.5, size: 10 },
     ],
   };
-  await store.insertSnapshots(m.key, [
+  await store.markets.insertSnapshots(m.key, [
     {
       time: 1784851200_000000,
       coinPrice: 150.125,

@@ -66,8 +66,8 @@ export function coverageRoutes(app: Api, ctx: AppContext): void {
     const market = await openMarket(ctx, req, req.params.slug);
     const cadence = ctx.config.snapshotIntervalMs * 1000;
     const [span, gaps] = await Promise.all([
-      ctx.store.snapshotSpan(market.key, 1.5 * cadence),
-      ctx.store.listGaps(market.key),
+      ctx.store.markets.snapshotSpan(market.key, 1.5 * cadence),
+      ctx.store.markets.listGaps(market.key),
     ]);
     const c = computeCoverage({
       startTime: market.startTime,

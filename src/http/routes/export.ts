@@ -53,7 +53,7 @@ export function exportRoutes(app: Api, ctx: AppContext): void {
     const q = req.query;
     const { from, to } = timeRange(q.start_time, q.end_time);
     const market = await openMarket(ctx, req, req.params.slug);
-    const chunks = exportChunks(ctx.store, {
+    const chunks = exportChunks(ctx.store.markets, {
       format: q.format,
       books: q.include_orderbook,
       slugs: [market.slug],

@@ -75,7 +75,7 @@ export function marketRoutes(app: Api, ctx: AppContext): void {
     const coin = coinParam(q.coin);
     const plan = callerOf(req).plan;
     const hidden = coin === undefined || coin === "btc" ? await ctx.access.hiddenSeries(plan) : [];
-    const { markets, total } = await ctx.store.listMarkets({
+    const { markets, total } = await ctx.store.markets.listMarkets({
       coin,
       marketType: marketTypeParam(q.market_type),
       resolved: q.resolved,

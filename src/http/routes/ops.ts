@@ -66,7 +66,7 @@ export function opsRoutes(app: Api, ctx: AppContext): void {
 
   app.get("/readyz", { schema: readySchema }, async () => {
     try {
-      await ctx.store.countMarkets();
+      await ctx.store.markets.countMarkets();
     } catch {
       throw storeUnavailable();
     }

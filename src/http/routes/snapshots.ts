@@ -5,7 +5,7 @@ import { isResolved } from "../../domain/market.ts";
 import { isoMicros } from "../../domain/time.ts";
 import { JsonBytes } from "../../domain/json-bytes.ts";
 import { marketToWire, snapshotJson, writeSnapshotJson } from "../../domain/wire.ts";
-import type { StoredMarket } from "../../store/store.ts";
+import type { StoredMarket } from "../../store/market-store.ts";
 import type { Api, AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import type { CachedPage } from "../page-cache.ts";
@@ -102,11 +102,11 @@ async function renderPage(
   to: number | undefined,
 ): Promise<Buffer> {
   const ranged = from !== undefined || to !== undefined;
-  const total = ranged ? await ctx.store.countSnapshots(market.key, from, to) : market.snapshotCount;
+  const total = ranged ? await ctx.store.markets.countSnapshots(market.key, from, to) : market.snapshotCount;
   const rows =
     q.offset >= total
       ? []
-      : await ctx.store.snapshotPage(market.key, {
+      : await ctx.store.markets.snapshotPage(market.key, {
           order: q.order,
           limit: q.limit,
           offset: q.offset,
@@ -156,7 +156,7 @@ export function snapshotRoutes(app: Api, ctx: AppContext): void {
   app.get("/markets/:slug/snapshots/at", { schema: atSchema }, async (req, reply) => {
     const time = timeParam("time", req.query.time) as number;
     const market = await openMarket(ctx, req, req.params.slug);
-    const row = await ctx.store.snapshotAtOrBefore(market.key, time, req.query.include_orderbook);
+    const row = await ctx.store.markets.snapshotAtOrBefore(market.key, time, req.query.include_orderbook);
     if (!row) throw notFound(`Market ${market.slug} has no snapshot at or before ${isoMicros(time)}.`);
     return sendJson(
       reply,

@@ -1,7 +1,7 @@
 import { type ExchangeBatch, symbolOf, type TradeRow, type Venue } from "../../domain/exchange.ts";
 import type { Coin } from "../../domain/market.ts";
 import type { Micros } from "../../domain/time.ts";
-import type { Store } from "../../store/store.ts";
+import type { ExchangeStore } from "../../store/exchange-store.ts";
 import {
   aggTradeFrom,
   candleFromKline,
@@ -35,7 +35,7 @@ export interface BackfillProgress {
 }
 
 export interface BackfillOptions {
-  store: Store;
+  store: ExchangeStore;
   coins: Coin[];
   venues: Venue[];
   kinds?: BackfillKind[];
@@ -126,7 +126,7 @@ export async function backfillBinance(options: BackfillOptions): Promise<Backfil
 
 /** One (venue, coin, kind) over the range. */
 class Job {
-  private readonly store: Store;
+  private readonly store: ExchangeStore;
   private readonly rest: BinanceRest;
   private readonly scheduler: Scheduler;
   private readonly log: Logger;
@@ -137,7 +137,7 @@ class Job {
   private readonly symbol: string;
 
   constructor(
-    store: Store,
+    store: ExchangeStore,
     rest: BinanceRest,
     scheduler: Scheduler,
     log: Logger,
@@ -169,7 +169,7 @@ class Job {
 
   /** Stores a page and reports how far the range is done (`reachedMs`: everything before it is). */
   private async save(batch: ExchangeBatch, fetched: number, reachedMs: number): Promise<void> {
-    const counts = await this.store.exchange.insertBatch(batch);
+    const counts = await this.store.insertBatch(batch);
     this.part.fetched += fetched;
     this.part.added += Object.values(counts).reduce((a, b) => a + b, 0);
     this.report(reachedMs, false);

@@ -1,6 +1,6 @@
 import { type ExchangeBatch, type ExchangeCounts, symbolOf, type Venue } from "../../domain/exchange.ts";
 import type { Coin } from "../../domain/market.ts";
-import type { Store } from "../../store/store.ts";
+import type { ExchangeStore } from "../../store/exchange-store.ts";
 import {
   aggTradeFrom,
   candleFromKlineEvent,
@@ -44,7 +44,7 @@ export interface RecorderEvent {
 }
 
 export interface RecorderOptions {
-  store: Store;
+  store: ExchangeStore;
   coins: Coin[];
   venues: Venue[];
   urls?: Partial<BinanceUrls>;
@@ -188,7 +188,7 @@ class Recorder implements BinanceRecorder {
       this.buffer = emptyBatch();
       this.buffered = 0;
       try {
-        const counts = await this.options.store.exchange.insertBatch(batch);
+        const counts = await this.options.store.insertBatch(batch);
         this.emit({ type: "flush", counts });
       } catch (err) {
         const message = errorMessage(err);

@@ -4,7 +4,7 @@ import { type Coin, type Market, type MarketType, SETTLEMENT_FEED, winnerOf } fr
 import { type SeriesMarket, upcomingMarkets } from "../../domain/series.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import { type Clock, isoSeconds, type Micros } from "../../domain/time.ts";
-import type { RecordingGap, SnapshotBatch, Store, StoredMarket } from "../../store/store.ts";
+import type { MarketStore, RecordingGap, SnapshotBatch, StoredMarket } from "../../store/market-store.ts";
 import type { PriceFeed } from "../../upstream/price-feed.ts";
 import { errorMessage, type Logger } from "../../log.ts";
 import type { ClobFeed } from "./clob-feed.ts";
@@ -29,7 +29,7 @@ import type { RtdsFeed } from "./rtds-feed.ts";
  */
 
 export interface CollectorOptions {
-  store: Store;
+  store: MarketStore;
   clock: Clock;
   gamma: GammaClient;
   clob: ClobFeed;

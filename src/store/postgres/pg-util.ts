@@ -29,6 +29,9 @@ export const STORE_TYPES: CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format)) as CustomTypesConfig["getTypeParser"],
 };
 
+/** Pool or a client in a transaction: both run a query the same way. */
+export type Queryable = Pool | PoolClient;
+
 /** Runs `work` in a transaction on one client of the pool: committed if it resolves, else rolled back. */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

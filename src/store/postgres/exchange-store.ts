@@ -46,49 +46,10 @@ import {
   type SeriesCursor,
   type SeriesExtent,
 } from "../exchange-store.ts";
-import { monthsOf } from "./partitions.ts";
-import { inTransaction, SCHEMA_LOCK } from "./pg-util.ts";
+import type { MonthlyPartitions, PartitionedRows } from "./partitions.ts";
+import { inTransaction } from "./pg-util.ts";
 
 type ArrayRow = unknown[];
-
-/** The exchange tables partitioned by UTC month of time_us (a row or more a second per coin). */
-type PartitionedTable = "exchange_depth" | "exchange_trades" | "exchange_mark_price";
-
-/**
- * Creates the monthly partitions of the exchange tables before rows reach them, as SnapshotPartitions
- * does for the snapshots (and under the same advisory lock): each month in a short transaction of its
- * own, remembered once made.
- */
-class ExchangePartitions {
-  private readonly pool: Pool;
-  private readonly known = new Set<string>();
-
-  constructor(pool: Pool) {
-    this.pool = pool;
-  }
-
-  async ensure(table: PartitionedTable, times: Iterable<number>): Promise<void> {
-    const missing = monthsOf(times).filter((m) => !this.known.has(`${table}_${m.suffix}`));
-    if (missing.length === 0) return;
-    await inTransaction(this.pool, async (client) => {
-      await client.query("SELECT pg_advisory_xact_lock($1, $2)", [
-        SCHEMA_LOCK.namespace,
-        SCHEMA_LOCK.partitions,
-      ]);
-      for (const m of missing) {
-        await client.query(
-          `CREATE TABLE IF NOT EXISTS "${table}_${m.suffix}" PARTITION OF ${table}
-             FOR VALUES FROM (${m.fromUs}) TO (${m.toUs})`,
-        );
-      }
-    });
-    for (const m of missing) this.known.add(`${table}_${m.suffix}`);
-  }
-
-  forget(): void {
-    this.known.clear();
-  }
-}
 
 /** Inserts of each kind from parallel arrays, one statement per kind; conflicts are skipped. */
 const INSERT = {
@@ -163,17 +124,14 @@ function bucketValues(interval: string): number[] {
 
 const dirOf = (q: RangeQuery) => (q.order === "asc" ? "ASC" : "DESC");
 
-/** SQLSTATE of a row that fits no partition (see pg-store.ts). */
-const NO_PARTITION_FOR_ROW = "23514";
-
 /** Binance data in PostgreSQL, on the main store's pool (see ExchangeStore). */
 export class PostgresExchangeStore implements ExchangeStore {
   private readonly pool: Pool;
-  private readonly partitions: ExchangePartitions;
+  private readonly partitions: MonthlyPartitions;
 
-  constructor(pool: Pool) {
+  constructor(pool: Pool, partitions: MonthlyPartitions) {
     this.pool = pool;
-    this.partitions = new ExchangePartitions(pool);
+    this.partitions = partitions;
   }
 
   private async rows(text: string, values: unknown[]): Promise<ArrayRow[]> {
@@ -185,34 +143,9 @@ export class PostgresExchangeStore implements ExchangeStore {
   }
 
   async insertBatch(batch: ExchangeBatch): Promise<ExchangeCounts> {
-    const ensure = async () => {
-      if (batch.depth?.length)
-        await this.partitions.ensure(
-          "exchange_depth",
-          batch.depth.map((r) => r.time),
-        );
-      if (batch.trades?.length)
-        await this.partitions.ensure(
-          "exchange_trades",
-          batch.trades.map((r) => r.time),
-        );
-      if (batch.markPrices?.length) {
-        await this.partitions.ensure(
-          "exchange_mark_price",
-          batch.markPrices.map((r) => r.time),
-        );
-      }
-    };
-    await ensure();
-    try {
-      return await inTransaction(this.pool, (client) => insertAll(client, batch));
-    } catch (err) {
-      if ((err as { code?: unknown } | null)?.code !== NO_PARTITION_FOR_ROW) throw err;
-      // A month's partition was dropped behind this process's back: make it again and retry once.
-      this.partitions.forget();
-      await ensure();
-      return inTransaction(this.pool, (client) => insertAll(client, batch));
-    }
+    return this.partitions.writing(partitionedRowsOf(batch), () =>
+      inTransaction(this.pool, (client) => insertAll(client, batch)),
+    );
   }
 
   async latestDepth(coin: Coin, venue: Venue): Promise<DepthRow | null> {
@@ -362,6 +295,18 @@ export class PostgresExchangeStore implements ExchangeStore {
     const { text, values } = seriesPageSql(series, after, limit, "$");
     return seriesBatch(series, await this.rows(text, values));
   }
+}
+
+/** The rows of a batch bound for the exchange tables partitioned by UTC month of time_us (a row or more a second per coin). */
+function partitionedRowsOf(batch: ExchangeBatch): PartitionedRows[] {
+  const rows: PartitionedRows[] = [];
+  if (batch.depth?.length) rows.push({ tables: ["exchange_depth"], times: batch.depth.map((r) => r.time) });
+  if (batch.trades?.length)
+    rows.push({ tables: ["exchange_trades"], times: batch.trades.map((r) => r.time) });
+  if (batch.markPrices?.length) {
+    rows.push({ tables: ["exchange_mark_price"], times: batch.markPrices.map((r) => r.time) });
+  }
+  return rows;
 }
 
 const LATEST_TIME_SQL: Record<ExchangeKind, string> = {

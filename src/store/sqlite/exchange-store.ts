@@ -1,4 +1,4 @@
-import type { DatabaseSync, SQLInputValue, SQLOutputValue, StatementSync } from "node:sqlite";
+import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
 import {
   BASE_INTERVAL,
   type DepthRow,
@@ -46,6 +46,7 @@ import {
   type SeriesCursor,
   type SeriesExtent,
 } from "../exchange-store.ts";
+import type { SqliteConnection } from "./connection.ts";
 
 type ArrayRow = SQLOutputValue[];
 
@@ -114,56 +115,39 @@ const dirOf = (q: RangeQuery) => (q.order === "asc" ? "ASC" : "DESC");
 
 /** Binance data in the embedded store, on the main store's connection (see ExchangeStore). */
 export class SqliteExchangeStore implements ExchangeStore {
-  private readonly db: DatabaseSync;
-  private readonly statements = new Map<string, StatementSync>();
+  private readonly conn: SqliteConnection;
 
-  constructor(db: DatabaseSync) {
-    this.db = db;
-  }
-
-  /** A cached statement returning rows as arrays. */
-  private stmt(sql: string): StatementSync {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      s.setReturnArrays(true);
-      this.statements.set(sql, s);
-    }
-    return s;
+  constructor(conn: SqliteConnection) {
+    this.conn = conn;
   }
 
   private all(sql: string, ...params: SQLInputValue[]): ArrayRow[] {
-    return this.stmt(sql).all(...params) as unknown as ArrayRow[];
+    return this.conn.arrayStmt(sql).all(...params) as unknown as ArrayRow[];
   }
 
   private allNamed(sql: string, params: Record<string, SQLInputValue>): ArrayRow[] {
-    return this.stmt(sql).all(params) as unknown as ArrayRow[];
+    return this.conn.arrayStmt(sql).all(params) as unknown as ArrayRow[];
   }
 
   private count(sql: string, ...params: SQLInputValue[]): number {
-    return (this.stmt(sql).get(...params) as unknown as ArrayRow)[0] as number;
+    return (this.conn.arrayStmt(sql).get(...params) as unknown as ArrayRow)[0] as number;
   }
 
   async insertBatch(batch: ExchangeBatch): Promise<ExchangeCounts> {
     const counts = emptyCounts();
     const run = <K extends keyof ExchangeBatch>(rows: ExchangeRowOf<K>[] | undefined, key: K) => {
       if (!rows?.length) return;
-      const s = this.stmt(INSERT[key]);
+      const s = this.conn.arrayStmt(INSERT[key]);
       for (const r of rows) counts[key] += Number(s.run(...insertValues(key, r).map(sqliteValue)).changes);
     };
-    this.db.exec("BEGIN IMMEDIATE");
-    try {
+    this.conn.transaction(() => {
       run(batch.depth, "depth");
       run(batch.trades, "trades");
       run(batch.candles, "candles");
       run(batch.funding, "funding");
       run(batch.openInterest, "openInterest");
       run(batch.markPrices, "markPrices");
-      this.db.exec("COMMIT");
-    } catch (err) {
-      this.db.exec("ROLLBACK");
-      throw err;
-    }
+    });
     return counts;
   }
 
@@ -312,8 +296,8 @@ export class SqliteExchangeStore implements ExchangeStore {
   async latestTime(kind: ExchangeKind, coin: Coin, venue: Venue): Promise<Micros | null> {
     const sql = LATEST_TIME_SQL[kind];
     const row = (kind === "depth" || kind === "trades" || kind === "candles"
-      ? this.stmt(sql).get(coin, venue)
-      : this.stmt(sql).get(coin)) as unknown as ArrayRow | undefined;
+      ? this.conn.arrayStmt(sql).get(coin, venue)
+      : this.conn.arrayStmt(sql).get(coin)) as unknown as ArrayRow | undefined;
     return (row?.[0] as number | null | undefined) ?? null;
   }
 

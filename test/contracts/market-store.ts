@@ -1,0 +1,357 @@
+import assert from "node:assert/strict";
+import { encodeBooks } from "../../src/domain/book-codec.ts";
+import type { SnapshotRow } from "../../src/domain/snapshot.ts";
+import type { MarketStore } from "../../src/store/market-store.ts";
+import type { Store } from "../../src/store/store.ts";
+import { type StoreTests, describeStoreTests } from "./store-tests.ts";
+import { HAND_MARKET } from "../helpers/app.ts";
+
+const BOOKS = encodeBooks(
+  { bids: [{ price: 0.5, size: 10 }], asks: [{ price: 0.52, size: 4.5 }] },
+  { bids: [{ price: 0.48, size: 4.5 }], asks: [{ price: 0.5, size: 10 }] },
+);
+
+function rows(fromSecond: number, count: number, books: boolean): SnapshotRow[] {
+  return Array.from({ length: count }, (_, i) => ({
+    time: (fromSecond + i) * 1e6,
+    coinPrice: 150 + i / 100,
+    priceUp: 0.51,
+    priceDown: 0.49,
+    books: books ? BOOKS : null,
+  }));
+}
+
+const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
+  "migrating again is a no-op": async (marketStore, store) => {
+    await store.migrate();
+    assert.equal(await marketStore.countMarkets(), 0);
+  },
+  "upserting a slug twice updates one market in place": async (marketStore) => {
+    const first = await marketStore.upsertMarket({ ...HAND_MARKET, winner: null, resolvedAt: null });
+    const second = await marketStore.upsertMarket(HAND_MARKET);
+    assert.equal(first.key, second.key);
+    assert.equal(second.winner, "Up");
+    assert.equal(await marketStore.countMarkets(), 1);
+    const { key: _k, snapshotCount, ...record } = second;
+    assert.deepEqual(record, HAND_MARKET);
+    assert.equal(snapshotCount, 0);
+  },
+  "markets are found by slug or by Polymarket's alias": async (marketStore) => {
+    await marketStore.upsertMarket({
+      ...HAND_MARKET,
+      slug: "btc-updown-1h-1784851200",
+      marketType: "1h",
+      coin: "btc",
+      polymarketSlug: "bitcoin-up-or-down-july-23-2026-8pm-et",
+    });
+    assert.equal(
+      (await marketStore.getMarket("bitcoin-up-or-down-july-23-2026-8pm-et"))?.slug,
+      "btc-updown-1h-1784851200",
+    );
+    assert.equal(await marketStore.getMarket("nope"), null);
+  },
+  "two markets may share a Polymarket alias (the repeated autumn hour); the earlier one answers it": async (
+    marketStore,
+  ) => {
+    const alias = "bitcoin-up-or-down-november-1-2026-1am-et";
+    const base = { ...HAND_MARKET, coin: "btc" as const, marketType: "1h" as const, polymarketSlug: alias };
+    const edt = await marketStore.upsertMarket({
+      ...base,
+      slug: "btc-updown-1h-1793512800",
+      startTime: 1793512800,
+    });
+    await marketStore.upsertMarket({ ...base, slug: "btc-updown-1h-1793516400", startTime: 1793516400 });
+    assert.equal((await marketStore.getMarket(alias))?.key, edt.key);
+    assert.equal((await marketStore.getMarket("btc-updown-1h-1793516400"))?.startTime, 1793516400);
+  },
+  "snapshot writes are idempotent on (market, time) and keep the count": async (marketStore) => {
+    const m = (await marketStore.getMarket(HAND_MARKET.slug))!;
+    assert.equal(await marketStore.insertSnapshots(m.key, rows(1784851200, 100, true)), 100);
+    assert.equal(
+      await marketStore.insertSnapshots(m.key, rows(1784851250, 100, true)),
+      50,
+      "overlap is skipped",
+    );
+    assert.equal(
+      await marketStore.insertSnapshots(m.key, rows(1784851200, 150, true)),
+      0,
+      "a replay adds nothing",
+    );
+    assert.equal(await marketStore.insertSnapshots(m.key, []), 0);
+    assert.equal((await marketStore.getMarket(HAND_MARKET.slug))!.snapshotCount, 150);
+    assert.equal(await marketStore.countSnapshots(m.key), 150);
+    assert.equal(await marketStore.countSnapshots(m.key, 1784851210e6, 1784851219e6), 10);
+  },
+  "pages are ordered, offset, bounded, and carry books only when asked": async (marketStore) => {
+    const m = (await marketStore.getMarket(HAND_MARKET.slug))!;
+    const desc = await marketStore.snapshotPage(m.key, {
+      order: "desc",
+      limit: 3,
+      offset: 1,
+      books: false,
+    });
+    assert.deepEqual(
+      desc.map((r) => r.time),
+      [1784851348e6, 1784851347e6, 1784851346e6],
+    );
+    assert.equal(desc[0].books, null);
+    const asc = await marketStore.snapshotPage(m.key, {
+      order: "asc",
+      limit: 2,
+      offset: 0,
+      books: true,
+      from: 1784851300e6,
+      to: 1784851301e6,
+    });
+    assert.deepEqual(
+      asc.map((r) => r.time),
+      [1784851300e6, 1784851301e6],
+    );
+    assert.deepEqual(asc[0].books, BOOKS);
+    assert.equal(asc[0].coinPrice, 150.5, "the first write of a second wins");
+    const past = await marketStore.snapshotPage(m.key, {
+      order: "desc",
+      limit: 10,
+      offset: 150,
+      books: true,
+    });
+    assert.deepEqual(past, []);
+  },
+  "a snapshot without books reads back with books null": async (marketStore) => {
+    const m = (await marketStore.getMarket("btc-updown-1h-1784851200"))!;
+    await marketStore.insertSnapshots(m.key, rows(1784851200, 2, false));
+    const page = await marketStore.snapshotPage(m.key, { order: "asc", limit: 10, offset: 0, books: true });
+    assert.deepEqual(
+      page.map((r) => r.books),
+      [null, null],
+    );
+  },
+  "the snapshot at or before a time": async (marketStore) => {
+    const m = (await marketStore.getMarket(HAND_MARKET.slug))!;
+    assert.equal((await marketStore.snapshotAtOrBefore(m.key, 1784851260_500000, false))?.time, 1784851260e6);
+    assert.equal(await marketStore.snapshotAtOrBefore(m.key, 1784851199e6, false), null);
+    assert.deepEqual((await marketStore.snapshotAtOrBefore(m.key, 1784851260e6, true))?.books, BOOKS);
+  },
+  "listing filters, orders newest first and counts the total": async (marketStore) => {
+    const { markets, total } = await marketStore.listMarkets({ limit: 1, offset: 0 });
+    assert.equal(total, 4);
+    assert.equal(markets.length, 1);
+    const sol = await marketStore.listMarkets({ coin: "sol", resolved: true, limit: 10, offset: 0 });
+    assert.deepEqual(
+      sol.markets.map((x) => x.slug),
+      [HAND_MARKET.slug],
+    );
+    const hidden = await marketStore.listMarkets({
+      limit: 10,
+      offset: 0,
+      hiddenBefore: [{ coin: "sol", marketType: "15m", startTime: 1784851201 }],
+    });
+    assert.ok(!hidden.markets.some((x) => x.slug === HAND_MARKET.slug));
+    assert.equal(hidden.total, 3);
+    assert.deepEqual(await marketStore.latestStartTimes("sol", "15m", 5), [1784851200]);
+  },
+  "prices read back as the same doubles, and a second given twice in a batch keeps the first": async (
+    marketStore,
+  ) => {
+    const doubles = [0.1 + 0.2, 1 / 3, 5e-324, 1.7976931348623157e308, -2.5e-7, 123456.789012345];
+    const m = await marketStore.upsertMarket({
+      ...HAND_MARKET,
+      slug: "eth-updown-5m-1700000000",
+      coin: "eth",
+      marketType: "5m",
+      startTime: 1700000000,
+      coinPriceStart: doubles[0],
+      coinPriceEnd: doubles[1],
+      finalVolume: doubles[2],
+      finalLiquidity: doubles[3],
+    });
+    const again = (await marketStore.getMarket(m.slug))!;
+    assert.deepEqual(
+      [again.coinPriceStart, again.coinPriceEnd, again.finalVolume, again.finalLiquidity],
+      doubles.slice(0, 4),
+    );
+    const written = doubles.map((d, i) => ({
+      time: (1700000000 + i) * 1e6,
+      coinPrice: d,
+      priceUp: doubles[(i + 1) % doubles.length],
+      priceDown: doubles[(i + 2) % doubles.length],
+      books: i % 2 ? BOOKS : null,
+    }));
+    const twice = { ...written[0], time: written[1].time, coinPrice: 7, books: BOOKS };
+    assert.equal(
+      await marketStore.insertSnapshots(m.key, [...written.slice(0, 2), twice, ...written.slice(2)]),
+      6,
+    );
+    assert.equal((await marketStore.getMarket(m.slug))!.snapshotCount, 6);
+    const page = await marketStore.snapshotPage(m.key, { order: "asc", limit: 10, offset: 0, books: true });
+    assert.deepEqual(page, written);
+  },
+  "listing breaks ties of start time by slug, in byte order": async (marketStore) => {
+    const slugs = ["tie-b", "tie_a", "tie-a-2", "tie-A", "tieb"];
+    for (const slug of slugs) {
+      await marketStore.upsertMarket({
+        ...HAND_MARKET,
+        slug,
+        coin: "btc",
+        marketType: "24h",
+        startTime: 1600000000,
+      });
+    }
+    const { markets, total } = await marketStore.listMarkets({
+      coin: "btc",
+      marketType: "24h",
+      startTo: 1600000000,
+      limit: 10,
+      offset: 1,
+    });
+    assert.equal(total, 5);
+    assert.deepEqual(
+      markets.map((x) => x.slug),
+      ["tie-a-2", "tie-b", "tie_a", "tieb"],
+    );
+  },
+  "a batch writes several markets' rows at once, idempotently, counting each market's": async (
+    marketStore,
+  ) => {
+    const a = await marketStore.upsertMarket({
+      ...HAND_MARKET,
+      slug: "eth-updown-5m-1784851500",
+      coin: "eth",
+    });
+    const b = await marketStore.upsertMarket({
+      ...HAND_MARKET,
+      slug: "sol-updown-5m-1784851500",
+      coin: "sol",
+    });
+    const batch = [
+      { marketKey: a.key, rows: rows(1784851500, 3, true) },
+      { marketKey: b.key, rows: rows(1784851500, 2, false) },
+    ];
+    assert.equal(await marketStore.insertSnapshotBatch(batch), 5);
+    assert.equal(await marketStore.insertSnapshotBatch(batch), 0, "replayed: nothing new");
+    assert.equal(await marketStore.insertSnapshotBatch([]), 0);
+    assert.equal((await marketStore.getMarket(a.slug))?.snapshotCount, 3);
+    assert.equal((await marketStore.getMarket(b.slug))?.snapshotCount, 2);
+    const page = await marketStore.snapshotPage(a.key, { order: "asc", limit: 10, offset: 0, books: true });
+    assert.deepEqual(page, rows(1784851500, 3, true));
+  },
+  "every page of a long market is the same whichever end it is read from": async (marketStore) => {
+    const m = await marketStore.upsertMarket({
+      ...HAND_MARKET,
+      slug: "sol-updown-4h-1784851200",
+      coin: "sol",
+      marketType: "4h",
+    });
+    // 700 seconds with holes; each second's books differ in length and bytes (every third Down book
+    // is not the Up book's mirror, so its blob starts with a zero byte), and every seventh has none.
+    const written: SnapshotRow[] = Array.from({ length: 700 }, (_, i) => ({
+      time: (1784851200 + i + Math.floor(i / 50) * 3) * 1e6,
+      coinPrice: 60000 + i / 100,
+      priceUp: 0.5,
+      priceDown: 0.5,
+      books:
+        i % 7 === 3
+          ? null
+          : encodeBooks(
+              { bids: [{ price: 0.5, size: i + 1 }], asks: [{ price: 0.52, size: 2 }] },
+              { bids: [{ price: 0.48, size: i % 3 ? 2 : 3 }], asks: [{ price: 0.5, size: i + 1 }] },
+            ),
+    }));
+    assert.equal(await marketStore.insertSnapshots(m.key, written), 700);
+    const newestFirst = [...written].reverse();
+    for (const order of ["asc", "desc"] as const) {
+      const all = order === "asc" ? written : newestFirst;
+      for (const offset of [0, 1, 255, 256, 299, 300, 350, 400, 599, 600, 650, 699, 700, 701]) {
+        for (const limit of [1, 7, 100, 350, 1000]) {
+          // With the count given, a deep page is read from the nearer end; without, it must not need to be.
+          const total = offset % 2 === 0 ? written.length : undefined;
+          const page = await marketStore.snapshotPage(m.key, { order, limit, offset, books: true, total });
+          const expected = all.slice(offset, offset + limit);
+          assert.deepEqual(page, expected, `${order} offset ${offset} limit ${limit}`);
+          const bare = await marketStore.snapshotPage(m.key, { order, limit, offset, books: false, total });
+          assert.deepEqual(
+            bare,
+            expected.map((r) => ({ ...r, books: null })),
+            `${order} offset ${offset} limit ${limit} without books`,
+          );
+        }
+      }
+      const from = written[100].time;
+      const to = written[650].time;
+      const ranged = await marketStore.snapshotPage(m.key, {
+        order,
+        limit: 100,
+        offset: 500,
+        books: true,
+        from,
+        to,
+        total: all.filter((r) => r.time >= from && r.time <= to).length,
+      });
+      assert.deepEqual(
+        ranged,
+        all.filter((r) => r.time >= from && r.time <= to).slice(500, 600),
+        `${order} within a range`,
+      );
+    }
+  },
+  "gaps are kept per market and start, a longer record of the same gap extending it": async (marketStore) => {
+    const m = await marketStore.upsertMarket({
+      ...HAND_MARKET,
+      slug: "btc-updown-15m-1784851200",
+      marketType: "15m",
+    });
+    await marketStore.recordGap(m.key, {
+      from: 5e6,
+      to: 7e6,
+      cause: "upstream_silent",
+      detail: "no message for 30 s",
+    });
+    await marketStore.recordGap(m.key, { from: 1e6, to: 2e6, cause: "not_recording", detail: null });
+    await marketStore.recordGap(m.key, {
+      from: 5e6,
+      to: 9e6,
+      cause: "upstream_silent",
+      detail: "no message for 30 s",
+    });
+    await marketStore.recordGap(m.key, {
+      from: 5e6,
+      to: 8e6,
+      cause: "upstream_silent",
+      detail: "no message for 30 s",
+    });
+    assert.deepEqual(await marketStore.listGaps(m.key), [
+      { from: 1e6, to: 2e6, cause: "not_recording", detail: null },
+      { from: 5e6, to: 9e6, cause: "upstream_silent", detail: "no message for 30 s" },
+    ]);
+    assert.deepEqual(await marketStore.listGaps(m.key + 1000), []);
+  },
+  "the span of a market's snapshots names the holes wider than the step": async (marketStore) => {
+    const m = await marketStore.upsertMarket({
+      ...HAND_MARKET,
+      slug: "btc-updown-4h-1784851200",
+      marketType: "4h",
+    });
+    assert.deepEqual(await marketStore.snapshotSpan(m.key, 1.5e6), { first: null, last: null, holes: [] });
+    const times = [10, 11, 12, 15, 16, 30].map((s) => s * 1e6 + 250_000);
+    await marketStore.insertSnapshots(
+      m.key,
+      times.map((time) => ({ time, coinPrice: 1, priceUp: 0.5, priceDown: 0.5, books: null })),
+    );
+    assert.deepEqual(await marketStore.snapshotSpan(m.key, 1.5e6), {
+      first: 10_250_000,
+      last: 30_250_000,
+      holes: [
+        { after: 12_250_000, before: 15_250_000 },
+        { after: 16_250_000, before: 30_250_000 },
+      ],
+    });
+  },
+};
+
+/**
+ * The behaviour every MarketStore must share. Each backend's test file calls this with a factory for an
+ * empty, migrated store; the tests build on each other's markets, in order.
+ */
+export function marketStoreContract(name: string, open: () => Promise<Store>): void {
+  describeStoreTests(`MarketStore contract: ${name}`, open, (store) => store.markets, MARKET_STORE_TESTS);
+}
