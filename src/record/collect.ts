@@ -6,7 +6,6 @@ import { Collector } from "./polymarket/collector.ts";
 import { GammaClient } from "./polymarket/gamma-client.ts";
 import { RtdsFeed } from "./polymarket/rtds-feed.ts";
 import type { SocketLog } from "./upstream-socket.ts";
-import { binanceUrlsFromEnv } from "./binance/urls.ts";
 import { type BinanceRecorder, startBinanceRecorder } from "./binance/recorder.ts";
 import type { Venue } from "../domain/exchange.ts";
 import { openStore } from "../store/open.ts";
@@ -105,7 +104,7 @@ export async function collect(
       store,
       coins: options.coins,
       venues: options.venues,
-      urls: binanceUrlsFromEnv(process.env),
+      urls: config.binance.urls,
       log,
     });
   }
