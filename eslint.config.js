@@ -14,7 +14,10 @@ function layer(files, forbidden, why) {
   return {
     files,
     rules: {
-      "no-restricted-imports": ["error", { patterns: [{ regex: `^\\.\\.?/.*${anyOf(forbidden)}`, message: why }] }],
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: `^\\.\\.?/.*${anyOf(forbidden)}`, message: why }] },
+      ],
     },
   };
 }
@@ -41,7 +44,11 @@ export default tseslint.config(
         "error",
         {
           allowForKnownSafeCalls: [
-            { from: "package", package: "node:test", name: ["describe", "test", "it", "suite", "before", "after"] },
+            {
+              from: "package",
+              package: "node:test",
+              name: ["describe", "test", "it", "suite", "before", "after"],
+            },
           ],
         },
       ],
@@ -63,10 +70,26 @@ export default tseslint.config(
     },
   },
   layer(["src/log.ts"], except(), "the logger interface depends on nothing"),
-  layer(["src/config.ts", "src/config/**/*.ts"], except("domain", "config"), "configuration depends on the domain only"),
-  layer(["src/upstream/**/*.ts"], except("domain", "upstream"), "the upstream's formats are pure: domain only"),
-  layer(["src/store/**/*.ts"], except("domain", "store", "config"), "stores know SQL and the domain, nothing above"),
-  layer(["src/access/**/*.ts"], except("domain", "store", "config", "access", "log"), "access sits below http"),
+  layer(
+    ["src/config.ts", "src/config/**/*.ts"],
+    except("domain", "config"),
+    "configuration depends on the domain only",
+  ),
+  layer(
+    ["src/upstream/**/*.ts"],
+    except("domain", "upstream"),
+    "the upstream's formats are pure: domain only",
+  ),
+  layer(
+    ["src/store/**/*.ts"],
+    except("domain", "store", "config"),
+    "stores know SQL and the domain, nothing above",
+  ),
+  layer(
+    ["src/access/**/*.ts"],
+    except("domain", "store", "config", "access", "log"),
+    "access sits below http",
+  ),
   layer(
     ["src/http/**/*.ts"],
     except("domain", "store", "access", "config", "archive", "http", "log"),
@@ -82,7 +105,11 @@ export default tseslint.config(
     except("domain", "upstream", "store", "archive", "log"),
     "archives read and write stores and files only",
   ),
-  layer(["src/demo/**/*.ts"], except("domain", "store", "demo"), "demo data is generated from the domain into a store"),
+  layer(
+    ["src/demo/**/*.ts"],
+    except("domain", "store", "demo"),
+    "demo data is generated from the domain into a store",
+  ),
   {
     files: ["**/*.mjs", "**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },

@@ -1,44 +1,35 @@
-import { writeFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
-import { KeyService } from "./access/keys.ts";
 import { openLimiter } from "./access/limiter/open.ts";
+import { deferredLogger, type Logger, stderrLogger } from "./log.ts";
 import { loadPlans } from "./access/plans.ts";
 import { Progress } from "./cli/progress.ts";
-import { type Config, demoKeysPath } from "./config.ts";
-import { PLAN_NAMES, type PlanName } from "./domain/api-key.ts";
-import { COINS } from "./domain/market.ts";
+import type { Config } from "./config.ts";
+import { PLAN_NAMES } from "./domain/api-key.ts";
 import type { Plans } from "./domain/plan.ts";
 import { systemClock } from "./domain/time.ts";
 import { buildApp } from "./http/app.ts";
-import { deferredLogger, type Logger, stderrLogger } from "./log.ts";
-import { seedDemo } from "./demo/demo.ts";
+import { prepareFirstStart } from "./cli/first-start.ts";
 import { openStore } from "./store/open.ts";
 import type { Store } from "./store/store.ts";
 
-/** Fills an empty database with demo markets, and a keyless one with one demo key per plan. */
-async function prepareFirstStart(store: Store, config: Config, plans: Plans): Promise<void> {
-  if ((await store.markets.countMarkets()) === 0) {
-    const progress = new Progress("Seeding demo data");
-    const result = await seedDemo(store, {
-      seed: 1,
-      anchor: Math.floor(systemClock.nowMicros() / 1e6),
-      counts: config.demoCounts,
-      coins: [...COINS],
-      exchange: true,
-      onProgress: (done, total) => progress.update(done, total),
-    });
-    progress.done(`${result.markets} markets, ${result.snapshots.toLocaleString("en-US")} snapshots`);
+/** Seeds an empty database and makes demo keys for a keyless one, saying what it did. */
+async function firstStart(store: Store, config: Config, plans: Plans): Promise<void> {
+  const progress = new Progress("Seeding demo data");
+  const made = await prepareFirstStart(store, {
+    counts: config.demoCounts,
+    databaseUrl: config.databaseUrl,
+    plans,
+    clock: systemClock,
+    onProgress: (done, total) => progress.update(done, total),
+  });
+  if (made.seeded) {
+    progress.done(
+      `${made.seeded.markets} markets, ${made.seeded.snapshots.toLocaleString("en-US")} snapshots`,
+    );
   }
-  if ((await store.keys.listApiKeys()).length === 0) {
-    const keys = new KeyService(store.keys, systemClock, plans);
-    const demo = {} as Record<PlanName, string>;
-    for (const plan of PLAN_NAMES) {
-      demo[plan] = (await keys.create({ plan, account: "demo", name: `demo ${plan}` })).key;
-    }
-    const path = demoKeysPath(config.databaseUrl);
-    writeFileSync(path, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
-    process.stdout.write(`\nDemo API keys (also in ${path}):\n`);
-    for (const plan of PLAN_NAMES) process.stdout.write(`  ${plan.padEnd(10)} ${demo[plan]}\n`);
+  if (made.demoKeys) {
+    process.stdout.write(`\nDemo API keys (also in ${made.demoKeys.path}):\n`);
+    for (const plan of PLAN_NAMES) process.stdout.write(`  ${plan.padEnd(10)} ${made.demoKeys.keys[plan]}\n`);
     process.stdout.write("\n");
   }
 }
@@ -47,7 +38,7 @@ async function prepareFirstStart(store: Store, config: Config, plans: Plans): Pr
 export async function serve(config: Config): Promise<FastifyInstance> {
   const plans = loadPlans(config.plansFile);
   const store = await openStore(config.databaseUrl);
-  if (config.seedDemo) await prepareFirstStart(store, config, plans);
+  if (config.seedDemo) await firstStart(store, config, plans);
   // The limiter logs through the app's logger once there is one (it connects before the app exists).
   let log: Logger = stderrLogger({ level: config.logLevel });
   const limiter = await openLimiter(
@@ -74,8 +65,14 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     await app.close();
     process.exit(0);
   };
-  process.once("SIGTERM", shutdown);
-  process.once("SIGINT", shutdown);
+  // A failed shutdown must still end the process loudly, not as an unheard rejection.
+  const onSignal = () =>
+    void shutdown().catch((err: unknown) => {
+      process.stderr.write(`shutdown failed: ${String(err)}\n`);
+      process.exit(1);
+    });
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
   await app.listen({ port: config.port, host: config.host });
   const base = `http://${config.host}:${(app.server.address() as { port: number }).port}`;
   process.stdout.write(`Serving ${base}/v1 (docs: ${base}/docs)\n`);

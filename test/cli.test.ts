@@ -94,9 +94,12 @@ describe("updown keys", () => {
   });
 
   test("bad usage is a one-line error and exit 2, --help documents options", () => {
+    const missing = updown(["keys", "create"]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^error: keys create needs --plan starter\|pro\|enterprise/);
     const bad = updown(["keys", "create", "--plan", "gold"]);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /^error: keys create needs --plan starter\|pro\|enterprise/);
+    assert.equal(bad.stderr, 'error: --plan must be one of starter, pro, enterprise, got "gold"\n');
     const unknownFlag = updown(["keys", "list", "--colour"]);
     assert.equal(unknownFlag.code, 2);
     assert.match(updown(["--help"]).stdout, /Commands:/);

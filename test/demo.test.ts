@@ -14,7 +14,6 @@ import {
 import type { SnapshotRow } from "../src/domain/snapshot.ts";
 import {
   buildCoinPath,
-  DEFAULT_DEMO_COUNTS,
   type DemoOptions,
   demoSnapshotTotal,
   demoSpanStart,
@@ -27,6 +26,7 @@ import {
   upProbability,
 } from "../src/demo/demo.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
+import { DEFAULT_DEMO_COUNTS } from "../src/config.ts";
 
 // 2026-07-24T16:20:07Z: twenty minutes into the daily, 4h and 1h markets that opened at 16:00, which
 // keeps their live parts short and the whole test fast.

@@ -420,12 +420,7 @@ describe("demo data and documentation", () => {
 
   test("/openapi.json documents every exchange path", async () => {
     const spec = (await t.app.inject({ url: "/openapi.json" })).json();
-    for (const path of [
-      "latest",
-      "trades/latest",
-      "snapshots",
-      "candles",
-    ]) {
+    for (const path of ["latest", "trades/latest", "snapshots", "candles"]) {
       assert.ok(spec.paths[`/v1/{coin}/{venue}/${path}`]?.get, path);
     }
     // Futures-only series are not reachable under a venue parameter that also accepts spot.

@@ -82,6 +82,26 @@ describe("updown backfill binance", () => {
     }
   });
 
+  test("a Binance address given by its flag wins over its variable", async () => {
+    const args = ["backfill", "binance", "--from", String(DAY), "--to", String(DAY + 10 * 60_000)];
+    const only = ["--coin", "sol", "--venue", "futures", "--kinds", "candles"];
+    // The variable names a path the upstream has nothing under (404); only the flag's address answers.
+    const wrong = `${upstream.urls.futuresRest}/elsewhere`;
+    const env = { BINANCE_FUTURES_REST_URL: wrong, DATABASE_URL: `sqlite:${join(dir, "flag.db")}` };
+    const byFlag = await updown(
+      [...args, ...only, "--binance-futures-rest-url", upstream.urls.futuresRest],
+      env,
+    );
+    assert.equal(byFlag.code, 0, byFlag.stderr);
+    assert.match(byFlag.stdout, /^futures\tsol\tcandles\t11 fetched\t11 new$/m);
+    const byVariable = await updown([...args, ...only], env);
+    assert.equal(byVariable.code, 1, byVariable.stderr);
+    assert.match(
+      byVariable.stderr,
+      /stopped: Binance answered 404 to http:\/\/127\.0\.0\.1:\d+\/elsewhere\/fapi/,
+    );
+  });
+
   test("a ban (418) stops with exit status 1 and says so", async () => {
     upstream.failNext("/api/v3/klines", 418, { "retry-after": "300" });
     const res = await updown([

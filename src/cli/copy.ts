@@ -6,10 +6,6 @@ import { openStore } from "../store/open.ts";
 import { sqlitePathOf } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 
-export const DEFAULT_COPY_BATCH = 5000;
-/** Above this a batch buys no speed and holds one long transaction at the destination. */
-export const MAX_COPY_BATCH = 50_000;
-
 /** Where a --from or --to URL points, as far as telling two of them apart needs. */
 type StoreLocation = { kind: "sqlite"; path: string } | { kind: "postgres"; url: URL };
 

@@ -36,14 +36,6 @@ export interface DemoOptions {
   onProgress?: (doneSnapshots: number, totalSnapshots: number) => void;
 }
 
-export const DEFAULT_DEMO_COUNTS: Record<MarketType, number> = {
-  "5m": 60,
-  "15m": 60,
-  "1h": 12,
-  "4h": 3,
-  "24h": 2,
-};
-
 // ---------------------------------------------------------------------------------------------------
 // Randomness
 

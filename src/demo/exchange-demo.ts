@@ -80,15 +80,17 @@ function depthBook(rng: Rng, price: number, coin: Coin, venue: Venue): { bids: L
   return { bids, asks };
 }
 
-/** Every demo row of one coin and venue. */
-function* venueRows(
-  seed: number,
-  path: CoinPath,
-  coin: Coin,
-  venue: Venue,
-  anchor: number,
-): Generator<ExchangeBatch> {
-  const rng = Rng.named(seed, `exchange:${coin}:${venue}`);
+/** One coin on one venue: what every row of it is drawn from, in one stream of draws. */
+interface VenueDemo {
+  rng: Rng;
+  path: CoinPath;
+  coin: Coin;
+  venue: Venue;
+  anchor: number;
+}
+
+/** Depth snapshots and trades of the last DEMO_DEPTH_SECONDS, one a second. */
+function depthAndTrades({ rng, path, coin, venue, anchor }: VenueDemo): ExchangeBatch {
   const { qty: qd } = DECIMALS[venue][coin];
   const depth = [];
   const trades: TradeRow[] = [];
@@ -111,16 +113,20 @@ function* venueRows(
       buyerMaker: rng.next() < 0.5,
     });
   }
-  yield { depth, trades };
+  return { depth, trades };
+}
 
-  const candles: CandleRow[] = [];
+/** Closed 1m candles of the last DEMO_CANDLE_MINUTES. */
+function candles({ rng, path, coin, venue, anchor }: VenueDemo): CandleRow[] {
+  const { qty: qd } = DECIMALS[venue][coin];
+  const rows: CandleRow[] = [];
   const lastMinute = Math.floor(anchor / 60) * 60 - 60; // the last closed minute
   for (let m = lastMinute - (DEMO_CANDLE_MINUTES - 1) * 60; m <= lastMinute; m += 60) {
     const prices = Array.from({ length: 60 }, (_, i) => priceAt(path, venue, coin, m + i));
     const volume = round(SIZE_SCALE[coin] * 40 * rng.uniform(0.3, 3), qd);
     const mid = prices.reduce((a, b) => a + b, 0) / prices.length;
     const takerShare = rng.uniform(0.3, 0.7);
-    candles.push({
+    rows.push({
       coin,
       venue,
       interval: "1m",
@@ -136,25 +142,32 @@ function* venueRows(
       takerBuyQuoteVolume: round(volume * takerShare * mid, 8),
     });
   }
-  yield { candles };
-  if (venue !== "futures") return;
+  return rows;
+}
 
-  const openInterest: OpenInterestRow[] = [];
+/** Futures open interest every 5 minutes over the candles' span. */
+function openInterest({ rng, path, coin, venue, anchor }: VenueDemo): OpenInterestRow[] {
+  const rows: OpenInterestRow[] = [];
   const firstPeriod = Math.floor(anchor / 300) * 300 - DEMO_CANDLE_MINUTES * 60 + 300;
   let oi = SIZE_SCALE[coin] * 150_000;
   for (let t = firstPeriod; t <= anchor; t += 300) {
     oi = round(oi * (1 + 0.002 * rng.normal()), 3);
-    openInterest.push({
+    rows.push({
       coin,
       time: t * MICROS_PER_SECOND,
       openInterest: oi,
       openInterestValue: round(oi * priceAt(path, venue, coin, t), 8),
     });
   }
-  const funding: FundingRow[] = [];
+  return rows;
+}
+
+/** Futures funding rates settled in the last FUNDING_DAYS. */
+function funding({ rng, path, coin, venue, anchor }: VenueDemo): FundingRow[] {
+  const rows: FundingRow[] = [];
   const lastFunding = Math.floor(anchor / FUNDING_EVERY) * FUNDING_EVERY;
   for (let t = lastFunding - (FUNDING_DAYS * 86400 - FUNDING_EVERY); t <= lastFunding; t += FUNDING_EVERY) {
-    funding.push({
+    rows.push({
       coin,
       time: t * MICROS_PER_SECOND,
       rate: round(0.0001 + 0.00005 * rng.normal(), 8),
@@ -162,21 +175,43 @@ function* venueRows(
       markPrice: priceAt(path, venue, coin, Math.max(t, path.from)),
     });
   }
-  const markPrices: MarkPriceRow[] = [];
-  const nextFunding = (lastFunding + FUNDING_EVERY) * MICROS_PER_SECOND;
+  return rows;
+}
+
+/** Futures mark prices of the last DEMO_DEPTH_SECONDS, carrying the latest funding rate. */
+function markPrices({ rng, path, coin, venue, anchor }: VenueDemo, latest: FundingRow): MarkPriceRow[] {
+  const rows: MarkPriceRow[] = [];
+  const nextFunding = latest.time + FUNDING_EVERY * MICROS_PER_SECOND;
   for (let s = anchor - DEMO_DEPTH_SECONDS + 1; s <= anchor; s++) {
     const index = round(path.binance[s - path.from], 8);
-    markPrices.push({
+    rows.push({
       coin,
       time: s * MICROS_PER_SECOND,
       markPrice: round(priceAt(path, venue, coin, s) + 0.01 * rng.normal(), 8),
       indexPrice: index,
       estimatedSettlePrice: index,
-      fundingRate: funding[funding.length - 1].rate,
+      fundingRate: latest.rate,
       nextFundingTime: nextFunding,
     });
   }
-  yield { openInterest, funding, markPrices };
+  return rows;
+}
+
+/** Every demo row of one coin and venue; the parts draw from one stream, in this order. */
+function* venueRows(
+  seed: number,
+  path: CoinPath,
+  coin: Coin,
+  venue: Venue,
+  anchor: number,
+): Generator<ExchangeBatch> {
+  const demo: VenueDemo = { rng: Rng.named(seed, `exchange:${coin}:${venue}`), path, coin, venue, anchor };
+  yield depthAndTrades(demo);
+  yield { candles: candles(demo) };
+  if (venue !== "futures") return;
+  const interest = openInterest(demo);
+  const rates = funding(demo);
+  yield { openInterest: interest, funding: rates, markPrices: markPrices(demo, rates[rates.length - 1]) };
 }
 
 /** Writes the exchange demo into a store; rerunning it adds nothing (writes are idempotent). */

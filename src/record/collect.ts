@@ -7,7 +7,6 @@ import { Collector } from "./polymarket/collector.ts";
 import { GammaClient } from "./polymarket/gamma-client.ts";
 import { RtdsFeed } from "./polymarket/rtds-feed.ts";
 import { type Scheduler, schedulerOn } from "./scheduler.ts";
-import { binanceUrlsFromEnv } from "./binance/urls.ts";
 import { type BinanceRecorder, startBinanceRecorder } from "./binance/recorder.ts";
 import type { Venue } from "../domain/exchange.ts";
 import { openStore } from "../store/open.ts";
@@ -111,8 +110,14 @@ export async function collect(
     log.info({ written: collector.written }, `stopped; ${collector.written} snapshots written`);
     process.exit(0);
   };
-  process.once("SIGTERM", shutdown);
-  process.once("SIGINT", shutdown);
+  // A failed shutdown must still end the process loudly, not as an unheard rejection.
+  const onSignal = () =>
+    void shutdown().catch((err: unknown) => {
+      log.error({ err: errorMessage(err) }, "shutdown failed");
+      process.exit(1);
+    });
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
 
   let binance: BinanceRecorder | null = null;
   if (options.venues.length > 0) {
@@ -121,7 +126,7 @@ export async function collect(
       scheduler,
       coins: options.coins,
       venues: options.venues,
-      urls: binanceUrlsFromEnv(process.env),
+      urls: config.binance.urls,
       log,
     });
   }

@@ -37,6 +37,7 @@ export class PostgresStore implements Store {
       // Floats in text go out with the fewest digits that read back exactly (any value above 0 does
       // that from PostgreSQL 12; 3 gives 17 significant digits, also exact, before), whatever the
       // server's or role's default. A connection that cannot set it is not used.
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits onConnect's promise
       onConnect: async (client) => {
         await client.query("SET extra_float_digits = 3");
       },

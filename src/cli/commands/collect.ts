@@ -1,0 +1,46 @@
+import { toConfig } from "../../config.ts";
+import { collect } from "../../record/collect.ts";
+import { defineCommand } from "../command.ts";
+
+export const collectCommand = defineCommand({
+  name: "collect",
+  summary: "Record live markets from Polymarket (and Binance) into the database",
+  help: `updown collect [--database-url URL] [--coins btc,eth,sol] [--types 5m,15m,1h,4h,24h|none]
+               [--lookahead N] [--venues spot,futures|none]
+
+Records every live market of the chosen series: one snapshot per market every SNAPSHOT_INTERVAL_MS
+(default 1000) with the settlement coin price, both displayed prices and both order books, written in
+one transaction per tick. Discovers the live and the next --lookahead (default 1) markets of each series
+on Gamma, follows their books on the CLOB market WebSocket and coin prices on the real-time data socket,
+captures the start and end prices, the liquidity before the close and the resolution. Every second a
+market cannot be recorded is kept as a gap with its cause (GET /v1/markets/{slug}/coverage).
+--venues (default spot,futures) also records Binance for the same coins: depth (top 20, one a second),
+trades, 1m candles, mark price, funding rates and open interest. --types none or --venues none leaves
+one side out.
+Upstream addresses: POLYMARKET_GAMMA_URL, POLYMARKET_CLOB_WS_URL, POLYMARKET_RTDS_URL,
+BINANCE_SPOT_WS_URL, BINANCE_FUTURES_WS_URL, BINANCE_FUTURES_REST_URL (or their flags, below).
+SIGTERM or Ctrl-C stops cleanly; after a kill, the next start continues and records the time it was down
+as a gap. See docs/collector.md.`,
+  options: [
+    "databaseUrl",
+    "coins",
+    "types",
+    "lookahead",
+    "venues",
+    "snapshotIntervalMs",
+    "polymarketGammaUrl",
+    "polymarketClobWsUrl",
+    "polymarketRtdsUrl",
+    "binanceSpotWsUrl",
+    "binanceFuturesWsUrl",
+    "binanceFuturesRestUrl",
+  ],
+  run: async (values) => {
+    await collect(toConfig(values), {
+      coins: values.coins,
+      marketTypes: values.types,
+      lookahead: values.lookahead,
+      venues: values.venues,
+    });
+  },
+});

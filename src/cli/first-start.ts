@@ -1,0 +1,61 @@
+import { writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { KeyService } from "../access/keys.ts";
+import { PLAN_NAMES, type PlanName } from "../domain/api-key.ts";
+import { COINS, type MarketType } from "../domain/market.ts";
+import type { Plans } from "../domain/plan.ts";
+import type { Clock } from "../domain/time.ts";
+import type { Store } from "../store/store.ts";
+import { seedDemo } from "../demo/demo.ts";
+
+/** What a first start found missing and made. */
+export interface FirstStart {
+  seeded: { markets: number; snapshots: number } | null;
+  demoKeys: { path: string; keys: Record<PlanName, string> } | null;
+}
+
+export interface FirstStartOptions {
+  counts: Record<MarketType, number>;
+  /** Where the demo keys file goes depends on it (demoKeysPath). */
+  databaseUrl: string;
+  plans: Plans;
+  clock: Clock;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Where demo keys are written: beside the SQLite file, or in the working directory otherwise. */
+export function demoKeysPath(databaseUrl: string): string {
+  if (databaseUrl.startsWith("sqlite:") && !databaseUrl.endsWith(":memory:")) {
+    return join(dirname(databaseUrl.slice("sqlite:".length)), "demo-keys.json");
+  }
+  return "demo-keys.json";
+}
+
+/**
+ * Fills an empty database with demo markets (the latest of each series live at this moment), and a
+ * keyless one with one demo key per plan, written to demoKeysPath (mode 0600).
+ */
+export async function prepareFirstStart(store: Store, options: FirstStartOptions): Promise<FirstStart> {
+  const made: FirstStart = { seeded: null, demoKeys: null };
+  if ((await store.markets.countMarkets()) === 0) {
+    made.seeded = await seedDemo(store, {
+      seed: 1,
+      anchor: Math.floor(options.clock.nowMicros() / 1e6),
+      counts: options.counts,
+      coins: [...COINS],
+      exchange: true,
+      onProgress: options.onProgress,
+    });
+  }
+  if ((await store.keys.listApiKeys()).length === 0) {
+    const service = new KeyService(store.keys, options.clock, options.plans);
+    const keys = {} as Record<PlanName, string>;
+    for (const plan of PLAN_NAMES) {
+      keys[plan] = (await service.create({ plan, account: "demo", name: `demo ${plan}` })).key;
+    }
+    const path = demoKeysPath(options.databaseUrl);
+    writeFileSync(path, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 });
+    made.demoKeys = { path, keys };
+  }
+  return made;
+}
