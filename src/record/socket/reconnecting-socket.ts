@@ -12,9 +12,10 @@ export type { Heartbeat, SocketDownCause, SocketLoss } from "./connection.ts";
  * upstream's age limit: a successor opens, takes over on its first message, and only then is the old
  * one closed, so the handover leaves no gap. Every timer runs on the injected scheduler.
  *
- * Invariants: at most one connection delivers at a time (during a handover the successor's messages
- * are ignored until it takes over); each lost connection is reported once, with its cause, before
- * the next attempt is scheduled; after stop() nothing is delivered and no timer is left.
+ * Invariants: at most one connection delivers at a time (in a handover the old one delivers until
+ * the successor's first message, which it hands over with; a message the upstream sent on both may
+ * so arrive twice, and owners write idempotently); each lost connection is reported once, with its
+ * cause, before the next attempt is scheduled; after stop() nothing is delivered and no timer is left.
  */
 
 /** What the socket did, for an owner that reports it (the Binance recorder's events). */
