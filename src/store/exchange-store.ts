@@ -29,9 +29,9 @@ export interface Candle extends Omit<CandleRow, "coin" | "venue" | "interval"> {
 }
 
 /**
- * Binance spot and futures data (DESIGN 3.6), kept by the main store's connection: `store.exchange`.
- * Implementations: exchange-sqlite.ts and exchange-pg.ts; one contract suite
- * (test/exchange-store-contract.ts) runs against each.
+ * Binance spot and futures data (DESIGN 3.6), on the connection of the Store holding it: `store.exchange`.
+ * Implementations: sqlite/exchange-store.ts and postgres/exchange-store.ts; one contract suite
+ * (test/contracts/exchange-store.ts) runs against each.
  *
  * Invariants:
  * - every write is idempotent: a row whose key is stored is skipped (the first write wins), so a

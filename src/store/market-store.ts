@@ -4,7 +4,7 @@ import type { Micros } from "../domain/time.ts";
 
 /** A market as the store holds it: the record plus the store's own key and snapshot count. */
 export interface StoredMarket extends Market {
-  /** The store's surrogate key; snapshots are clustered by (key, time). */
+  /** The store's surrogate key; a market's snapshots are found by (key, time). */
   key: number;
   /** Number of stored snapshots, kept in step with every insert. */
   snapshotCount: number;

@@ -124,7 +124,7 @@ function bucketValues(interval: string): number[] {
 
 const dirOf = (q: RangeQuery) => (q.order === "asc" ? "ASC" : "DESC");
 
-/** Binance data in PostgreSQL, on the main store's pool (see ExchangeStore). */
+/** Binance data in PostgreSQL, on the pool of the Store holding it (see ExchangeStore). */
 export class PostgresExchangeStore implements ExchangeStore {
   private readonly pool: Pool;
   private readonly partitions: MonthlyPartitions;

@@ -3,7 +3,7 @@
  * SQLITE_MIGRATIONS version for version, so that a database of either kind at version N holds the
  * same data.
  *
- * Types: Unix seconds and microsecond times are BIGINT (read back as numbers, see pg-store.ts), prices
+ * Types: Unix seconds and microsecond times are BIGINT (read back as numbers, see pg-util.ts), prices
  * DOUBLE PRECISION. Columns that pages are ordered by (markets.slug, api_keys.id) are COLLATE "C": the
  * byte order SQLite compares TEXT in, whatever collation the database was created with.
  *

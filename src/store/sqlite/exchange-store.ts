@@ -113,7 +113,7 @@ function bucketOf(interval: string): string {
 
 const dirOf = (q: RangeQuery) => (q.order === "asc" ? "ASC" : "DESC");
 
-/** Binance data in the embedded store, on the main store's connection (see ExchangeStore). */
+/** Binance data in the embedded store, on the connection of the Store holding it (see ExchangeStore). */
 export class SqliteExchangeStore implements ExchangeStore {
   private readonly conn: SqliteConnection;
 
