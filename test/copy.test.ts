@@ -8,7 +8,7 @@ import { KeyService } from "../src/access/keys.ts";
 import { loadPlans } from "../src/access/plans.ts";
 import type { CandleRow, ExchangeBatch, TradeRow } from "../src/domain/exchange.ts";
 import { ManualClock } from "../src/domain/time.ts";
-import { seedDemo } from "../src/demo/demo.ts";
+import { seedDemo } from "../src/demo/seed.ts";
 import { seedExchangeDemo } from "../src/demo/exchange-demo.ts";
 import { copyStore, seriesName } from "../src/store/copy.ts";
 import type { ExchangeStore, SeriesCursor, SeriesExtent } from "../src/store/exchange-store.ts";

@@ -22,9 +22,9 @@ import {
   perSecondSigma,
   priceAt,
   Rng,
-  seedDemo,
   upProbability,
 } from "../src/demo/demo.ts";
+import { seedDemo } from "../src/demo/seed.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { DEFAULT_DEMO_COUNTS } from "../src/config.ts";
 

@@ -6,7 +6,7 @@ import { COINS, type MarketType } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
-import { seedDemo } from "../demo/demo.ts";
+import { seedDemo } from "../demo/seed.ts";
 
 /** What a first start found missing and made. */
 export interface FirstStart {

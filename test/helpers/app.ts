@@ -9,7 +9,7 @@ import type { Plans } from "../../src/domain/plan.ts";
 import type { Market } from "../../src/domain/market.ts";
 import { ManualClock } from "../../src/domain/time.ts";
 import { buildApp } from "../../src/http/app.ts";
-import { seedDemo } from "../../src/demo/demo.ts";
+import { seedDemo } from "../../src/demo/seed.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { checkAnswersOf } from "./contract.ts";

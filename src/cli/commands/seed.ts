@@ -1,5 +1,5 @@
 import { systemClock } from "../../domain/time.ts";
-import { seedDemo } from "../../demo/demo.ts";
+import { seedDemo } from "../../demo/seed.ts";
 import { defineCommand, withStore } from "../command.ts";
 import { Progress } from "../progress.ts";
 
