@@ -1,0 +1,105 @@
+import { randomUUID } from "node:crypto";
+import { maxHeaderSize, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { type Clock, isoMicros } from "../domain/time.ts";
+import { ALWAYS_HEADERS, CORS_HEADERS } from "./cors.ts";
+import { ApiError, badRequest, errorEnvelope } from "./errors.ts";
+
+/**
+ * Answers to requests that never reach a route: those Node's HTTP parser refuses (a malformed
+ * request line or header, oversized headers, a request not received in time) and those Fastify's
+ * router refuses (a path that is not valid percent-encoding). Each gets the error envelope with
+ * X-Request-Id like any other error, never the framework's or the parser's own body.
+ */
+
+/** What a parser-level error is, to the client. */
+function answerTo(code: string | undefined): ApiError {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return new ApiError(
+        "HEADERS_TOO_LARGE",
+        `The request line and headers together exceed ${maxHeaderSize / 1024} KB.`,
+      );
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return new ApiError(
+        "REQUEST_TIMEOUT",
+        "The request was not received in time; the connection is closed.",
+      );
+    case "HPE_INVALID_METHOD":
+      return badRequest("The request's method is not an HTTP method.", { reason: code });
+    default:
+      return badRequest("The request is not well-formed HTTP/1.1.", { reason: code ?? "unknown" });
+  }
+}
+
+/** A whole HTTP/1.1 answer as text, for a socket no Fastify reply exists for. */
+export function rawAnswer(err: ApiError, requestId: string, now: number): string {
+  const body = JSON.stringify(errorEnvelope(err, requestId, isoMicros(now)));
+  const headers: Record<string, string> = {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(Buffer.byteLength(body)),
+    "x-request-id": requestId,
+    ...ALWAYS_HEADERS,
+    ...CORS_HEADERS,
+    date: new Date(Math.floor(now / 1000)).toUTCString(),
+    connection: "close",
+  };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status]}\r\n${head.join("")}\r\n${body}`;
+}
+
+/** How long a refused connection is read (and what arrives dropped) before it is closed. */
+const LINGER_MS = 1000;
+
+/** Sockets already answered: a parser in error reports every later chunk again. */
+const answered = new WeakSet<Socket>();
+
+/** The socket's response in progress, if any (Node keeps it there; it has no public accessor). */
+function inFlight(socket: Socket): { headersSent: boolean } | undefined {
+  return (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+}
+
+/**
+ * Fastify's clientErrorHandler: answers in the envelope, then closes. Closing at once while the
+ * client is still sending makes the kernel reset the connection, and the client can lose the answer;
+ * so after a parse error the socket is read (what arrives is dropped: the parser is in error) for
+ * up to LINGER_MS. After a timeout the parser is not in error, so the socket is closed once written.
+ */
+export function clientErrorHandler(clock: Clock): (err: ConnectionError, socket: Socket) => void {
+  return (err, socket) => {
+    if (err.code === "ECONNRESET" || socket.destroyed || answered.has(socket)) return;
+    answered.add(socket);
+    // Never write into an answer already under way: that would corrupt it for the client.
+    if (!socket.writable || inFlight(socket)?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const answer = rawAnswer(answerTo(err.code), randomUUID(), clock.nowMicros());
+    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+      socket.end(answer, () => socket.destroy());
+      return;
+    }
+    socket.end(answer);
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    socket.once("close", () => clearTimeout(timer));
+  };
+}
+
+/** Fastify's frameworkErrors: the router's refusals, before any route or hook runs. */
+export function frameworkErrorHandler(
+  clock: Clock,
+): (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => void {
+  return (err, req, reply) => {
+    const apiErr =
+      err.code === "FST_ERR_BAD_URL"
+        ? badRequest("The path is not valid percent-encoded UTF-8.", { in: "path" })
+        : badRequest(`The path cannot be routed: ${err.message}`, { in: "path" });
+    const body = JSON.stringify(errorEnvelope(apiErr, req.id, isoMicros(clock.nowMicros())));
+    void reply
+      .code(apiErr.status)
+      .headers({ "x-request-id": req.id, ...ALWAYS_HEADERS, ...CORS_HEADERS })
+      .type("application/json; charset=utf-8")
+      .send(body);
+  };
+}
