@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { maxHeaderSize, STATUS_CODES } from "node:http";
+import { maxHeaderSize, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { type Clock, isoMicros } from "../domain/time.ts";
@@ -52,37 +52,53 @@ export function rawAnswer(err: ApiError, requestId: string, now: number): string
 /** How long a refused connection is read (and what arrives dropped) before it is closed. */
 const LINGER_MS = 1000;
 
-/** Sockets already answered: a parser in error reports every later chunk again. */
+/** Sockets already refused: a parser in error reports every later chunk again. */
 const answered = new WeakSet<Socket>();
 
 /** The socket's response in progress, if any (Node keeps it there; it has no public accessor). */
-function inFlight(socket: Socket): { headersSent: boolean } | undefined {
-  return (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+function inFlight(socket: Socket): ServerResponse | null {
+  return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
 }
 
 /**
- * Fastify's clientErrorHandler: answers in the envelope, then closes. Closing at once while the
- * client is still sending makes the kernel reset the connection, and the client can lose the answer;
- * so after a parse error the socket is read (what arrives is dropped: the parser is in error) for
- * up to LINGER_MS. After a timeout the parser is not in error, so the socket is closed once written.
+ * Writes the answer and closes. Closing at once while the client is still sending makes the kernel
+ * reset the connection, and the client can lose the answer; so after a parse error the socket is
+ * read for up to LINGER_MS (what arrives is dropped: the parser stays in error). After a timeout the
+ * parser is not in error and would go on reading requests, so the socket is closed once written.
+ */
+function refuse(socket: Socket, answer: string, timedOut: boolean): void {
+  if (socket.destroyed || !socket.writable) return;
+  if (timedOut) {
+    socket.end(answer, () => socket.destroy());
+    return;
+  }
+  socket.end(answer);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once("close", () => clearTimeout(timer));
+}
+
+/**
+ * Fastify's clientErrorHandler: answers in the envelope, then closes. Answers on a connection go out
+ * in order: when a complete request before the broken one is still being answered, the refusal waits
+ * for that answer. An answer under way for the broken request itself is abandoned, or, if it already
+ * started, the connection is closed: writing into it would corrupt it.
  */
 export function clientErrorHandler(clock: Clock): (err: ConnectionError, socket: Socket) => void {
   return (err, socket) => {
     if (err.code === "ECONNRESET" || socket.destroyed || answered.has(socket)) return;
     answered.add(socket);
-    // Never write into an answer already under way: that would corrupt it for the client.
-    if (!socket.writable || inFlight(socket)?.headersSent) {
-      socket.destroy();
-      return;
-    }
     const answer = rawAnswer(answerTo(err.code), randomUUID(), clock.nowMicros());
-    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
-      socket.end(answer, () => socket.destroy());
-      return;
+    const timedOut = err.code === "ERR_HTTP_REQUEST_TIMEOUT";
+    const previous = inFlight(socket);
+    if (!previous || previous.writableFinished) {
+      refuse(socket, answer, timedOut);
+    } else if (previous.req.complete) {
+      previous.once("close", () => refuse(socket, answer, timedOut));
+    } else if (previous.headersSent) {
+      socket.destroy();
+    } else {
+      refuse(socket, answer, timedOut);
     }
-    socket.end(answer);
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
-    socket.once("close", () => clearTimeout(timer));
   };
 }
 
