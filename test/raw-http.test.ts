@@ -135,6 +135,16 @@ describe("refused by the router or the app before any route runs", () => {
     assertEnvelope(unknown, 404, "RESOURCE_NOT_FOUND");
   });
 
+  test("CONNECT, which Node would close unanswered, is 405: this is not a proxy", async () => {
+    const answer = await rawRequest(
+      port,
+      "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+    );
+    assertEnvelope(answer, 405, "METHOD_NOT_ALLOWED");
+    assert.equal(answer.headers.allow, "GET, HEAD, OPTIONS");
+    assert.ok(answer.closed);
+  });
+
   test("a body on GET is 400 BAD_REQUEST, and is counted like any answered request", async () => {
     const answer = await rawRequest(
       port,

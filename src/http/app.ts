@@ -16,7 +16,7 @@ import type { ApiKeyRecord } from "../domain/api-key.ts";
 import { isoMicros, systemClock } from "../domain/time.ts";
 import { DEFAULT_CONFIG } from "../config.ts";
 import { isStoreUnavailable } from "../store/errors.ts";
-import { clientErrorHandler, frameworkErrorHandler } from "./client-errors.ts";
+import { clientErrorHandler, connectRefusal, frameworkErrorHandler } from "./client-errors.ts";
 import { type AppContext, type AppOptions, buildContext } from "./context.ts";
 import { corsAndSafeHeaders } from "./cors.ts";
 import {
@@ -279,6 +279,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler: clientErrorHandler(clock),
     frameworkErrors: frameworkErrorHandler(clock),
   });
+  app.server.on("connect", connectRefusal(clock));
   await app.register(updownApp, options);
   return app;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { maxHeaderSize, type ServerResponse, STATUS_CODES } from "node:http";
+import { type IncomingMessage, maxHeaderSize, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { type Clock, isoMicros } from "../domain/time.ts";
 import { ALWAYS_HEADERS, CORS_HEADERS } from "./cors.ts";
@@ -34,7 +35,12 @@ function answerTo(code: string | undefined): ApiError {
 }
 
 /** A whole HTTP/1.1 answer as text, for a socket no Fastify reply exists for. */
-export function rawAnswer(err: ApiError, requestId: string, now: number): string {
+export function rawAnswer(
+  err: ApiError,
+  requestId: string,
+  now: number,
+  extra: Record<string, string> = {},
+): string {
   const body = JSON.stringify(errorEnvelope(err, requestId, isoMicros(now)));
   const headers: Record<string, string> = {
     "content-type": "application/json; charset=utf-8",
@@ -42,6 +48,7 @@ export function rawAnswer(err: ApiError, requestId: string, now: number): string
     "x-request-id": requestId,
     ...ALWAYS_HEADERS,
     ...CORS_HEADERS,
+    ...extra,
     date: new Date(Math.floor(now / 1000)).toUTCString(),
     connection: "close",
   };
@@ -99,6 +106,22 @@ export function clientErrorHandler(clock: Clock): (err: ConnectionError, socket:
     } else {
       refuse(socket, answer, timedOut);
     }
+  };
+}
+
+/**
+ * The server's `connect` listener. Node hands a CONNECT request's socket to it and, without one,
+ * closes the connection unanswered; this is not a proxy, so the answer is 405. What the client sends
+ * after it (the bytes it meant to tunnel) is read and dropped until the socket closes.
+ */
+export function connectRefusal(clock: Clock): (req: IncomingMessage, socket: Duplex) => void {
+  return (req, socket) => {
+    const err = new ApiError("METHOD_NOT_ALLOWED", "CONNECT is not served: this server is not a proxy.");
+    socket.on("error", () => socket.destroy());
+    socket.end(rawAnswer(err, randomUUID(), clock.nowMicros(), { allow: "GET, HEAD, OPTIONS" }));
+    socket.resume();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    socket.once("close", () => clearTimeout(timer));
   };
 }
 
