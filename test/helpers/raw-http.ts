@@ -12,11 +12,12 @@ export interface RawAnswer {
   closed: boolean;
 }
 
-/** Splits the first answer out of what a socket received. */
+/** Splits the first final answer (after any interim 1xx ones) out of what a socket received. */
 export function parseAnswer(received: Buffer, closed: boolean): RawAnswer | null {
   const end = received.indexOf("\r\n\r\n");
   if (end < 0) return null;
   const [statusLine, ...lines] = received.subarray(0, end).toString("latin1").split("\r\n");
+  if (/^HTTP\/1\.[01] 1\d\d /.test(statusLine)) return parseAnswer(received.subarray(end + 4), closed);
   const headers: Record<string, string> = {};
   for (const line of lines) {
     const colon = line.indexOf(":");
