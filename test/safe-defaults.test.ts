@@ -80,6 +80,7 @@ describe("CORS", () => {
       for (const name of ["X-API-Key", "X-Request-Id", "Content-Type", "Idempotency-Key"])
         assert.ok(allowed.includes(name), name);
       assert.equal(res.headers["access-control-max-age"], "86400");
+      assert.equal(res.headers.allow, "GET, HEAD, OPTIONS");
       assert.ok(res.headers["x-request-id"]);
     }
     assert.deepEqual(await usage(), before);

@@ -156,13 +156,13 @@ function errorHandling(app: FastifyInstance, ctx: AppContext, routes: RouteTable
 }
 
 /** Request ids, the server's own headers and CORS on every answer, input checks, the request metrics. */
-function requestHooks(app: FastifyInstance, ctx: AppContext): void {
+function requestHooks(app: FastifyInstance, ctx: AppContext, routes: RouteTable): void {
   app.decorateRequest("apiKey", null);
   app.decorateRequest("limitDecision", null);
   app.addHook("onRequest", async (req, reply) => {
     reply.header("x-request-id", req.id);
   });
-  corsAndSafeHeaders(app);
+  corsAndSafeHeaders(app, (path) => routes.allowed(path));
   // After authentication (so that a counted request's 400 carries its limit headers), before the schema.
   app.addHook("preValidation", wellFormed);
   app.addHook("preValidation", numbersAsWritten);
@@ -223,7 +223,7 @@ export const updownApp = fp<AppOptions>(
     const ctx = buildContext(options);
     const routes = new RouteTable();
     app.addHook("onRoute", (route) => routes.add(route.url, route.method));
-    requestHooks(app, ctx);
+    requestHooks(app, ctx, routes);
     errorHandling(app, ctx, routes);
     for (const schema of [
       ...COMPONENT_SCHEMAS,
@@ -269,6 +269,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     http: {
+      // Given here as well as below, so that Node checks the pair against each other as configured.
+      requestTimeout: config.requestTimeoutMs,
       headersTimeout,
       connectionsCheckingInterval: deadlineCheckInterval(headersTimeout),
       // Checked by the app instead (strict-input.ts), so that the answer is the envelope.

@@ -32,7 +32,7 @@ export const CORS_HEADERS: Readonly<Record<string, string>> = {
   "access-control-expose-headers": EXPOSED_HEADERS.join(", "),
 };
 
-/** The methods the API answers; POST is for the backtest routes. */
+/** The methods a page may use on the API; POST is for the backtest routes. */
 const ALLOWED_METHODS = "GET, HEAD, POST, OPTIONS";
 
 /** Request headers a page may send (If-None-Match to revalidate a page by its ETag). */
@@ -50,15 +50,19 @@ function corsApplies(req: FastifyRequest): boolean {
   return path !== "/metrics";
 }
 
-/** The server's own headers and the CORS policy on every answer; OPTIONS answered here, without a key. */
-export function corsAndSafeHeaders(app: FastifyInstance): void {
+/**
+ * The server's own headers and the CORS policy on every answer; OPTIONS answered here, without a key.
+ * `allowedOf` gives the methods a path answers (none for a path nothing serves).
+ */
+export function corsAndSafeHeaders(app: FastifyInstance, allowedOf: (path: string) => string[]): void {
   app.addHook("onRequest", async (req: FastifyRequest, reply: FastifyReply) => {
     reply.headers(ALWAYS_HEADERS);
     const cors = corsApplies(req);
     if (cors) reply.headers(CORS_HEADERS);
     if (req.method !== "OPTIONS") return;
     // A preflight (and any OPTIONS): answered before authentication, so it needs no key and counts nothing.
-    reply.header("allow", ALLOWED_METHODS);
+    const allowed = allowedOf(req.url.split("?")[0]);
+    if (allowed.length > 0) reply.header("allow", allowed.join(", "));
     if (cors && req.headers["access-control-request-method"] !== undefined) {
       reply.headers({
         "access-control-allow-methods": ALLOWED_METHODS,
