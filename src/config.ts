@@ -19,6 +19,11 @@ export interface Config {
   plansFile: string | null;
   /** Failed authentications allowed per client address and minute before 429. */
   authFailuresPerMinute: number;
+  /** The largest request body read, in bytes (413 beyond). */
+  bodyLimitBytes: number;
+  /** Deadlines for receiving a request's headers and the whole request (408 after). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
   /** Fastify's trustProxy: whether (or which) proxies' X-Forwarded-For names the client address. */
   trustProxy: boolean | string;
   /** Bearer token for /metrics; unset: /metrics answers loopback callers only. */
@@ -58,6 +63,9 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     redisUrl: v.redisUrl,
     plansFile: v.plansFile,
     authFailuresPerMinute: v.authFailuresPerMinute,
+    bodyLimitBytes: v.bodyLimitKb * 1024,
+    headersTimeoutMs: v.headersTimeoutMs,
+    requestTimeoutMs: v.requestTimeoutMs,
     trustProxy: v.trustProxy,
     metricsToken: v.metricsToken,
     logLevel: v.logLevel,

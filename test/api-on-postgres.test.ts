@@ -10,6 +10,7 @@ const API_TEST_FILES = [
   "auth-and-errors.test.ts",
   "collector.test.ts",
   "exchange-api.test.ts",
+  "hostile-input.test.ts",
   "limits-api.test.ts",
   "markets-api.test.ts",
   "ops.test.ts",

@@ -130,6 +130,27 @@ const SERVICE_OPTIONS = {
     default: 30,
     doc: "failed authentications per client address and UTC minute before that address gets 429",
   }),
+  bodyLimitKb: option({
+    env: "BODY_LIMIT_KB",
+    flags: ["--body-limit-kb"],
+    type: integer(1, 1_048_576),
+    default: 256,
+    doc: "largest request body (KB) the server reads; a larger one gets 413 before it is read",
+  }),
+  headersTimeoutMs: option({
+    env: "HEADERS_TIMEOUT_MS",
+    flags: ["--headers-timeout-ms"],
+    type: integer(100, 600_000),
+    default: 10_000,
+    doc: "time (ms) a client has to send a request's headers before 408 and a closed connection",
+  }),
+  requestTimeoutMs: option({
+    env: "REQUEST_TIMEOUT_MS",
+    flags: ["--request-timeout-ms"],
+    type: integer(100, 3_600_000),
+    default: 30_000,
+    doc: "time (ms) a client has to send a whole request, body included, before 408; never limits the answer",
+  }),
   trustProxy: option({
     env: "TRUST_PROXY",
     flags: ["--trust-proxy"],

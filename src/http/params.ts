@@ -9,7 +9,7 @@ import {
   parseMarketType,
 } from "../domain/market.ts";
 import { canonicalSlug } from "../domain/slug.ts";
-import { type Micros, parseUserTime } from "../domain/time.ts";
+import { isoMicros, isoSeconds, type Micros, readUserTime, USER_TIME_RANGE } from "../domain/time.ts";
 import { cheapestPlanWith, type Feature } from "../domain/plan.ts";
 import type { StoredMarket } from "../store/market-store.ts";
 import type { AppContext } from "./context.ts";
@@ -40,14 +40,18 @@ export function marketTypeParam(text: string | undefined): MarketType | undefine
 
 export function timeParam(name: string, text: string | undefined): Micros | undefined {
   if (text === undefined) return undefined;
-  const us = parseUserTime(text);
-  if (us === null) {
-    throw validationError(`${name} must be an ISO 8601 timestamp or epoch milliseconds`, {
+  const reading = readUserTime(text);
+  if ("micros" in reading) return reading.micros;
+  if (reading.problem === "range") {
+    throw validationError(`${name} must be between ${isoSeconds(0)} and ${isoMicros(USER_TIME_RANGE.max)}`, {
       parameter: name,
-      rule: "format",
+      rule: "range",
     });
   }
-  return us;
+  throw validationError(`${name} must be an ISO 8601 timestamp or epoch milliseconds`, {
+    parameter: name,
+    rule: "format",
+  });
 }
 
 export function timeRange(

@@ -61,9 +61,15 @@ const RATE_LIMIT = {
   "X-Tier": { type: "string", required: true, description: "The key's plan" },
   "RateLimit-Policy": {
     type: "string",
-    description: "IETF draft: the quotas of the windows that have a limit",
+    required: true,
+    description:
+      "IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit)",
   },
-  RateLimit: { type: "string", description: "IETF draft: what is left of each window that has a limit" },
+  RateLimit: {
+    type: "string",
+    required: true,
+    description: "IETF draft: what is left of each window, and seconds until it resets",
+  },
 };
 
 const RETRY_AFTER = {
@@ -75,7 +81,7 @@ const RETRY_AFTER = {
 };
 
 const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
-  400: "VALIDATION_ERROR: a parameter breaks its rule; the message names it",
+  400: "VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host)",
   401: "UNAUTHORIZED: the key is missing, unknown or revoked",
   403: "TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does",
   404: "RESOURCE_NOT_FOUND: no such market, coin, venue, record or route",
@@ -86,11 +92,11 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 429 | 500 | 503;
 
-/** The statuses any /v1 route can answer: no key, limits, and the server's own failures. */
-const V1_ERRORS: ErrorStatus[] = [401, 429, 500, 503];
+/** The statuses any /v1 route can answer: a malformed request, no key, limits, the server's own failures. */
+const V1_ERRORS: ErrorStatus[] = [400, 401, 429, 500, 503];
 
 interface ResponseOptions {
-  /** Statuses the route answers beyond 401, 429, 500 and 503. */
+  /** Statuses the route answers beyond 400, 401, 429, 500 and 503. */
   errors?: ErrorStatus[];
   /** Metered answers carry the rate-limit headers (every /v1 answer to a valid key does). */
   metered?: boolean;
@@ -131,7 +137,7 @@ function errorHeaders(status: ErrorStatus, limitHeaders: object): object {
   return limitHeaders;
 }
 
-/** Errors an endpoint outside /v1 can answer. */
+/** Errors an endpoint outside /v1 can answer, 400 (a malformed request) always among them. */
 export function opsResponses(
   successes: Record<number, object>,
   errors: ErrorStatus[],
@@ -139,7 +145,7 @@ export function opsResponses(
   const out: Record<number, object> = {};
   for (const [status, schema] of Object.entries(successes))
     out[Number(status)] = { ...schema, headers: REQUEST_ID };
-  for (const status of errors) {
+  for (const status of [...new Set<ErrorStatus>([400, ...errors])].sort((a, b) => a - b)) {
     out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], status === 503 ? RETRY_AFTER : {});
   }
   return out;

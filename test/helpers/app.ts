@@ -35,6 +35,8 @@ export interface TestApp {
   keys: KeyService;
   key: string;
   keyFor(plan: PlanName): Promise<string>;
+  /** Answers outside the API document so far (close() fails while there are any). */
+  contractMismatches: readonly string[];
   get(url: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
@@ -95,6 +97,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     keys,
     key,
     keyFor,
+    contractMismatches: contract.mismatches,
     get: (url, headers = {}) => app.inject({ method: "GET", url, headers: { "x-api-key": key, ...headers } }),
     close: async () => {
       await app.close();
