@@ -141,14 +141,18 @@ test("killed with SIGKILL mid-market and restarted: no duplicates, and the gap i
   assert.equal(db.prepare("PRAGMA integrity_check").get()?.integrity_check, "ok");
   // The trades of the second before the kill reached both runs (the second as a replay): each is
   // stored exactly once.
-  const stored = db.prepare("SELECT size FROM market_trades").all().map((r) => r.size as number);
+  const stored = db
+    .prepare("SELECT size FROM market_trades")
+    .all()
+    .map((r) => r.size as number);
   assert.equal(new Set(stored).size, stored.length, "no trade recorded twice");
   const lastBeforeKill = upstream.clob.tradeLog.filter((t) => {
     const us = Number(t.timestamp) * 1000;
     return us < killedAt && us > killedAt - 1e6;
   });
   assert.ok(lastBeforeKill.length > 0);
-  for (const t of lastBeforeKill) assert.ok(stored.includes(Number(t.size)), `trade ${String(t.size)} stored`);
+  for (const t of lastBeforeKill)
+    assert.ok(stored.includes(Number(t.size)), `trade ${String(t.size)} stored`);
   db.close();
   const markets = snapshotsPerMarket();
   for (const [slug, m] of markets) {

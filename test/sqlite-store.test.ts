@@ -56,7 +56,8 @@ test("version 5 keeps a version 4 database's markets, ids and snapshots, and giv
       db.exec(m.sql);
       db.prepare("INSERT INTO schema_migrations VALUES (?, 0)").run(m.version);
     }
-    const insert = db.prepare(`INSERT INTO markets (id, slug, coin, market_type, market_id, event_id, start_time,
+    const insert =
+      db.prepare(`INSERT INTO markets (id, slug, coin, market_type, market_id, event_id, start_time,
       end_time, condition_id, clob_token_up, clob_token_down, winner, created_at, updated_at, snapshot_count)
       VALUES (?, ?, 'btc', ?, '1', '1', 1784851200, 1784854800, '0x', 'u', 'd', 'Up', 0, 0, 1)`);
     insert.run(7, "btc-updown-1h-1784851200", "1h");
