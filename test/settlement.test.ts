@@ -10,7 +10,9 @@ import { schedulerOn } from "../src/record/scheduler.ts";
 import type { Store } from "../src/store/store.ts";
 import { scaledDecimalToNumber } from "../src/upstream/price-feed.ts";
 import { makeTestApp, openTestStore } from "./helpers/app.ts";
+import { polymarketSlug } from "../src/domain/slug.ts";
 import {
+  gammaMarket,
   type PolymarketUpstream,
   startPolymarketUpstream,
   twapGammaMarket,
@@ -214,5 +216,141 @@ describe("a TWAP 5m market whose Gamma record carries the price to beat", () => 
     assert.equal(m.winner, "Up");
     assert.equal(m.coinPriceEnd, scaledDecimalToNumber(twapAt(T + 300)));
     assert.equal(m.resolvedAt, T + 304);
+  });
+});
+
+describe("an hourly market settled on Binance's 1m candles", () => {
+  const H = 1787414400; // an hour boundary
+  const tokens: [string, string] = ["7701", "7702"];
+  const upstreamSlug = polymarketSlug("btc", "1h", H) as string;
+  /** The stored candles: the hour's first minute and its last. */
+  const CANDLES = new Map([
+    [H, { open: 65000.25, close: 65001 }],
+    [H + 3540, { open: 65100, close: 65123.5 }],
+  ]);
+
+  test("start is the first minute's open, end the last minute's close, not the per-second price", async () => {
+    const upstream = await startPolymarketUpstream();
+    const store = await openTestStore();
+    // Started ten seconds before the close: the start price is looked up then, from the stored candle.
+    const clock = new ManualClock((H + 3590) * 1e6);
+    const scheduler = schedulerOn(clock);
+    const clob = new ClobFeed({ url: upstream.clobUrl, scheduler, log: silentLogger, backoffInitialMs: 1 });
+    const rtds = new RtdsFeed({ url: upstream.rtdsUrl, scheduler, log: silentLogger, backoffInitialMs: 1 });
+    const asked: number[] = [];
+    const collector = new Collector({
+      store: store.markets,
+      trades: store.trades,
+      candles: async (coin, openTime) => {
+        asked.push(openTime);
+        return coin === "btc" ? (CANDLES.get(openTime) ?? null) : null;
+      },
+      clock,
+      log: silentLogger,
+      gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
+      clob,
+      rtds,
+      coins: ["btc"],
+      marketTypes: ["1h"],
+      lookahead: 0,
+      resolutionEveryS: 2,
+    });
+    try {
+      upstream.gamma.markets.set(upstreamSlug, gammaMarket(upstreamSlug, 6001, tokens));
+      const book = { bids: [{ price: 0.49, size: 100 }], asks: [{ price: 0.51, size: 100 }] };
+      upstream.clob.setBook(tokens[0], book, false);
+      upstream.clob.setBook(tokens[1], book, false);
+      await collector.start();
+      await until(
+        () => upstream.rtds.clientCount === 1 && clob.notReady(tokens[0]) === null,
+        "subscriptions",
+      );
+      for (let s = H + 3590; s <= H + 3610; s++) {
+        clock.set(s * 1e6 + 300_000);
+        upstream.rtds.price("binance", "btc", s * 1000, String(64000 + (s % 100)));
+        if (s === H + 3601) {
+          const m = upstream.gamma.markets.get(upstreamSlug) as Record<string, unknown>;
+          Object.assign(m, {
+            closed: true,
+            outcomePrices: '["1", "0"]',
+            closedTime: "2026-08-22 17:00:05+00",
+          });
+        }
+        const sent = upstream.rtds.framesSent;
+        await until(() => rtds.frames >= sent, `prices of second ${s}`);
+        await collector.tick();
+        await collector.settled();
+      }
+      const m = await store.markets.getMarket(`btc-updown-1h-${H}`);
+      assert.ok(m);
+      assert.deepEqual(m.settlement, { source: "binance", lookbackS: null });
+      assert.equal(m.coinPriceStart, 65000.25);
+      assert.equal(m.coinPriceEnd, 65123.5);
+      assert.equal(m.winner, "Up");
+      assert.ok(asked.includes(H) && asked.includes(H + 3540));
+      // Snapshots carry the Binance price of their second.
+      const [last] = await store.markets.snapshotPage(m.key, {
+        order: "desc",
+        limit: 1,
+        offset: 0,
+        books: false,
+      });
+      assert.equal(last.coinPrice, 64000 + ((H + 3599) % 100));
+    } finally {
+      await collector.stop();
+      await upstream.close();
+      await store.close();
+    }
+  });
+});
+
+describe("discovery of the newer coins", () => {
+  test("follows their 5m and 15m series and asks for no other", async () => {
+    const upstream = await startPolymarketUpstream();
+    const store = await openTestStore();
+    const clock = new ManualClock(T * 1e6);
+    const scheduler = schedulerOn(clock);
+    const collector = new Collector({
+      store: store.markets,
+      trades: store.trades,
+      clock,
+      log: silentLogger,
+      gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
+      clob: new ClobFeed({ url: upstream.clobUrl, scheduler, log: silentLogger }),
+      rtds: new RtdsFeed({ url: upstream.rtdsUrl, scheduler, log: silentLogger, coins: ["xrp", "hype"] }),
+      coins: ["xrp", "hype"],
+      marketTypes: ["5m", "15m", "1h", "4h", "24h"],
+      lookahead: 0,
+    });
+    try {
+      upstream.gamma.markets.set(
+        `xrp-updown-5m-${T}`,
+        twapGammaMarket(`xrp-updown-5m-${T}`, 5101, ["x1", "x2"], T),
+      );
+      await collector.start();
+      const asked = [
+        ...new Set(upstream.gamma.requests.map((r) => new URL(r, "http://x").searchParams.get("slug"))),
+      ];
+      assert.deepEqual(asked.sort(), [
+        `hype-updown-15m-${T}`,
+        `hype-updown-5m-${T}`,
+        `xrp-updown-15m-${T}`,
+        `xrp-updown-5m-${T}`,
+      ]);
+      assert.deepEqual(collector.followedSlugs, [`xrp-updown-5m-${T}`]);
+      await until(() => upstream.rtds.subscriptions.length > 0, "the price subscription");
+      const [subscription] = upstream.rtds.subscriptions as {
+        subscriptions: { topic: string; filters: string }[];
+      }[];
+      assert.deepEqual(
+        subscription.subscriptions.map((s) => s.topic),
+        ["crypto_prices", "crypto_prices_chainlink", "crypto_prices_twap_thirty", "crypto_prices_twap_sixty"],
+      );
+      assert.equal(subscription.subscriptions[0].filters, "xrpusdt,hypeusdt");
+    } finally {
+      await collector.stop();
+      await upstream.close();
+      await store.close();
+    }
   });
 });
