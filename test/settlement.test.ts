@@ -96,7 +96,7 @@ async function record(
     atSecond(s - T, run);
     const sentRtds = upstream.rtds.framesSent;
     const sentClob = upstream.clob.framesSent;
-    await until(() => rtds.frames >= sentRtds && clob.frames >= sentClob - 0, `frames of second ${s - T}`);
+    await until(() => rtds.frames >= sentRtds && clob.frames >= sentClob, `frames of second ${s - T}`);
     await collector.tick();
     await collector.settled();
   }
