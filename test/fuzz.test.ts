@@ -615,7 +615,7 @@ before(async () => {
   const plans = loadPlans();
   plans.starter = {
     ...plans.starter,
-    btcHistory: { "5m": 1, "15m": 1, "1h": 1, "4h": 1, "24h": 1 },
+    history: { ...plans.starter.history, btc: { "5m": 1, "15m": 1, "1h": 1, "4h": 1, "24h": 1 } },
     features: { ...plans.starter.features, spot: false },
   };
   t = await makeTestApp({ exchange: true, plans, config: { authFailuresPerMinute: 15 } });

@@ -44,6 +44,9 @@ import { snapshotComponents } from "./routes/snapshots.ts";
 import { RouteTable } from "./route-table.ts";
 import { COMPONENT_SCHEMAS } from "./schemas.ts";
 import { numbersAsWritten, wellFormed } from "./strict-input.ts";
+import { coinSchema } from "../domain/wire.ts";
+import { seriesComponents, seriesRoutes } from "./routes/series.ts";
+import { tradeComponents, tradeRoutes } from "./routes/trades.ts";
 
 export type { Api, AppContext, AppOptions } from "./context.ts";
 
@@ -204,7 +207,9 @@ function v1Api(ctx: AppContext, routes: RouteTable): FastifyPluginAsync {
       accountRoutes,
       marketRoutes,
       snapshotRoutes,
+      tradeRoutes,
       coverageRoutes,
+      seriesRoutes,
       exportRoutes,
       exchangeRoutes,
     ]) {
@@ -226,10 +231,13 @@ export const updownApp = fp<AppOptions>(
     requestHooks(app, ctx, routes);
     errorHandling(app, ctx, routes);
     for (const schema of [
+      coinSchema(ctx.config.coins),
       ...COMPONENT_SCHEMAS,
       ...marketComponents,
       ...snapshotComponents,
       ...coverageComponents,
+      ...tradeComponents,
+      ...seriesComponents,
       ...accountComponents,
       ...exchangeComponents,
     ]) {

@@ -3,13 +3,14 @@ import type { Coin, MarketType } from "../domain/market.ts";
 import { type Clock, systemClock } from "../domain/time.ts";
 import { errorMessage, type Logger, stderrLogger } from "../log.ts";
 import { ClobFeed } from "./polymarket/clob-feed.ts";
-import { Collector } from "./polymarket/collector.ts";
+import { type CandleSource, Collector } from "./polymarket/collector.ts";
 import { GammaClient } from "./polymarket/gamma-client.ts";
 import { RtdsFeed } from "./polymarket/rtds-feed.ts";
 import { type Scheduler, schedulerOn } from "./scheduler.ts";
 import { type BinanceRecorder, startBinanceRecorder } from "./binance/recorder.ts";
 import type { Venue } from "../domain/exchange.ts";
 import { openStore } from "../store/open.ts";
+import type { ExchangeStore } from "../store/exchange-store.ts";
 
 /**
  * The thin runner of `updown collect`: opens the store, starts the collector, calls its tick at every
@@ -65,6 +66,32 @@ function cadenceTicker(collector: Collector, intervalMs: number, scheduler: Sche
   };
 }
 
+/** The status line of a minute. */
+function logStatus(collector: Collector, log: Logger): void {
+  const followed = collector.followedSlugs.length;
+  const { written, tradesWritten, settlementDisagreements } = collector;
+  log.info(
+    { followed, written, tradesWritten, settlementDisagreements },
+    `following ${followed} markets; ${written} snapshots and ${tradesWritten} trades written; ` +
+      `${settlementDisagreements} start or end prices the upstream disagreed with`,
+  );
+}
+
+/** A stored Binance spot 1m candle's open and close, by its open time. */
+function candlesFrom(exchange: ExchangeStore): CandleSource {
+  return async (coin, openTime) => {
+    const at = openTime * 1e6;
+    const [candle] = await exchange.candlePage(coin, "spot", "1m", {
+      order: "asc",
+      limit: 1,
+      offset: 0,
+      from: at,
+      to: at,
+    });
+    return candle ? { open: candle.open, close: candle.close } : null;
+  };
+}
+
 export async function collect(
   config: Config,
   options: CollectOptions,
@@ -76,11 +103,14 @@ export async function collect(
   const urls = config.polymarket;
   const collector = new Collector({
     store: store.markets,
+    trades: store.trades,
+    // The Binance recorder stores the spot 1m candles that settle 1h and 24h markets.
+    candles: options.venues.includes("spot") ? candlesFrom(store.exchange) : null,
     clock,
     log,
     gamma: new GammaClient({ baseUrl: urls.gammaUrl }),
     clob: new ClobFeed({ url: urls.clobWsUrl, scheduler, log }),
-    rtds: new RtdsFeed({ url: urls.rtdsUrl, scheduler, log }),
+    rtds: new RtdsFeed({ url: urls.rtdsUrl, scheduler, log, coins: options.coins }),
     coins: options.coins,
     marketTypes: options.marketTypes,
     lookahead: options.lookahead,
@@ -90,13 +120,7 @@ export async function collect(
   const interval = config.snapshotIntervalMs;
   const ticker = cadenceTicker(collector, interval, scheduler, log);
 
-  const status = setInterval(() => {
-    const followed = collector.followedSlugs.length;
-    log.info(
-      { followed, written: collector.written },
-      `following ${followed} markets; ${collector.written} snapshots written`,
-    );
-  }, 60_000);
+  const status = setInterval(() => logStatus(collector, log), 60_000);
 
   let stopping = false;
   const shutdown = async () => {
