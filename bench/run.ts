@@ -29,8 +29,10 @@
  *   BENCH_ONLY=replicas  the same snapshot pages from one `updown serve` on SQLite and from two on one
  *                        PostgreSQL with a shared Redis (bench/replicas.ts; needs PostgreSQL and Redis
  *                        binaries, else skipped)
- *   BENCH_ONLY=soak      one `updown serve` under a steady mixed load for BENCH_SOAK_SECONDS (default
- *                        180): memory, req/s, status codes (bench/soak.ts)
+ *   BENCH_ONLY=soak      `updown serve` on SQLite and on PostgreSQL + Redis, each under a steady mixed
+ *                        load (errors included): a warm-up of 30 to 120 s, then BENCH_SOAK_SECONDS (90)
+ *                        measured; memory growth, p99 over time, req/s, statuses, against the targets
+ *                        (bench/soak.ts)
  * Each writes its own section of bench/results/latest.json and keeps the rest; a default run keeps
  * their last sections.
  *
@@ -51,11 +53,11 @@ import { Rng } from "../src/demo/demo.ts";
 import { seedDemo } from "../src/demo/seed.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { StoredMarket } from "../src/store/market-store.ts";
-import { type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";
+import { type ListEntry, type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
 import { measureReplicas } from "./replicas.ts";
-import { measureSoak } from "./soak.ts";
+import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 
@@ -65,6 +67,17 @@ function envNumber(name: string, fallback: number, min: number): number {
   const n = Number(text);
   if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got "${text}"`);
   return n;
+}
+
+/** BENCH_SOAK_BACKENDS: a comma-separated list of sqlite and postgres (default both). */
+function soakBackends(): SoakBackend[] {
+  const text = process.env.BENCH_SOAK_BACKENDS || SOAK_BACKENDS.join(",");
+  const names = text.split(",").map((t) => t.trim());
+  const unknown = names.filter((n) => !(SOAK_BACKENDS as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new Error(`BENCH_SOAK_BACKENDS must list ${SOAK_BACKENDS.join(" and/or ")}, got "${text}"`);
+  }
+  return names as SoakBackend[];
 }
 
 const SECONDS = envNumber("BENCH_SECONDS", 5, 1);
@@ -99,14 +112,14 @@ type ScenarioName = keyof typeof TARGETS;
 // The load generator
 
 interface LoadGenerator {
-  sendList(name: string, paths: string[]): Promise<void>;
+  sendList(name: string, paths: ListEntry[]): Promise<void>;
   run(job: LoadJob): Promise<LoadResult>;
   close(): void;
 }
 
 /** autocannon in this process: it shares the server's event loop (BENCH_LOAD=inprocess). */
 class InProcessLoad implements LoadGenerator {
-  async sendList(name: string, paths: string[]): Promise<void> {
+  async sendList(name: string, paths: ListEntry[]): Promise<void> {
     setList(name, paths);
   }
   run(job: LoadJob): Promise<LoadResult> {
@@ -149,7 +162,7 @@ class LoadChild implements LoadGenerator {
     });
   }
 
-  async sendList(name: string, paths: string[]): Promise<void> {
+  async sendList(name: string, paths: ListEntry[]): Promise<void> {
     await this.ready;
     this.child.send({ type: "list", name, paths });
   }
@@ -380,13 +393,19 @@ async function main(): Promise<void> {
           ? await measureReplicas({ ...options, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS })
           : await measureSoak({
               ...options,
-              seconds: envNumber("BENCH_SOAK_SECONDS", 180, 1),
-              warmupSeconds: envNumber("BENCH_SOAK_WARMUP_SECONDS", 15, 1),
-              sampleSeconds: envNumber("BENCH_SOAK_SAMPLE_SECONDS", 10, 1),
-              rssTolerance: envNumber("BENCH_SOAK_RSS_TOLERANCE", 0.5, 0),
+              backends: soakBackends(),
+              seconds: envNumber("BENCH_SOAK_SECONDS", 90, 1),
+              warmupSeconds: envNumber("BENCH_SOAK_WARMUP_SECONDS", 30, 0),
+              warmupMaxSeconds: envNumber(
+                "BENCH_SOAK_WARMUP_MAX_SECONDS",
+                120,
+                envNumber("BENCH_SOAK_WARMUP_SECONDS", 30, 0),
+              ),
+              windowSeconds: envNumber("BENCH_SOAK_WINDOW_SECONDS", 30, 1),
               pageCacheMb: process.env.BENCH_SOAK_PAGE_CACHE_MB
                 ? envNumber("BENCH_SOAK_PAGE_CACHE_MB", 128, 0)
                 : undefined,
+              heapSnapshots: process.env.BENCH_SOAK_HEAP_SNAPSHOTS || null,
             });
       writeResults({ ...previousResults(), [ONLY]: section });
       return;
