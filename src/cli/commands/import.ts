@@ -1,6 +1,6 @@
 import { importArchive, openInput } from "../../archive/archive.ts";
 import { formatImportReport, importUpstream } from "../../archive/upstream-import.ts";
-import { defineCommand, UsageError, withStore } from "../command.ts";
+import { defineCommand, requireFile, UsageError, withStore } from "../command.ts";
 import { Progress } from "../progress.ts";
 
 const HELP = `updown import upstream --markets FILE --feed FILE [--max-staleness SECONDS]
@@ -25,6 +25,8 @@ export const importCommand = defineCommand({
       if (markets === null || feed === null) {
         throw new UsageError("import upstream needs --markets FILE and --feed FILE");
       }
+      requireFile(markets, "--markets");
+      requireFile(feed, "--feed");
       await withStore(values.databaseUrl, async (store) => {
         const progress = new Progress("Importing markets");
         const report = await importUpstream({
@@ -40,6 +42,7 @@ export const importCommand = defineCommand({
       return;
     }
     if (kind === "archive" && file) {
+      requireFile(file, "archive");
       await withStore(values.databaseUrl, async (store) => {
         const progress = new Progress("Importing archive");
         const r = await importArchive(store.markets, openInput(file), (_markets, snapshots) =>
