@@ -174,6 +174,13 @@ const SERVICE_OPTIONS = {
     default: DEFAULT_DEMO_COUNTS,
     doc: "demo markets per series and coin; types left out keep their default",
   }),
+  drainSeconds: option({
+    env: "DRAIN_SECONDS",
+    flags: ["--drain-seconds"],
+    type: integer(0, 3600),
+    default: 5,
+    doc: "on SIGTERM or SIGINT, how long requests in flight (serve) or upstream calls in flight (collect) may take before they are cut and the process exits",
+  }),
   snapshotIntervalMs: option({
     env: "SNAPSHOT_INTERVAL_MS",
     flags: ["--snapshot-interval-ms"],
