@@ -150,7 +150,7 @@ const SERVICE_OPTIONS = {
     flags: ["--log-level"],
     type: choice(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
     default: "info",
-    doc: "the server's log level; request logs never include headers, so keys are never logged",
+    doc: "the server's log level; debug adds two lines a request (never headers, so never keys)",
   }),
   pageCacheMb: option({
     env: "PAGE_CACHE_MB",
