@@ -72,7 +72,7 @@ const CLOSE_GRACE_MS = 5000;
 function drainOnSignals(app: FastifyInstance, drainMs: number): void {
   let draining = false;
   app.addHook("onRequest", (_req, reply, done) => {
-    if (draining) void reply.header("connection", "close");
+    if (draining) reply.header("connection", "close");
     done();
   });
   // A connection busy when the drain began is idle once its answer is out, and is closed then.
