@@ -38,6 +38,8 @@ export interface Config {
   demoCounts: Record<MarketType, number>;
   /** The collector's cadence: one snapshot per live market this often; coverage judges by it. */
   snapshotIntervalMs: number;
+  /** After SIGTERM or SIGINT, how long work in flight may take before it is cut (ms). */
+  drainMs: number;
   /** Polymarket's Gamma REST API, CLOB market WebSocket and real-time data socket. */
   polymarket: { gammaUrl: string; clobWsUrl: string; rtdsUrl: string };
   /** Binance's public market-data addresses, and the request weight per minute each venue allows. */
@@ -76,6 +78,7 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     seedDemo: v.seedDemo,
     demoCounts: v.demoCounts,
     snapshotIntervalMs: v.snapshotIntervalMs,
+    drainMs: v.drainSeconds * 1000,
     polymarket: {
       gammaUrl: v.polymarketGammaUrl,
       clobWsUrl: v.polymarketClobWsUrl,

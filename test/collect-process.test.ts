@@ -225,6 +225,40 @@ test("collect records Binance beside Polymarket, into the same database the API 
   }
 });
 
+test("SIGTERM while a Gamma look-up hangs: exit 0 at DRAIN_SECONDS, not at Gamma's timeout, database intact", async () => {
+  // A 15m market that ended unresolved half an hour ago: the collector takes it over and polls Gamma
+  // for its resolution at once, in the background; Gamma never answers for it (its own timeout: 10 s).
+  const anchor = new Date(Date.now() - 30 * 60_000).toISOString();
+  const db = "drain.db";
+  const seeded = spawnSync(
+    process.execPath,
+    [BIN, "seed", "--coins", "btc", "--counts", "5m=0,15m=1,1h=0,4h=0,24h=0", "--anchor", anchor],
+    { env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, db)}` }, encoding: "utf8" },
+  );
+  assert.equal(seeded.status, 0, seeded.stderr);
+  const store = new SqliteStore(join(dir, db));
+  const [ended] = (await store.markets.listMarkets({ limit: 1, offset: 0 })).markets;
+  await store.close();
+  upstream.gamma.stalled.add(ended.slug);
+  try {
+    const asked = () => upstream.gamma.requests.some((r) => r.includes(ended.slug));
+    const run = startCollector(["--types", "15m", "--venues", "none"], { DRAIN_SECONDS: "1" }, db);
+    await waitFor(asked, `the resolution poll of ${ended.slug} (output: ${run.output()})`);
+    const signalled = Date.now();
+    run.child.kill("SIGTERM");
+    const code = await new Promise((resolve) => run.child.once("exit", resolve));
+    const ms = Date.now() - signalled;
+    assert.equal(code, 0, run.output());
+    assert.ok(ms < 1000 + 3000, `exited ${ms} ms after SIGTERM, not after Gamma's 10 s timeout`);
+    assert.match(run.output(), /drain deadline of 1 s passed; abandoning upstream calls in flight/);
+    const check = new DatabaseSync(join(dir, db), { readOnly: true });
+    assert.equal(check.prepare("PRAGMA integrity_check").get()?.integrity_check, "ok");
+    check.close();
+  } finally {
+    upstream.gamma.stalled.delete(ended.slug);
+  }
+});
+
 test("collect refuses bad options with one line and exit status 2, and explains itself with --help", () => {
   for (const [args, message] of [
     [["--types", "7m"], /--types: 7m is not one of 5m, 15m, 1h, 4h, 24h/],

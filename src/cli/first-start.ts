@@ -61,3 +61,26 @@ export async function prepareFirstStart(store: Store, options: FirstStartOptions
   }
   return made;
 }
+
+/**
+ * What a first start made, between two rules so that it stands out from the log lines around it: the
+ * demo data, the demo keys, and a first request to paste (no side borders, which a copy would take
+ * along). Printed once the server listens, so that the URL is the real one.
+ */
+export function firstStartBanner(made: FirstStart, base: string): string | null {
+  const lines: string[] = [];
+  if (made.seeded) {
+    const snapshots = made.seeded.snapshots.toLocaleString("en-US");
+    lines.push(`First start: demo data seeded (${made.seeded.markets} markets, ${snapshots} snapshots).`);
+  }
+  if (made.demoKeys) {
+    const { keys, path } = made.demoKeys;
+    lines.push(`Demo API keys, one per plan (also in ${path}):`);
+    for (const plan of PLAN_NAMES) lines.push(`  ${plan.padEnd(11)} ${keys[plan]}`);
+    lines.push("Try:", `  curl -H "X-API-Key: ${keys.pro}" '${base}/v1/markets?coin=btc&limit=2'`);
+  }
+  if (lines.length === 0) return null;
+  lines.push(`Docs: ${base}/docs`);
+  const rule = "=".repeat(78);
+  return [rule, ...lines.map((l) => ` ${l}`), rule].join("\n");
+}

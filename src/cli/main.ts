@@ -16,6 +16,7 @@ import { migrateCommand } from "./commands/migrate.ts";
 import { seedCommand } from "./commands/seed.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { commandHelp, mainHelp } from "./help.ts";
+import { isSystemError, oneLine } from "./messages.ts";
 
 /** Every command, in the order `updown --help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -68,8 +69,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     const usage =
       USAGE_ERRORS.some((E) => err instanceof E) ||
       (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
-    if (usage) {
-      process.stderr.write(`error: ${(err as Error).message}\n`);
+    // A file or folder that a command meets only while it works (an output that cannot be written)
+    // is as much the command line's matter as one it checks first.
+    if (usage || isSystemError(err)) {
+      process.stderr.write(`error: ${usage ? (err as Error).message : oneLine(err)}\n`);
       process.exit(2);
     }
     throw err;

@@ -173,7 +173,7 @@ const SERVICE_OPTIONS = {
     flags: ["--log-level"],
     type: choice(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
     default: "info",
-    doc: "the server's log level; request logs never include headers, so keys are never logged",
+    doc: "the server's log level; debug adds two lines a request (never headers, so never keys)",
   }),
   pageCacheMb: option({
     env: "PAGE_CACHE_MB",
@@ -203,6 +203,13 @@ const SERVICE_OPTIONS = {
     type: demoCounts(DEFAULT_DEMO_COUNTS),
     default: DEFAULT_DEMO_COUNTS,
     doc: "demo markets per series and coin; types left out keep their default",
+  }),
+  drainSeconds: option({
+    env: "DRAIN_SECONDS",
+    flags: ["--drain-seconds"],
+    type: integer(0, 3600),
+    default: 5,
+    doc: "on SIGTERM or SIGINT, how long requests in flight (serve) or upstream calls in flight (collect) may take before they are cut and the process exits",
   }),
   snapshotIntervalMs: option({
     env: "SNAPSHOT_INTERVAL_MS",

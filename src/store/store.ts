@@ -21,6 +21,16 @@ export interface Store {
   /** Binance spot and futures data (src/store/exchange-store.ts). */
   readonly exchange: ExchangeStore;
   /** Applies the schema's missing migrations, each once, in order (also against a concurrent migrator). */
-  migrate(): Promise<void>;
+  migrate(): Promise<MigrationReport>;
   close(): Promise<void>;
+}
+
+/** What one `migrate` did, for `updown migrate` to say. */
+export interface MigrationReport {
+  /** The versions this call applied, in order; none when another process (or an earlier run) had. */
+  applied: number[];
+  /** The schema's version afterwards: the highest applied. */
+  version: number;
+  /** The schema's tables afterwards, by name (PostgreSQL's monthly partitions left out). */
+  tables: string[];
 }

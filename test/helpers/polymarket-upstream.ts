@@ -27,12 +27,15 @@ export class FakeGamma {
   readonly onlyInEvents = new Set<string>();
   /** Called for a slug not in `markets`; may create it (a process test serves any slug it is asked). */
   fallback: ((slug: string) => Record<string, unknown> | null) | null = null;
+  /** Slugs whose look-ups are never answered: an upstream that hangs. */
+  readonly stalled = new Set<string>();
   requests: string[] = [];
 
   handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? "/", "http://x");
     this.requests.push(`${url.pathname}${url.search}`);
     const slug = url.searchParams.get("slug") ?? "";
+    if (this.stalled.has(slug)) return;
     let market = this.markets.get(slug) ?? null;
     if (!market && this.fallback) {
       market = this.fallback(slug);
@@ -396,6 +399,7 @@ export async function startPolymarketUpstream(): Promise<PolymarketUpstream> {
     rtdsUrl: `ws://127.0.0.1:${port}/rtds`,
     close: async () => {
       for (const wss of [clobWss, rtdsWss]) for (const ws of wss.clients) ws.terminate();
+      server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

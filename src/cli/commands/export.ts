@@ -1,5 +1,5 @@
 import { exportArchive, openOutput } from "../../archive/archive.ts";
-import { defineCommand, UsageError, withStore } from "../command.ts";
+import { defineCommand, requireFolderFor, UsageError, withStore } from "../command.ts";
 import { Progress } from "../progress.ts";
 
 export const exportCommand = defineCommand({
@@ -15,6 +15,7 @@ order books. A FILE ending in .gz is gzipped. Filters: --coin, --type, or one or
   run: async (values) => {
     const path = values.out;
     if (path === null) throw new UsageError("export needs --out FILE (or - for stdout)");
+    if (path !== "-") requireFolderFor(path, "--out");
     await withStore(values.databaseUrl, async (store) => {
       const progress = new Progress("Exporting");
       const { out, done } = openOutput(path);

@@ -5,7 +5,7 @@ import {
   importUpstream,
   parseFeedArgument,
 } from "../../archive/upstream-import.ts";
-import { defineCommand, UsageError, withStore } from "../command.ts";
+import { defineCommand, requireFile, UsageError, withStore } from "../command.ts";
 import { Progress } from "../progress.ts";
 
 const HELP = `updown import upstream --markets FILE --feed [twapN=]FILE [--feed ...] [--max-staleness SECONDS]
@@ -40,6 +40,8 @@ export const importCommand = defineCommand({
           throw new UsageError(`--feed ${text}: the TWAP lookback must be a positive number of seconds`);
         return parsed;
       });
+      requireFile(markets, "--markets");
+      for (const f of feeds) requireFile(f.path, "--feed");
       await withStore(values.databaseUrl, async (store) => {
         const progress = new Progress("Importing markets");
         const report = await importUpstream({
@@ -55,6 +57,7 @@ export const importCommand = defineCommand({
       return;
     }
     if (kind === "archive" && file) {
+      requireFile(file, "archive");
       await withStore(values.databaseUrl, async (store) => {
         const progress = new Progress("Importing archive");
         const r = await importArchive(

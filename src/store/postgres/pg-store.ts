@@ -1,5 +1,5 @@
 import pg, { type Pool, type PoolConfig } from "pg";
-import type { Store } from "../store.ts";
+import type { MigrationReport, Store } from "../store.ts";
 import { PostgresExchangeStore } from "./exchange-store.ts";
 import { PostgresKeyStore } from "./key-store.ts";
 import { PostgresMarketStore } from "./market-store.ts";
@@ -56,8 +56,8 @@ export class PostgresStore implements Store {
   }
 
   /** Applies the missing migrations in one transaction, after any other process migrating has finished. */
-  async migrate(): Promise<void> {
-    await inTransaction(this.pool, async (client) => {
+  async migrate(): Promise<MigrationReport> {
+    return inTransaction(this.pool, async (client) => {
       await client.query("SELECT pg_advisory_xact_lock($1, $2)", [
         SCHEMA_LOCK.namespace,
         SCHEMA_LOCK.migrations,
@@ -67,11 +67,23 @@ export class PostgresStore implements Store {
       );
       const { rows } = await client.query<Row>("SELECT version FROM schema_migrations");
       const done = new Set(rows.map((r) => r.version as number));
+      const applied: number[] = [];
       for (const m of POSTGRES_MIGRATIONS) {
         if (done.has(m.version)) continue;
         await client.query(m.sql);
         await client.query("INSERT INTO schema_migrations VALUES ($1, $2)", [m.version, Date.now()]);
+        applied.push(m.version);
       }
+      const tables = await client.query<Row>(
+        `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+         ORDER BY c.relname`,
+      );
+      return {
+        applied,
+        version: Math.max(0, ...done, ...applied),
+        tables: tables.rows.map((r) => r.name as string),
+      };
     });
   }
 

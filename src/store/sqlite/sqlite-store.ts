@@ -1,5 +1,5 @@
 import type { DatabaseSync } from "node:sqlite";
-import type { Store } from "../store.ts";
+import type { MigrationReport, Store } from "../store.ts";
 import { SqliteConnection } from "./connection.ts";
 import { SqliteExchangeStore } from "./exchange-store.ts";
 import { SqliteKeyStore } from "./key-store.ts";
@@ -37,18 +37,28 @@ export class SqliteStore implements Store {
     return this.conn.db;
   }
 
-  async migrate(): Promise<void> {
+  async migrate(): Promise<MigrationReport> {
     const db = this.conn.db;
     db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)");
-    const applied = db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
+    const done = db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
+    const applied: number[] = [];
     for (const m of SQLITE_MIGRATIONS) {
       // Checked inside the write transaction, so two processes migrating at once apply each version once.
       this.conn.transaction(() => {
-        if (applied.get(m.version)) return;
+        if (done.get(m.version)) return;
         db.exec(m.sql);
         db.prepare("INSERT INTO schema_migrations VALUES (?, ?)").run(m.version, Date.now());
+        applied.push(m.version);
       });
     }
+    const version = db.prepare("SELECT max(version) AS v FROM schema_migrations").get()?.v as number;
+    const tables = db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+      )
+      .all()
+      .map((r) => r.name as string);
+    return { applied, version, tables };
   }
 
   async close(): Promise<void> {
