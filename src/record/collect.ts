@@ -9,7 +9,6 @@ import { RtdsFeed } from "./polymarket/rtds-feed.ts";
 import { type Scheduler, schedulerOn } from "./scheduler.ts";
 import { type BinanceRecorder, startBinanceRecorder } from "./binance/recorder.ts";
 import type { Venue } from "../domain/exchange.ts";
-import { openStore } from "../store/open.ts";
 import type { ExchangeStore } from "../store/exchange-store.ts";
 import type { Store } from "../store/store.ts";
 
