@@ -1,4 +1,4 @@
-import type { MarketType } from "./domain/market.ts";
+import type { Coin, MarketType } from "./domain/market.ts";
 import { readOptions } from "./config/read.ts";
 import { OPTIONS, SERVICE_OPTION_NAMES, type ServiceOptionName, type Values } from "./config/options.ts";
 
@@ -26,6 +26,8 @@ export interface Config {
   logLevel: string;
   /** Bytes of rendered snapshot pages of resolved markets kept in memory. */
   pageCacheBytes: number;
+  /** The coins the service knows: the API's coin values, the demo data, what the collector records. */
+  coins: Coin[];
   /** Seed demo data and demo keys into an empty database on `serve`. */
   seedDemo: boolean;
   demoCounts: Record<MarketType, number>;
@@ -62,6 +64,7 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     metricsToken: v.metricsToken,
     logLevel: v.logLevel,
     pageCacheBytes: v.pageCacheMb * 1024 * 1024,
+    coins: v.coins,
     seedDemo: v.seedDemo,
     demoCounts: v.demoCounts,
     snapshotIntervalMs: v.snapshotIntervalMs,

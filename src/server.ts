@@ -17,6 +17,7 @@ async function firstStart(store: Store, config: Config, plans: Plans): Promise<v
   const progress = new Progress("Seeding demo data");
   const made = await prepareFirstStart(store, {
     counts: config.demoCounts,
+    coins: config.coins,
     databaseUrl: config.databaseUrl,
     plans,
     clock: systemClock,

@@ -203,7 +203,7 @@ test("collect records Binance beside Polymarket, into the same database the API 
 test("collect refuses bad options with one line and exit status 2, and explains itself with --help", () => {
   for (const [args, message] of [
     [["--types", "7m"], /--types: 7m is not one of 5m, 15m, 1h, 4h, 24h/],
-    [["--coins", "doge"], /--coins: doge is not one of btc, eth, sol/],
+    [["--coins", "b@d"], /--coins\): b@d is not a coin code/],
     [["--venues", "margin"], /--venues: margin is not one of spot, futures, or none/],
     [["--lookahead", "99"], /--lookahead must be an integer from 0 to 10/],
   ] as const) {

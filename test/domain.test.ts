@@ -100,7 +100,8 @@ describe("slugs", () => {
       startTime: 1784851200,
     });
     assert.equal(canonicalSlug("sol-updown-1hr-1784851200"), "sol-updown-1h-1784851200");
-    assert.equal(parseSlug("doge-updown-5m-1"), null);
+    assert.deepEqual(parseSlug("DOGE-updown-5m-1"), { coin: "doge", marketType: "5m", startTime: 1 });
+    assert.equal(parseSlug("d-updown-5m-1"), null);
     assert.equal(parseSlug("btc-updown-7m-1"), null);
     assert.equal(parseMarketType("4HR"), "4h");
   });

@@ -11,6 +11,7 @@ import { POSTGRES_MIGRATIONS } from "../src/store/postgres/migrations.ts";
 import { depthRow, exchangeStoreContract } from "./contracts/exchange-store.ts";
 import { keyStoreContract } from "./contracts/key-store.ts";
 import { marketStoreContract } from "./contracts/market-store.ts";
+import { tradeStoreContract } from "./contracts/trade-store.ts";
 import { quotaLedgerContract } from "./contracts/quota-ledger.ts";
 import { type StoreTests, describeStoreTests } from "./contracts/store-tests.ts";
 
@@ -282,6 +283,7 @@ if (url === null) {
 
   const openScratch = () => scratchSchemas().openStore();
   marketStoreContract("postgres", openScratch);
+  tradeStoreContract("postgres", openScratch);
   keyStoreContract("postgres", openScratch);
   quotaLedgerContract("postgres", openScratch);
   exchangeStoreContract("postgres", openScratch);

@@ -9,6 +9,7 @@ import { HAND_MARKET } from "./helpers/app.ts";
 import { exchangeStoreContract } from "./contracts/exchange-store.ts";
 import { keyStoreContract } from "./contracts/key-store.ts";
 import { marketStoreContract } from "./contracts/market-store.ts";
+import { tradeStoreContract } from "./contracts/trade-store.ts";
 import { quotaLedgerContract } from "./contracts/quota-ledger.ts";
 
 async function openMemoryStore(): Promise<SqliteStore> {
@@ -18,6 +19,7 @@ async function openMemoryStore(): Promise<SqliteStore> {
 }
 
 marketStoreContract("sqlite", openMemoryStore);
+tradeStoreContract("sqlite", openMemoryStore);
 keyStoreContract("sqlite", openMemoryStore);
 quotaLedgerContract("sqlite", openMemoryStore);
 exchangeStoreContract("sqlite", openMemoryStore);

@@ -18,6 +18,8 @@ import type { StoredMarket } from "../src/store/market-store.ts";
 const FIXTURE_DIR = join(import.meta.dirname, "fixtures", "real-btc-5m-2026-07-24");
 const MARKETS = join(FIXTURE_DIR, "markets-00-12utc.jsonl.gz");
 const FEED = join(FIXTURE_DIR, "chainlink-btcusd-00-12utc.csv.gz");
+/** The fixture day's `feeSchedule` (every market of it charges the same fees). */
+const FIXTURE_FEES = { rate: 0.07, exponent: 1, takerOnly: true, rebateRate: 0.2 };
 
 async function freshStore(): Promise<SqliteStore> {
   const store = new SqliteStore(":memory:");
@@ -192,6 +194,7 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
     assert.deepEqual(report.disagreements, [
       {
         slug: "btc-updown-5m-1784868900",
+        feedName: "chainlink",
         upstream: "Up",
         feed: "Down",
         startPrice: 65262.9532141591,
@@ -264,6 +267,8 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
       resolvedAt: 1784851216,
       createdAt: 1784764928939464,
       updatedAt: 1784851289141988,
+      settlement: { source: "chainlink", lookbackS: null },
+      feeSchedule: FIXTURE_FEES,
     };
     assert.deepEqual(recordOf(await store.markets.getMarket(expected.slug)), expected);
   });
@@ -294,6 +299,8 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
       resolvedAt: 1784853627,
       createdAt: 1784767359644297,
       updatedAt: 1784853701497845,
+      settlement: { source: "chainlink", lookbackS: null },
+      feeSchedule: FIXTURE_FEES,
     };
     assert.deepEqual(recordOf(await store.markets.getMarket(expected.slug)), expected);
   });
@@ -323,6 +330,8 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
       resolvedAt: 1784869221,
       createdAt: 1784783029916028,
       updatedAt: 1784869298561132,
+      settlement: { source: "chainlink", lookbackS: null },
+      feeSchedule: FIXTURE_FEES,
     };
     assert.deepEqual(recordOf(await store.markets.getMarket(expected.slug)), expected);
   });
@@ -351,7 +360,12 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
     assert.match(text, /undecidable from the feed: 9/);
     const disagreementLine = lines.find((l) => l.includes("btc-updown-5m-1784868900"));
     assert.match(disagreementLine ?? "", /upstream Up, feed Down/);
-    for (const u of report.undecidable) assert.ok(lines.includes(`  ${u.slug}: ${u.reason}`), u.slug);
+    for (const u of report.undecidable)
+      assert.ok(lines.includes(`  ${u.slug} [chainlink]: ${u.reason}`), u.slug);
+    // Which feed decided: every market of the day settles on the instantaneous Chainlink stream.
+    assert.ok(lines.includes("  chainlink: 145 markets"), text);
+    assert.equal(report.settledBy.length, 145);
+    assert.ok(report.settledBy.every((s) => s.feedName === "chainlink"));
   });
 
   test("a larger staleness allowance decides the 30 s and 55 s gaps", async () => {
@@ -442,7 +456,14 @@ describe("importUpstream on small hand-made files", () => {
     const store = await freshStore();
     try {
       const r = await importUpstream({ store: store.markets, marketsPath, feedPath });
-      assert.deepEqual(r, { markets: 1, resolved: 0, agreements: 0, disagreements: [], undecidable: [] });
+      assert.deepEqual(r, {
+        markets: 1,
+        resolved: 0,
+        agreements: 0,
+        disagreements: [],
+        undecidable: [],
+        settledBy: [{ slug: "btc-updown-5m-1784850900", feedName: "chainlink" }],
+      });
       const m = recordOf(await store.markets.getMarket("btc-updown-5m-1784850900"));
       assert.equal(m.winner, null);
       assert.equal(m.coinPriceStart, 65026.457815);
@@ -491,7 +512,7 @@ describe("importUpstream on small hand-made files", () => {
   });
 
   test("a market line with a bad field names the field", async () => {
-    const marketsPath = write("bad-asset.jsonl", `${JSON.stringify({ ...template, asset: "doge" })}\n`);
+    const marketsPath = write("bad-asset.jsonl", `${JSON.stringify({ ...template, asset: "b@d" })}\n`);
     const feedPath = write("feed-ok2.csv", `${FEED_HEADER}\n`);
     const store = await freshStore();
     try {
@@ -500,7 +521,7 @@ describe("importUpstream on small hand-made files", () => {
         (err: unknown) => {
           assert.ok(err instanceof ImportError);
           assert.equal(err.line, 1);
-          assert.match(err.message, /bad-asset\.jsonl:1: asset "doge"/);
+          assert.match(err.message, /bad-asset\.jsonl:1: asset "b@d"/);
           return true;
         },
       );

@@ -8,20 +8,26 @@ import { BookEncodingError, decodeBooks } from "../domain/book-codec.ts";
 import type { Coin, MarketType } from "../domain/market.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { isoMicros, type Micros } from "../domain/time.ts";
+import type { TradeRow } from "../domain/trade.ts";
 import {
   marketFromWire,
   marketToWire,
   snapshotFromWire,
   snapshotJson,
+  tradeFromWire,
+  tradeToWire,
   WireFormatError,
 } from "../domain/wire.ts";
 import type { MarketStore, StoredMarket } from "../store/market-store.ts";
+import type { TradeStore } from "../store/trade-store.ts";
 
 /**
  * Our own export format ("archive"): NDJSON, one object a line. A market line
  * `{"type":"market","market":{...}}` (the API's market record) is followed by its snapshot lines
  * `{"type":"snapshot","slug":"...","snapshot":{...}}` (the API's snapshot, oldest first, books included
- * when exported with books). Importing an archive gives back the same API responses.
+ * when exported with books), then, when exported with trades, its trade lines
+ * `{"type":"trade","slug":"...","trade":{...}}` (the API's trade, oldest first). Importing an archive
+ * gives back the same API responses.
  *
  * CSV is offered for analysis tools: one snapshot a row, books as JSON text columns; it has no market
  * records, so it cannot be imported back.
@@ -42,6 +48,8 @@ export interface ExportSelection {
 
 export interface ExportOptions extends ExportSelection {
   store: MarketStore;
+  /** With it, each market's trades follow its snapshots (NDJSON only). */
+  trades?: TradeStore;
   out: Writable;
   onProgress?: (markets: number, snapshots: number) => void;
 }
@@ -49,6 +57,7 @@ export interface ExportOptions extends ExportSelection {
 export interface ExportCounts {
   markets: number;
   snapshots: number;
+  trades?: number;
 }
 
 const PAGE = 5000;
@@ -98,6 +107,7 @@ export async function* exportChunks(
   store: MarketStore,
   sel: ExportSelection,
   counts: ExportCounts = { markets: 0, snapshots: 0 },
+  trades: TradeStore | null = null,
 ): AsyncGenerator<string> {
   if (sel.format === "csv") yield `${CSV_HEADER}${sel.books ? ",orderbook_up,orderbook_down" : ""}\n`;
   for await (const m of marketsToExport(store, sel)) {
@@ -128,12 +138,38 @@ export async function* exportChunks(
       if (rows.length < PAGE) break;
       from = rows[rows.length - 1].time + 1;
     }
+    if (trades !== null && sel.format === "ndjson") yield* tradeLines(trades, m, sel, counts);
+  }
+}
+
+/** A market's trade lines, oldest first, a page at a time (OFFSET: trades of one time have no cursor). */
+async function* tradeLines(
+  trades: TradeStore,
+  m: StoredMarket,
+  sel: ExportSelection,
+  counts: ExportCounts,
+): AsyncGenerator<string> {
+  const slugJson = JSON.stringify(m.slug);
+  for (let offset = 0; ; offset += PAGE) {
+    const rows = await trades.tradePage(m.key, {
+      order: "asc",
+      limit: PAGE,
+      offset,
+      from: sel.from,
+      to: sel.to,
+    });
+    if (rows.length === 0) return;
+    counts.trades = (counts.trades ?? 0) + rows.length;
+    yield rows
+      .map((t) => `{"type":"trade","slug":${slugJson},"trade":${JSON.stringify(tradeToWire(t, m))}}\n`)
+      .join("");
+    if (rows.length < PAGE) return;
   }
 }
 
 export async function exportArchive(o: ExportOptions): Promise<ExportCounts> {
   const counts: ExportCounts = { markets: 0, snapshots: 0 };
-  for await (const chunk of exportChunks(o.store, o, counts)) {
+  for await (const chunk of exportChunks(o.store, o, counts, o.trades ?? null)) {
     await write(o.out, chunk);
     o.onProgress?.(counts.markets, counts.snapshots);
   }
@@ -179,15 +215,21 @@ export async function importArchive(
   store: MarketStore,
   input: Readable,
   onProgress?: (markets: number, snapshots: number) => void,
-): Promise<{ markets: number; snapshots: number; added: number }> {
+  tradeStore?: TradeStore,
+): Promise<{ markets: number; snapshots: number; added: number; trades: number }> {
   let market: StoredMarket | null = null;
   let batch: SnapshotRow[] = [];
+  let tradeBatch: TradeRow[] = [];
   let markets = 0;
   let snapshots = 0;
   let added = 0;
+  let trades = 0;
   const flush = async () => {
     if (market && batch.length) added += await store.insertSnapshots(market.key, batch);
+    if (market && tradeBatch.length && tradeStore)
+      await tradeStore.insertTrades([{ marketKey: market.key, rows: tradeBatch }]);
     batch = [];
+    tradeBatch = [];
     onProgress?.(markets, snapshots);
   };
   let lineNo = 0;
@@ -216,8 +258,18 @@ export async function importArchive(
         batch.push(snapshotFromWire(obj.snapshot as Record<string, unknown>));
         snapshots++;
         if (batch.length >= PAGE) await flush();
+      } else if (obj.type === "trade") {
+        const t = obj as { slug?: unknown; trade?: unknown };
+        if (!market || t.slug !== market.slug)
+          throw new WireFormatError("trade line does not follow its market");
+        if (typeof t.trade !== "object" || t.trade === null)
+          throw new WireFormatError("trade line needs a trade");
+        if (!tradeStore) throw new WireFormatError("this import does not take trades");
+        tradeBatch.push(tradeFromWire(t.trade as Record<string, unknown>));
+        trades++;
+        if (tradeBatch.length >= PAGE) await flush();
       } else {
-        throw new WireFormatError('each line needs "type": "market" or "snapshot"');
+        throw new WireFormatError('each line needs "type": "market", "snapshot" or "trade"');
       }
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof WireFormatError || err instanceof BookEncodingError) {
@@ -229,5 +281,5 @@ export async function importArchive(
     }
   }
   await flush();
-  return { markets, snapshots, added };
+  return { markets, snapshots, added, trades };
 }

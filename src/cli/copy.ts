@@ -138,6 +138,7 @@ function summary(r: CopyResult, from: string, to: string, seconds: number): stri
   return (
     `Copied ${n(r.markets)} markets${complete(r.marketsComplete)}, ${n(r.snapshots)} snapshots ` +
     `(${n(r.snapshotsCopied)} written by this run, ${n(r.snapshotsAdded)} new), ` +
+    `${n(r.trades)} trades (${n(r.tradesAdded)} new), ` +
     `${n(r.exchangeSeries)} exchange series${complete(r.exchangeSeriesComplete)}, ` +
     `${n(r.exchangeRows)} exchange rows (${n(r.exchangeRowsCopied)} written by this run, ` +
     `${n(r.exchangeRowsAdded)} new), ${n(r.apiKeys)} API keys ` +

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { KeyService } from "../access/keys.ts";
 import { PLAN_NAMES, type PlanName } from "../domain/api-key.ts";
-import { COINS, type MarketType } from "../domain/market.ts";
+import type { Coin, MarketType } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
@@ -16,6 +16,8 @@ export interface FirstStart {
 
 export interface FirstStartOptions {
   counts: Record<MarketType, number>;
+  /** The configured coins; each gets the series Polymarket runs for it. */
+  coins: readonly Coin[];
   /** Where the demo keys file goes depends on it (demoKeysPath). */
   databaseUrl: string;
   plans: Plans;
@@ -42,7 +44,7 @@ export async function prepareFirstStart(store: Store, options: FirstStartOptions
       seed: 1,
       anchor: Math.floor(options.clock.nowMicros() / 1e6),
       counts: options.counts,
-      coins: [...COINS],
+      coins: [...options.coins],
       exchange: true,
       onProgress: options.onProgress,
     });

@@ -1,10 +1,12 @@
 import { PLAN_NAMES, parsePlanName } from "../domain/api-key.ts";
 import { parseVenue, VENUES } from "../domain/exchange.ts";
-import { COINS, MARKET_TYPES, type MarketType, parseCoin, parseMarketType } from "../domain/market.ts";
+import { DEFAULT_COINS, MARKET_TYPES, type MarketType, parseMarketType } from "../domain/market.ts";
 import { parseIsoMicros, parseUserTime } from "../domain/time.ts";
 import type { BackfillKind } from "../record/binance/backfill.ts";
 import {
   choice,
+  coinCode,
+  coinList,
   demoCounts,
   integer,
   listOf,
@@ -159,6 +161,13 @@ const SERVICE_OPTIONS = {
     default: 128,
     doc: "memory (MB) for rendered snapshot pages of resolved markets; 0 disables the cache",
   }),
+  coins: option({
+    env: "COINS",
+    flags: ["--coins", "--coin"],
+    type: coinList(),
+    default: [...DEFAULT_COINS],
+    doc: "the coins the service knows (the API's coin values, demo data); for collect, seed and backfill the coins to work on",
+  }),
   seedDemo: option({
     env: "SEED_DEMO",
     flags: ["--no-seed"],
@@ -247,12 +256,6 @@ const SERVICE_OPTIONS = {
 };
 
 const COMMAND_OPTIONS = {
-  coins: option({
-    flags: ["--coins", "--coin"],
-    type: listOf(COINS, parseCoin),
-    default: [...COINS],
-    doc: "coins to work on",
-  }),
   types: option({
     flags: ["--types"],
     type: listOf(MARKET_TYPES, parseMarketType, true),
@@ -291,9 +294,10 @@ const COMMAND_OPTIONS = {
   }),
   feed: option({
     flags: ["--feed"],
-    type: optional(text("FILE", "a file path (CSV, .gz accepted)"), "required"),
+    repeatable: true,
+    type: optional(textList("[twapN=]FILE"), "required"),
     default: null,
-    doc: "the settlement feed the markets are cross-checked against",
+    doc: "settlement feeds (CSV, .gz accepted): FILE is Chainlink's instantaneous stream, twap30=FILE or twap60=FILE a TWAP stream in the same columns; repeat for each",
   }),
   maxStaleness: option({
     flags: ["--max-staleness"],
@@ -322,7 +326,7 @@ const COMMAND_OPTIONS = {
   }),
   exportCoin: option({
     flags: ["--coin"],
-    type: optional(choice(COINS, parseCoin), "every coin"),
+    type: optional(coinCode(), "every coin"),
     default: null,
     doc: "only the markets of this coin",
   }),

@@ -31,6 +31,9 @@ import { exchangeComponents } from "./routes/exchange.ts";
 import { marketComponents } from "./routes/markets.ts";
 import { snapshotComponents } from "./routes/snapshots.ts";
 import { COMPONENT_SCHEMAS } from "./schemas.ts";
+import { coinSchema } from "../domain/wire.ts";
+import { seriesComponents, seriesRoutes } from "./routes/series.ts";
+import { tradeComponents, tradeRoutes } from "./routes/trades.ts";
 
 export type { Api, AppContext, AppOptions } from "./context.ts";
 
@@ -168,7 +171,9 @@ function v1Api(ctx: AppContext): FastifyPluginAsync {
       accountRoutes,
       marketRoutes,
       snapshotRoutes,
+      tradeRoutes,
       coverageRoutes,
+      seriesRoutes,
       exportRoutes,
       exchangeRoutes,
     ]) {
@@ -188,10 +193,13 @@ export const updownApp = fp<AppOptions>(
     requestHooks(app, ctx);
     errorHandling(app, ctx);
     for (const schema of [
+      coinSchema(ctx.config.coins),
       ...COMPONENT_SCHEMAS,
       ...marketComponents,
       ...snapshotComponents,
       ...coverageComponents,
+      ...tradeComponents,
+      ...seriesComponents,
       ...accountComponents,
       ...exchangeComponents,
     ]) {

@@ -3,13 +3,14 @@ import type { Coin, MarketType } from "../domain/market.ts";
 import { type Clock, systemClock } from "../domain/time.ts";
 import { errorMessage, type Logger, stderrLogger } from "../log.ts";
 import { ClobFeed } from "./polymarket/clob-feed.ts";
-import { Collector } from "./polymarket/collector.ts";
+import { type CandleSource, Collector } from "./polymarket/collector.ts";
 import { GammaClient } from "./polymarket/gamma-client.ts";
 import { RtdsFeed } from "./polymarket/rtds-feed.ts";
 import { type Scheduler, schedulerOn } from "./scheduler.ts";
 import { type BinanceRecorder, startBinanceRecorder } from "./binance/recorder.ts";
 import type { Venue } from "../domain/exchange.ts";
 import { openStore } from "../store/open.ts";
+import type { ExchangeStore } from "../store/exchange-store.ts";
 
 /**
  * The thin runner of `updown collect`: opens the store, starts the collector, calls its tick at every
@@ -65,6 +66,21 @@ function cadenceTicker(collector: Collector, intervalMs: number, scheduler: Sche
   };
 }
 
+/** A stored Binance spot 1m candle's open and close, by its open time. */
+function candlesFrom(exchange: ExchangeStore): CandleSource {
+  return async (coin, openTime) => {
+    const at = openTime * 1e6;
+    const [candle] = await exchange.candlePage(coin, "spot", "1m", {
+      order: "asc",
+      limit: 1,
+      offset: 0,
+      from: at,
+      to: at,
+    });
+    return candle ? { open: candle.open, close: candle.close } : null;
+  };
+}
+
 export async function collect(
   config: Config,
   options: CollectOptions,
@@ -76,11 +92,14 @@ export async function collect(
   const urls = config.polymarket;
   const collector = new Collector({
     store: store.markets,
+    trades: store.trades,
+    // The Binance recorder stores the spot 1m candles that settle 1h and 24h markets.
+    candles: options.venues.includes("spot") ? candlesFrom(store.exchange) : null,
     clock,
     log,
     gamma: new GammaClient({ baseUrl: urls.gammaUrl }),
     clob: new ClobFeed({ url: urls.clobWsUrl, scheduler, log }),
-    rtds: new RtdsFeed({ url: urls.rtdsUrl, scheduler, log }),
+    rtds: new RtdsFeed({ url: urls.rtdsUrl, scheduler, log, coins: options.coins }),
     coins: options.coins,
     marketTypes: options.marketTypes,
     lookahead: options.lookahead,
@@ -92,9 +111,11 @@ export async function collect(
 
   const status = setInterval(() => {
     const followed = collector.followedSlugs.length;
+    const { written, tradesWritten, settlementDisagreements } = collector;
     log.info(
-      { followed, written: collector.written },
-      `following ${followed} markets; ${collector.written} snapshots written`,
+      { followed, written, tradesWritten, settlementDisagreements },
+      `following ${followed} markets; ${written} snapshots and ${tradesWritten} trades written; ` +
+        `${settlementDisagreements} start or end prices the upstream disagreed with`,
     );
   }, 60_000);
 

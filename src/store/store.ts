@@ -2,6 +2,7 @@ import type { ExchangeStore } from "./exchange-store.ts";
 import type { KeyStore } from "./key-store.ts";
 import type { MarketStore } from "./market-store.ts";
 import type { QuotaLedger } from "./quota-ledger.ts";
+import type { TradeStore } from "./trade-store.ts";
 
 /**
  * An opened database: one connection (SQLite) or pool (PostgreSQL) shared by a store of each
@@ -13,6 +14,8 @@ export interface Store {
   /** Which database this is, for operators (`/readyz` names it); no rule depends on it. */
   readonly kind: "sqlite" | "postgres";
   readonly markets: MarketStore;
+  /** Polymarket trades of the markets (src/store/trade-store.ts). */
+  readonly trades: TradeStore;
   readonly keys: KeyStore;
   readonly quota: QuotaLedger;
   /** Binance spot and futures data (src/store/exchange-store.ts). */

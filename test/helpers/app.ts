@@ -125,6 +125,8 @@ export const HAND_MARKET: Market = {
   resolvedAt: 1784852118,
   createdAt: 1784764800_000001,
   updatedAt: 1784852118_178216,
+  settlement: { source: "chainlink", lookbackS: null },
+  feeSchedule: { rate: 0.07, exponent: 1, takerOnly: true, rebateRate: 0.2 },
 };
 
 /** Two seconds of HAND_MARKET: the second one without recorded books. */

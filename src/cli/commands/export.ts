@@ -4,11 +4,12 @@ import { Progress } from "../progress.ts";
 
 export const exportCommand = defineCommand({
   name: "export",
-  summary: "Export markets and snapshots (NDJSON archive or CSV)",
+  summary: "Export markets, snapshots and trades (NDJSON archive or CSV)",
   help: `updown export --out FILE|- [--format ndjson|csv] [--books] [--coin C] [--type T] [--slug S]...
 
 Writes markets and their snapshots oldest first. ndjson (default) is our archive format, importable
-with 'updown import archive'; csv is one snapshot a row for analysis tools. --books includes both
+with 'updown import archive', and holds each market's Polymarket trades after its snapshots; csv is one
+snapshot a row for analysis tools (no trades). --books includes both
 order books. A FILE ending in .gz is gzipped. Filters: --coin, --type, or one or more --slug.`,
   options: ["databaseUrl", "out", "format", "books", "exportCoin", "exportType", "slugs"],
   run: async (values) => {
@@ -19,6 +20,7 @@ order books. A FILE ending in .gz is gzipped. Filters: --coin, --type, or one or
       const { out, done } = openOutput(path);
       const r = await exportArchive({
         store: store.markets,
+        trades: store.trades,
         out,
         format: values.format,
         books: values.books,
@@ -28,7 +30,7 @@ order books. A FILE ending in .gz is gzipped. Filters: --coin, --type, or one or
         onProgress: (_markets, snapshots) => progress.count(snapshots, "snapshots"),
       });
       await done();
-      progress.done(`${r.markets} markets, ${r.snapshots} snapshots`);
+      progress.done(`${r.markets} markets, ${r.snapshots} snapshots, ${r.trades ?? 0} trades`);
     });
   },
 });

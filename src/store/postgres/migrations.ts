@@ -194,4 +194,28 @@ CREATE TABLE exchange_mark_price (
 ) PARTITION BY RANGE (time_us);
 `,
   },
+  {
+    version: 5,
+    sql: `
+-- SQLite's version 5: how markets settle and their fees, 50-50 winners, and Polymarket trades.
+ALTER TABLE markets DROP CONSTRAINT markets_winner_check;
+ALTER TABLE markets ADD CONSTRAINT markets_winner_check CHECK (winner IN ('Up', 'Down', '50-50'));
+ALTER TABLE markets ADD COLUMN settlement_source TEXT NOT NULL DEFAULT 'chainlink';
+UPDATE markets SET settlement_source = 'binance' WHERE market_type IN ('1h', '24h');
+ALTER TABLE markets ALTER COLUMN settlement_source DROP DEFAULT;
+ALTER TABLE markets ADD COLUMN settlement_lookback_s BIGINT;
+ALTER TABLE markets ADD COLUMN fee_schedule TEXT;
+
+CREATE TABLE market_trades (
+  market BIGINT NOT NULL,
+  time_us BIGINT NOT NULL,
+  outcome TEXT COLLATE "C" NOT NULL CHECK (outcome IN ('Up', 'Down')),
+  side TEXT COLLATE "C" NOT NULL CHECK (side IN ('BUY', 'SELL')),
+  price DOUBLE PRECISION NOT NULL,
+  size DOUBLE PRECISION NOT NULL,
+  fee_rate_bps DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY (market, time_us, outcome, side, price, size)
+);
+`,
+  },
 ];

@@ -6,6 +6,7 @@ import { PostgresMarketStore } from "./market-store.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
 import { MonthlyPartitions } from "./partitions.ts";
 import { PostgresQuotaLedger } from "./quota-ledger.ts";
+import { PostgresTradeStore } from "./trade-store.ts";
 import { SCHEMA_LOCK, STORE_TYPES, inTransaction } from "./pg-util.ts";
 
 type Row = Record<string, unknown>;
@@ -24,6 +25,7 @@ export class PostgresStore implements Store {
   readonly kind = "postgres" as const;
   readonly pool: Pool;
   readonly markets: PostgresMarketStore;
+  readonly trades: PostgresTradeStore;
   readonly keys: PostgresKeyStore;
   readonly quota: PostgresQuotaLedger;
   readonly exchange: PostgresExchangeStore;
@@ -47,6 +49,7 @@ export class PostgresStore implements Store {
     this.pool.on("error", () => {});
     const partitions = new MonthlyPartitions(this.pool);
     this.markets = new PostgresMarketStore(this.pool, partitions);
+    this.trades = new PostgresTradeStore(this.pool);
     this.keys = new PostgresKeyStore(this.pool);
     this.quota = new PostgresQuotaLedger(this.pool);
     this.exchange = new PostgresExchangeStore(this.pool, partitions);

@@ -11,8 +11,16 @@ import type {
   SnapshotSpan,
   StoredMarket,
 } from "../market-store.ts";
-import { gapFromRow, MARKET_COLUMNS, marketFromArray, marketFromRow, marketValues } from "../rows.ts";
+import {
+  gapFromRow,
+  MARKET_COLUMNS,
+  upsertMarketSql,
+  marketFromArray,
+  marketFromRow,
+  marketValues,
+} from "../rows.ts";
 import { marketListSql } from "../rules/market-filter.ts";
+import { type SeriesSummaryRow, seriesSummaryFromRow, seriesSummarySql } from "../rules/series-summary.ts";
 import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../rules/snapshot-page.ts";
 import { attachConcatenatedBooks } from "./concatenated-books.ts";
 import type { SqliteConnection } from "./connection.ts";
@@ -20,19 +28,8 @@ import type { SqliteConnection } from "./connection.ts";
 type Row = Record<string, SQLInputValue>;
 type ArrayRow = SQLOutputValue[];
 
-const UPSERT_MARKET_SQL = `INSERT INTO markets (slug, polymarket_slug, coin, market_type, market_id, event_id,
-    start_time, end_time, coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner,
-    final_volume, final_liquidity, resolved_at, created_at, updated_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (slug) DO UPDATE SET polymarket_slug = excluded.polymarket_slug, coin = excluded.coin,
-    market_type = excluded.market_type, market_id = excluded.market_id, event_id = excluded.event_id,
-    start_time = excluded.start_time, end_time = excluded.end_time,
-    coin_price_start = excluded.coin_price_start, coin_price_end = excluded.coin_price_end,
-    condition_id = excluded.condition_id, clob_token_up = excluded.clob_token_up,
-    clob_token_down = excluded.clob_token_down, winner = excluded.winner,
-    final_volume = excluded.final_volume, final_liquidity = excluded.final_liquidity,
-    resolved_at = excluded.resolved_at, created_at = excluded.created_at, updated_at = excluded.updated_at
-  RETURNING ${MARKET_COLUMNS}`;
+const SERIES_SUMMARY_SQL = seriesSummarySql((i) => `?${i}`);
+const UPSERT_MARKET_SQL = upsertMarketSql(() => "?");
 
 const MARKET_BY_SLUG_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ?`;
 const MARKET_BY_ALIAS_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE polymarket_slug = ? ORDER BY start_time, id LIMIT 1`;
@@ -112,6 +109,11 @@ export class SqliteMarketStore implements MarketStore {
       )
       .all(coin, marketType, count) as Row[];
     return rows.map((r) => r.start_time as number);
+  }
+
+  async seriesSummary(since: number): Promise<SeriesSummaryRow[]> {
+    const rows = this.conn.stmt(SERIES_SUMMARY_SQL).all(since, since * 1e6) as Row[];
+    return rows.map(seriesSummaryFromRow);
   }
 
   async countMarkets(): Promise<number> {

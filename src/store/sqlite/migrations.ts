@@ -184,4 +184,62 @@ CREATE TABLE exchange_mark_price (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 5,
+    sql: `
+-- Markets record how they settle (DESIGN 3.4) and their fees, and may resolve 50-50. SQLite cannot
+-- change a CHECK constraint, so the table is made again with the same rows and ids; the settlement of
+-- markets stored before is their type's feed (TWAP markets came after), their fees unknown.
+CREATE TABLE markets_v5 (
+  id INTEGER PRIMARY KEY,
+  slug TEXT NOT NULL UNIQUE,
+  polymarket_slug TEXT,
+  coin TEXT NOT NULL,
+  market_type TEXT NOT NULL,
+  market_id TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  start_time INTEGER NOT NULL,
+  end_time INTEGER NOT NULL,
+  coin_price_start REAL,
+  coin_price_end REAL,
+  condition_id TEXT NOT NULL,
+  clob_token_up TEXT NOT NULL,
+  clob_token_down TEXT NOT NULL,
+  winner TEXT CHECK (winner IN ('Up', 'Down', '50-50')),
+  final_volume REAL,
+  final_liquidity REAL,
+  resolved_at INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  snapshot_count INTEGER NOT NULL DEFAULT 0,
+  settlement_source TEXT NOT NULL,
+  settlement_lookback_s INTEGER,
+  -- JSON: {"rate", "exponent", "takerOnly", "rebateRate"}; NULL when the market charges no fees.
+  fee_schedule TEXT
+);
+INSERT INTO markets_v5 SELECT id, slug, polymarket_slug, coin, market_type, market_id, event_id, start_time,
+  end_time, coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner,
+  final_volume, final_liquidity, resolved_at, created_at, updated_at, snapshot_count,
+  CASE WHEN market_type IN ('1h', '24h') THEN 'binance' ELSE 'chainlink' END, NULL, NULL
+  FROM markets;
+DROP TABLE markets;
+ALTER TABLE markets_v5 RENAME TO markets;
+CREATE INDEX markets_by_alias ON markets (polymarket_slug);
+CREATE INDEX markets_by_start ON markets (start_time DESC, slug);
+CREATE INDEX markets_by_series ON markets (coin, market_type, start_time DESC);
+
+-- Polymarket trades of a market's tokens (src/store/trade-store.ts). The upstream gives a trade no id:
+-- all its values are its identity, so a trade received twice is stored once.
+CREATE TABLE market_trades (
+  market INTEGER NOT NULL,
+  time_us INTEGER NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('Up', 'Down')),
+  side TEXT NOT NULL CHECK (side IN ('BUY', 'SELL')),
+  price REAL NOT NULL,
+  size REAL NOT NULL,
+  fee_rate_bps REAL NOT NULL,
+  PRIMARY KEY (market, time_us, outcome, side, price, size)
+) WITHOUT ROWID;
+`,
+  },
 ];

@@ -6,6 +6,7 @@ import { SqliteKeyStore } from "./key-store.ts";
 import { SqliteMarketStore } from "./market-store.ts";
 import { SQLITE_MIGRATIONS } from "./migrations.ts";
 import { SqliteQuotaLedger } from "./quota-ledger.ts";
+import { SqliteTradeStore } from "./trade-store.ts";
 
 /** Parses `sqlite:./data/updown.db`, `sqlite::memory:` or a bare path. */
 export function sqlitePathOf(url: string): string {
@@ -16,6 +17,7 @@ export function sqlitePathOf(url: string): string {
 export class SqliteStore implements Store {
   readonly kind = "sqlite" as const;
   readonly markets: SqliteMarketStore;
+  readonly trades: SqliteTradeStore;
   readonly keys: SqliteKeyStore;
   readonly quota: SqliteQuotaLedger;
   readonly exchange: SqliteExchangeStore;
@@ -24,6 +26,7 @@ export class SqliteStore implements Store {
   constructor(path: string) {
     this.conn = new SqliteConnection(path);
     this.markets = new SqliteMarketStore(this.conn);
+    this.trades = new SqliteTradeStore(this.conn);
     this.keys = new SqliteKeyStore(this.conn);
     this.quota = new SqliteQuotaLedger(this.conn);
     this.exchange = new SqliteExchangeStore(this.conn);
