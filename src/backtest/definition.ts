@@ -229,6 +229,19 @@ export function definitionProblem(d: StrategyDefinition): { pointer: string; mes
   return null;
 }
 
+/** The same definition with its fields in the schema's order, so that equal definitions are equal bytes. */
+function canonical(d: StrategyDefinition): StrategyDefinition {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(DEFINITION_SCHEMA.properties)) out[key] = d[key as keyof StrategyDefinition];
+  const exit: Record<string, unknown> = {};
+  for (const key of Object.keys(Exit.properties)) exit[key] = d.exit[key as keyof ExitRules];
+  out.exit = exit;
+  const condition = (c: Condition): Condition => ({ feature: c.feature, op: c.op, value: c.value });
+  out.entry = d.entry.map(condition);
+  exit.conditions = d.exit.conditions.map(condition);
+  return out as StrategyDefinition;
+}
+
 /** A complete definition checked against the schema and the rules above; throws DefinitionError. */
 export function checkDefinition(value: unknown, at = ""): StrategyDefinition {
   const problem = schemaProblem(DEFINITION_SCHEMA, value);
@@ -236,5 +249,5 @@ export function checkDefinition(value: unknown, at = ""): StrategyDefinition {
   const d = value as StrategyDefinition;
   const rule = definitionProblem(d);
   if (rule) throw new DefinitionError(at + rule.pointer, rule.message);
-  return d;
+  return canonical(d);
 }

@@ -34,6 +34,10 @@ import { COMPONENT_SCHEMAS } from "./schemas.ts";
 import { coinSchema } from "../domain/wire.ts";
 import { seriesComponents, seriesRoutes } from "./routes/series.ts";
 import { tradeComponents, tradeRoutes } from "./routes/trades.ts";
+import { BACKTEST_SCHEMAS } from "../backtest/wire.ts";
+import { runRoutes } from "./routes/backtest-runs.ts";
+import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies.ts";
+import { executionPriceComponents, executionPriceRoutes } from "./routes/execution-price.ts";
 
 export type { Api, AppContext, AppOptions } from "./context.ts";
 
@@ -146,6 +150,17 @@ function requestHooks(app: FastifyInstance, ctx: AppContext): void {
   if (ctx.ownsLimiter) app.addHook("onClose", () => ctx.limiter.close());
 }
 
+/**
+ * The backtest scheduler lives as long as the app: it starts (taking over runs a dead process left)
+ * when the app is ready, and stops its workers when the app closes.
+ */
+function backtestJobs(app: FastifyInstance, ctx: AppContext): void {
+  const scheduler = ctx.backtests.scheduler;
+  scheduler.useLogger(app.log);
+  app.addHook("onReady", () => scheduler.start());
+  app.addHook("onClose", () => scheduler.close());
+}
+
 /** The /v1 API: every route behind authentication and counting (DESIGN 3.2). */
 function v1Api(ctx: AppContext): FastifyPluginAsync {
   const metering = new Metering({
@@ -176,6 +191,9 @@ function v1Api(ctx: AppContext): FastifyPluginAsync {
       seriesRoutes,
       exportRoutes,
       exchangeRoutes,
+      executionPriceRoutes,
+      strategyRoutes,
+      runRoutes,
     ]) {
       await api.register(async (scope) => routes(scope, ctx));
     }
@@ -191,6 +209,7 @@ export const updownApp = fp<AppOptions>(
   async (app, options) => {
     const ctx = buildContext(options);
     requestHooks(app, ctx);
+    backtestJobs(app, ctx);
     errorHandling(app, ctx);
     for (const schema of [
       coinSchema(ctx.config.coins),
@@ -202,6 +221,9 @@ export const updownApp = fp<AppOptions>(
       ...seriesComponents,
       ...accountComponents,
       ...exchangeComponents,
+      ...executionPriceComponents,
+      ...strategyComponents,
+      ...BACKTEST_SCHEMAS,
     ]) {
       app.addSchema(schema);
     }

@@ -26,6 +26,12 @@ variable; the flag wins.`,
     "seedDemo",
     "demoCounts",
     "snapshotIntervalMs",
+    "backtestWorkers",
+    "backtestLeaseS",
+    "llmBaseUrl",
+    "llmApiKey",
+    "llmModel",
+    "llmTimeoutMs",
   ],
   run: async (values) => {
     await serve(toConfig(values));
