@@ -357,3 +357,63 @@ describe("metrics", () => {
     assert.deepEqual([a.time_in_market_s, a.time_in_market_pct], [900, 100]);
   });
 });
+
+describe("the worked example of docs/backtests.md", () => {
+  test("buy Up under 0.50, take profit 20%, with Polymarket's crypto fees: +5.429003 USDC", () => {
+    const snaps = [
+      snap(
+        0,
+        book(
+          [[0.47, 200]],
+          [
+            [0.49, 60],
+            [0.5, 100],
+          ],
+        ),
+      ),
+      snap(
+        1,
+        book(
+          [[0.49, 200]],
+          [
+            [0.5, 50],
+            [0.51, 100],
+          ],
+        ),
+      ),
+      snap(2, book([[0.55, 200]], [[0.57, 50]])),
+      snap(3, book([[0.61, 200]], [[0.63, 50]])),
+      snap(
+        4,
+        book(
+          [
+            [0.6, 60],
+            [0.59, 100],
+          ],
+          [[0.62, 50]],
+        ),
+      ),
+    ];
+    const d = def({ entry: [when("price_up", "<", 0.5)], exit: exit({ take_profit_pct: 20 }) });
+    const t = replay(d, snaps, { feeSchedule: FEES }).trades[0];
+    // Decided at 0 s (mid 0.48), filled at 1 s: 50 @ 0.50 + 50 @ 0.51 = 50.50 USDC, average 0.505;
+    // fees 0.875 + 0.87465 = 1.74965 USDC, taken as 1.75 + 1.715 = 3.465 shares: 96.535 held.
+    assert.deepEqual(
+      [
+        t.entry.cost,
+        t.entry.price,
+        t.entry.fee_usdc,
+        t.entry.fee_shares,
+        t.entry.shares_received,
+        t.entry.slippage_bps,
+      ],
+      [50.5, 0.505, 1.74965, 3.465, 96.535, 520.83],
+    );
+    // Take profit at 0.505 * 1.2 = 0.606: the bid is 0.61 at 3 s; sold at 4 s: 60 @ 0.60 + 36.535 @ 0.59
+    // = 57.55565 USDC, fees 1.008 + 0.618647 = 1.626647, proceeds 55.929003, PnL 5.429003.
+    assert.deepEqual(
+      [t.exit?.decision_time.slice(17, 19), t.exit?.proceeds, t.exit?.fee_usdc, t.pnl, t.roi],
+      ["03", 55.929003, 1.626647, 5.429003, 0.107505],
+    );
+  });
+});
