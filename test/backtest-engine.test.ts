@@ -412,7 +412,7 @@ describe("the worked example of docs/backtests.md", () => {
     // Take profit at 0.505 * 1.2 = 0.606: the bid is 0.61 at 3 s; sold at 4 s: 60 @ 0.60 + 36.535 @ 0.59
     // = 57.55565 USDC, fees 1.008 + 0.618647 = 1.626647, proceeds 55.929003, PnL 5.429003.
     assert.deepEqual(
-      [t.exit?.decision_time.slice(17, 19), t.exit?.proceeds, t.exit?.fee_usdc, t.pnl, t.roi],
+      [t.exit?.decision_time?.slice(17, 19), t.exit?.proceeds, t.exit?.fee_usdc, t.pnl, t.roi],
       ["03", 55.929003, 1.626647, 5.429003, 0.107505],
     );
   });
