@@ -132,6 +132,39 @@ describe("updown import upstream", () => {
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /^error: .*nope/);
   });
+
+  test("takes a TWAP stream with --feed twap60=FILE, beside the instantaneous one, and says which decided", () => {
+    const record = join(
+      import.meta.dirname,
+      "fixtures",
+      "polymarket-protocol",
+      "gamma-market-twap-btc-5m.json",
+    );
+    const markets = join(dir, "twap-market.jsonl");
+    writeFileSync(markets, `${JSON.stringify(JSON.parse(readFileSync(record, "utf8")))}\n`);
+    const twap = join(dir, "twap60.csv");
+    const start = 1787414400;
+    const rows = Array.from(
+      { length: 3 },
+      (_, i) => `${(start + i) * 1000},0,6400000${i}${"0".repeat(16)},0,0`,
+    );
+    writeFileSync(twap, `feed_ts_ms,value,full_accuracy_value,server_ts_ms,recv_ms\n${rows.join("\n")}\n`);
+    const res = updown([
+      "import",
+      "upstream",
+      "--markets",
+      markets,
+      "--feed",
+      join(FIXTURE, "chainlink-btcusd-00-12utc.csv.gz"),
+      "--feed",
+      `twap60=${twap}`,
+    ]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /chainlink_twap 60 s: 1 market/);
+    const bad = updown(["import", "upstream", "--markets", markets, "--feed", `twap0=${twap}`]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /TWAP lookback/);
+  });
 });
 
 function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {

@@ -18,8 +18,8 @@ import {
 
 /**
  * `updown collect` as a real process against local upstream servers, killed with SIGKILL mid-market
- * and started again: no second is recorded twice, the database is intact, and the coverage endpoint
- * shows the time it was down as a gap with its cause. Real processes run on the wall clock, so this
+ * and started again: no second and no trade is recorded twice, the database is intact, and the
+ * coverage endpoint shows the time it was down as a gap with its cause. Real processes run on the wall clock, so this
  * test waits for real seconds to pass; it is kept short.
  */
 
@@ -28,6 +28,7 @@ const BIN = join(import.meta.dirname, "..", "bin", "updown.mjs");
 let upstream: PolymarketUpstream;
 let dir: string;
 let prices: NodeJS.Timeout;
+let trades: NodeJS.Timeout;
 const children: ChildProcess[] = [];
 
 before(async () => {
@@ -49,11 +50,21 @@ before(async () => {
   prices = setInterval(() => {
     upstream.rtds.price("chainlink", "btc", Math.floor(Date.now() / 1000) * 1000, "65000120000000000000000");
   }, 200);
+  // A trade of every subscribed token every 250 ms, each told apart by its size. A new subscription
+  // is sent the last trades again, so a restarted collector receives trades it may have stored.
+  upstream.clob.replayTrades = 40;
+  let n = 0;
+  trades = setInterval(() => {
+    for (const id of upstream.clob.subscribedTokens) {
+      upstream.clob.trade(id, 0.49, { timestampMs: Date.now(), size: String(++n), side: "BUY" });
+    }
+  }, 250);
   dir = mkdtempSync(join(tmpdir(), "updown-collect-"));
 });
 
 after(async () => {
   clearInterval(prices);
+  clearInterval(trades);
   for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
   await upstream.close();
   rmSync(dir, { recursive: true, force: true });
@@ -128,6 +139,20 @@ test("killed with SIGKILL mid-market and restarted: no duplicates, and the gap i
 
   const db = new DatabaseSync(join(dir, "collect.db"), { readOnly: true });
   assert.equal(db.prepare("PRAGMA integrity_check").get()?.integrity_check, "ok");
+  // The trades of the second before the kill reached both runs (the second as a replay): each is
+  // stored exactly once.
+  const stored = db
+    .prepare("SELECT size FROM market_trades")
+    .all()
+    .map((r) => r.size as number);
+  assert.equal(new Set(stored).size, stored.length, "no trade recorded twice");
+  const lastBeforeKill = upstream.clob.tradeLog.filter((t) => {
+    const us = Number(t.timestamp) * 1000;
+    return us < killedAt && us > killedAt - 1e6;
+  });
+  assert.ok(lastBeforeKill.length > 0);
+  for (const t of lastBeforeKill)
+    assert.ok(stored.includes(Number(t.size)), `trade ${String(t.size)} stored`);
   db.close();
   const markets = snapshotsPerMarket();
   for (const [slug, m] of markets) {

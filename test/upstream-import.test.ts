@@ -11,6 +11,7 @@ import {
   ImportError,
   type ImportReport,
   importUpstream,
+  parseFeedArgument,
 } from "../src/archive/upstream-import.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { StoredMarket } from "../src/store/market-store.ts";
@@ -569,5 +570,140 @@ describe("importUpstream on small hand-made files", () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe("importUpstream after the switch to TWAP settlement", () => {
+  let dir: string;
+  const TWAP_RECORD = JSON.parse(
+    readFileSync(
+      join(import.meta.dirname, "fixtures", "polymarket-protocol", "gamma-market-twap-btc-5m.json"),
+      "utf8",
+    ),
+  ) as Record<string, unknown>;
+  const START = 1787414400; // eventStartTime 2026-08-22T16:00:00Z
+  const HEADER = "feed_ts_ms,value,full_accuracy_value,server_ts_ms,recv_ms";
+  /** The TWAP stream one tick a second around the market, at another level than the instantaneous one. */
+  const feedRows = (base: number) =>
+    Array.from({ length: 320 }, (_, i) => {
+      const ms = (START - 10 + i) * 1000;
+      return `${ms},0,${base + i}${"0".repeat(16)},${ms + 500},${ms + 700}`;
+    }).join("\n");
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "upstream-twap-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  function write(name: string, text: string): string {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  }
+
+  test("the Gamma TWAP record as a market row fills settlement and fee_schedule from it", async () => {
+    const marketsPath = write("twap.jsonl", `${JSON.stringify(TWAP_RECORD)}\n`);
+    const instant = write("instant.csv", `${HEADER}\n${feedRows(6_500_000)}\n`);
+    const twap = write("twap60.csv", `${HEADER}\n${feedRows(6_400_000)}\n`);
+    const store = await freshStore();
+    try {
+      const report = await importUpstream({
+        store: store.markets,
+        marketsPath,
+        feeds: [
+          { settlement: { source: "chainlink", lookbackS: null }, path: instant },
+          { settlement: { source: "chainlink_twap", lookbackS: 60 }, path: twap },
+        ],
+      });
+      assert.deepEqual(report.settledBy, [
+        { slug: "btc-updown-5m-1787414400", feedName: "chainlink_twap 60 s" },
+      ]);
+      const m = recordOf(await store.markets.getMarket("btc-updown-5m-1787414400"));
+      assert.deepEqual(m.settlement, { source: "chainlink_twap", lookbackS: 60 });
+      assert.deepEqual(m.feeSchedule, { rate: 0.07, exponent: 1, takerOnly: true, rebateRate: 0.2 });
+      assert.equal(m.marketId, "3763487");
+      assert.equal(m.startTime, START);
+      assert.equal(m.endTime, START + 300);
+      assert.equal(
+        m.clobTokenUp,
+        "113013382422133157315656090194075928009220145127085300671933810669470922115281",
+      );
+      // Open (not resolved): the start price from the TWAP stream at the open, not the instantaneous one.
+      assert.equal(m.coinPriceStart, 64000.1);
+      assert.equal(m.winner, null);
+      assert.match(formatImportReport(report), /chainlink_twap 60 s: 1 market\b/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("resolved, it is cross-checked on its TWAP feed; without that feed it is undecidable, saying so", async () => {
+    const resolved = {
+      ...TWAP_RECORD,
+      closed: true,
+      outcomePrices: '["1", "0"]',
+      umaResolutionStatus: "resolved",
+    };
+    const marketsPath = write("twap-resolved.jsonl", `${JSON.stringify(resolved)}\n`);
+    const twap = write("twap60b.csv", `${HEADER}\n${feedRows(6_400_000)}\n`);
+    const withFeed = await freshStore();
+    const without = await freshStore();
+    try {
+      const checked = await importUpstream({
+        store: withFeed.markets,
+        marketsPath,
+        feeds: [{ settlement: { source: "chainlink_twap", lookbackS: 60 }, path: twap }],
+      });
+      assert.equal(checked.agreements, 1);
+      const m = recordOf(await withFeed.markets.getMarket("btc-updown-5m-1787414400"));
+      assert.equal(m.coinPriceEnd, 64003.1);
+      const instantOnly = write("instant-b.csv", `${HEADER}\n${feedRows(6_500_000)}\n`);
+      const unchecked = await importUpstream({ store: without.markets, marketsPath, feedPath: instantOnly });
+      assert.deepEqual(unchecked.undecidable, [
+        {
+          slug: "btc-updown-5m-1787414400",
+          feedName: "chainlink_twap 60 s",
+          reason: "no chainlink_twap 60 s feed was given (--feed twap60=FILE)",
+        },
+      ]);
+    } finally {
+      await withFeed.close();
+      await without.close();
+    }
+  });
+
+  test("a 50-50 upstream outcome is stored as it is", async () => {
+    const split = {
+      ...TWAP_RECORD,
+      closed: true,
+      outcomePrices: '["0.5", "0.5"]',
+      umaResolutionStatus: "resolved",
+    };
+    const marketsPath = write("split.jsonl", `${JSON.stringify(split)}\n`);
+    const twap = write("twap60c.csv", `${HEADER}\n${feedRows(6_400_000)}\n`);
+    const store = await freshStore();
+    try {
+      const r = await importUpstream({
+        store: store.markets,
+        marketsPath,
+        feeds: [{ settlement: { source: "chainlink_twap", lookbackS: 60 }, path: twap }],
+      });
+      assert.equal(recordOf(await store.markets.getMarket("btc-updown-5m-1787414400")).winner, "50-50");
+      assert.equal(r.disagreements[0]?.upstream, "50-50", "the feed says Up; reported, not forced");
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("--feed takes the instantaneous stream, or twapN= a TWAP stream", () => {
+    assert.deepEqual(parseFeedArgument("a.csv"), {
+      settlement: { source: "chainlink", lookbackS: null },
+      path: "a.csv",
+    });
+    assert.deepEqual(parseFeedArgument("twap60=b.csv.gz"), {
+      settlement: { source: "chainlink_twap", lookbackS: 60 },
+      path: "b.csv.gz",
+    });
+    assert.equal(parseFeedArgument("twap0=c.csv"), null);
   });
 });

@@ -66,6 +66,17 @@ function cadenceTicker(collector: Collector, intervalMs: number, scheduler: Sche
   };
 }
 
+/** The status line of a minute. */
+function logStatus(collector: Collector, log: Logger): void {
+  const followed = collector.followedSlugs.length;
+  const { written, tradesWritten, settlementDisagreements } = collector;
+  log.info(
+    { followed, written, tradesWritten, settlementDisagreements },
+    `following ${followed} markets; ${written} snapshots and ${tradesWritten} trades written; ` +
+      `${settlementDisagreements} start or end prices the upstream disagreed with`,
+  );
+}
+
 /** A stored Binance spot 1m candle's open and close, by its open time. */
 function candlesFrom(exchange: ExchangeStore): CandleSource {
   return async (coin, openTime) => {
@@ -109,15 +120,7 @@ export async function collect(
   const interval = config.snapshotIntervalMs;
   const ticker = cadenceTicker(collector, interval, scheduler, log);
 
-  const status = setInterval(() => {
-    const followed = collector.followedSlugs.length;
-    const { written, tradesWritten, settlementDisagreements } = collector;
-    log.info(
-      { followed, written, tradesWritten, settlementDisagreements },
-      `following ${followed} markets; ${written} snapshots and ${tradesWritten} trades written; ` +
-        `${settlementDisagreements} start or end prices the upstream disagreed with`,
-    );
-  }, 60_000);
+  const status = setInterval(() => logStatus(collector, log), 60_000);
 
   let stopping = false;
   const shutdown = async () => {

@@ -102,7 +102,7 @@ interface Followed {
   feedStart: number | null;
   /** Captured after the end; written with the resolution, as the record shows it only then. */
   endPrice: number | null;
-  /** A start or end price being read (a candle), or given up on: not asked again. */
+  /** A start or end price being read (a candle read may take a while): not asked again meanwhile. */
   reading: { start: boolean; end: boolean };
   /** Whether our start and end prices were held against Gamma's yet (each counted once). */
   checked: { start: boolean; end: boolean };
@@ -136,6 +136,8 @@ export class Collector {
   private readonly background = new Set<Promise<void>>();
   private discovering = false;
   private nextDiscoveryS = 0;
+  /** Trades of a store write that failed, tried again with the next tick's (the latest 1000 batches). */
+  private unwritten: TradeBatch[] = [];
   /** Snapshots written so far; for logs, progress and the benchmark. */
   written = 0;
   /** Trades written so far (new ones; a trade received twice is stored once). */
@@ -223,9 +225,6 @@ export class Collector {
     // Prices older than an hour settle nothing any more (start and end prices are taken seconds after).
     if (second % 60 === 0) this.opts.rtds.forgetBefore(second - 3600);
   }
-
-  /** Trades of a store write that failed, tried again with the next tick's (at most this many kept). */
-  private unwritten: TradeBatch[] = [];
 
   /** The trades the market channel reported since the last tick, each under its market and outcome. */
   private async writeTrades(): Promise<void> {
