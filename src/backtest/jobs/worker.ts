@@ -1,3 +1,4 @@
+import { constants, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { systemClock } from "../../domain/time.ts";
 import { openStore } from "../../store/open.ts";
@@ -21,10 +22,24 @@ export type WorkerMessage =
   | { type: "done"; runId: string }
   | { type: "crashed"; runId: string | null; message: string };
 
+/**
+ * Requests come before runs: the thread lowers its own scheduling priority, so that on a busy machine
+ * a run takes what CPU the request thread leaves. (On Linux the nice value is per thread, and this
+ * call sets the calling thread's; where that is refused, the thread keeps the process's priority.)
+ */
+function yieldToRequests(): void {
+  try {
+    setPriority(constants.priority.PRIORITY_LOW);
+  } catch {
+    // Not allowed here: the run competes on equal terms.
+  }
+}
+
 const port = parentPort;
 if (port === null) throw new Error("jobs/worker.ts runs as a worker thread");
 const { databaseUrl } = workerData as { databaseUrl: string };
 
+yieldToRequests();
 try {
   const store = await openStore(databaseUrl);
   const post = (message: WorkerMessage) => port.postMessage(message);
