@@ -143,7 +143,8 @@ export class RunScheduler {
       if (ticks % 3 === 0) void this.sweep().catch((err: unknown) => this.warn("backtest sweep failed", err));
     }, period);
     this.timer.unref();
-    await this.sweep();
+    // A store that cannot be reached now must not stop the server starting; the next sweep retries.
+    await this.sweep().catch((err: unknown) => this.warn("backtest sweep failed", err));
   }
 
   /** Takes over runs whose lease ran out (their process died), and fails those tried too often. */
