@@ -25,6 +25,10 @@
  * Then recording (bench/recording.ts): snapshots per second while the collector follows 300 live
  * markets, against a bulk insert of the same rows. BENCH_ONLY=recording runs only that part.
  *
+ * Then backtests (bench/backtest.ts): snapshots replayed per second by threshold strategies over 100
+ * resolved markets, as a ratio to only reading and decoding them, and the p99 of small requests while
+ * runs are in flight against idle. BENCH_ONLY=backtest runs only that part (and writes only its section).
+ *
  * Two scenarios run only when asked for, as they take longer than all of the above (README, Benchmarks):
  *   BENCH_ONLY=replicas  the same snapshot pages from one `updown serve` on SQLite and from two on one
  *                        PostgreSQL with a shared Redis (bench/replicas.ts; needs PostgreSQL and Redis
@@ -58,6 +62,7 @@ import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
 import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
+import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 
@@ -360,6 +365,17 @@ function pad(text: string, width: number, left = false): string {
   return left ? text.padEnd(width) : text.padStart(width);
 }
 
+function backtestSection(tmp: string, load: LoadGenerator): Promise<BacktestBenchResult> {
+  return measureBacktest({
+    tmp,
+    load,
+    seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    connections: CONNECTIONS,
+    log: (line) => console.log(line),
+  });
+}
+
 async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), "updown-bench-"));
   let load: LoadGenerator | null = null;
@@ -408,6 +424,13 @@ async function main(): Promise<void> {
               heapSnapshots: process.env.BENCH_SOAK_HEAP_SNAPSHOTS || null,
             });
       writeResults({ ...previousResults(), [ONLY]: section });
+      return;
+    }
+
+    if (ONLY === "backtest") {
+      load = LOAD_MODE === "child" ? new LoadChild() : new InProcessLoad();
+      const section = await backtestSection(tmp, load);
+      writeResults({ ...previousResults(), backtest: section });
       return;
     }
 
@@ -602,6 +625,8 @@ async function main(): Promise<void> {
       console.log("\nrecording: the collector following 300 live markets, 30 ticks");
       recording = await measureRecording({ tmp, markets: 300, ticks: 30 });
     }
+    let backtest: BacktestBenchResult | null = null;
+    if (ONLY === null) backtest = await backtestSection(tmp, load);
     load.close();
     load = null;
     await app.close();
@@ -712,6 +737,7 @@ async function main(): Promise<void> {
       metering,
       recording,
       storage,
+      backtest,
       ...Object.fromEntries(OWN_SECTIONS.filter((k) => k in previous).map((k) => [k, previous[k]])),
     });
   } finally {

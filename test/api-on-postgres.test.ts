@@ -8,6 +8,7 @@ import { postgresTestUrl } from "./helpers/postgres.ts";
 const API_TEST_FILES = [
   "archive.test.ts",
   "auth-and-errors.test.ts",
+  "backtest-api.test.ts",
   "collector.test.ts",
   "exchange-api.test.ts",
   "hostile-input.test.ts",

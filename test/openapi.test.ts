@@ -19,7 +19,8 @@ describe("the API document is the contract", () => {
       assert.match(op.operationId ?? "", /^[a-z][A-Za-z]+$/, name);
       assert.ok(!ids.has(op.operationId), `${op.operationId} is unique`);
       ids.add(op.operationId);
-      assert.ok((doc.paths[name.split(" ")[1]].get.tags ?? []).length > 0, `${name} has tags`);
+      const [method, path] = name.split(" ");
+      assert.ok((doc.paths[path][method.toLowerCase()].tags ?? []).length > 0, `${name} has tags`);
       for (const [status, response] of Object.entries<{ headers?: object }>(op.responses)) {
         assert.ok(response.headers && "X-Request-Id" in response.headers, `${name} ${status} X-Request-Id`);
       }
@@ -96,6 +97,11 @@ describe("every operation's answers match the document", () => {
     "/v1/btc/futures/funding-rates?limit=2",
     "/v1/btc/futures/open-interest?limit=2",
     "/v1/btc/futures/mark-price?limit=2",
+    "/v1/backtest-ai/schema",
+    "/v1/backtest-ai/strategies",
+    "/v1/backtest-ai/strategies/no-such-strategy",
+    "/v1/backtest-ai/runs/no-such-run",
+    `/v1/markets/${slug}/execution-price?outcome=up&side=buy&size=10&time=2026-07-24T00:00:00Z`,
   ];
 
   test("successes, and errors 400, 401, 403, 404 and 429", async () => {
@@ -114,6 +120,33 @@ describe("every operation's answers match the document", () => {
     for (let i = 0; i < 61 && last !== 429; i++)
       last = (await t.get("/v1/markets?limit=1", { "x-api-key": starter })).statusCode;
     assert.equal(last, 429);
+  });
+
+  test("the backtest operations: 200, 202, 400, 403, 404 and 422", async () => {
+    const post = (url: string, payload: object, key = t.key) =>
+      t.app.inject({ method: "POST", url, payload, headers: { "x-api-key": key } });
+    const generated = await post("/v1/backtest-ai/generate", { preset: "dip_buying" });
+    assert.equal(generated.statusCode, 200);
+    const id = generated.json().strategy.id;
+    assert.equal((await t.get(`/v1/backtest-ai/strategies/${id}`)).statusCode, 200);
+    assert.equal((await post("/v1/backtest-ai/generate", { prompt: "tomorrow it rains" })).statusCode, 422);
+    assert.equal(
+      (await post("/v1/backtest-ai/generate", { prompt: "buy up", preset: "dip_buying" })).statusCode,
+      400,
+    );
+    const markets = { coin: "btc", market_type: "5m", market_count: 2 };
+    const ran = await post("/v1/backtest-ai/run", { strategy_id: id, ...markets });
+    assert.equal(ran.statusCode, 200);
+    assert.equal((await t.get(`/v1/backtest-ai/runs/${ran.json().run.id}`)).statusCode, 200);
+    const queued = await post("/v1/backtest-ai/strategy", { preset: "quick_scalp", ...markets, wait: 0 });
+    assert.equal(queued.statusCode, 202);
+    assert.equal((await post("/v1/backtest-ai/run", { strategy_id: "nope", ...markets })).statusCode, 404);
+    const starter = await t.keyFor("starter");
+    assert.equal(
+      (await post("/v1/backtest-ai/run", { strategy_id: id, ...markets }, starter)).statusCode,
+      403,
+    );
+    assert.equal((await t.get("/v1/backtest-ai/strategies", { "x-api-key": starter })).statusCode, 403);
   });
 
   test("403 for a market older than the plan opens", async () => {

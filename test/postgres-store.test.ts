@@ -13,6 +13,7 @@ import { keyStoreContract } from "./contracts/key-store.ts";
 import { marketStoreContract } from "./contracts/market-store.ts";
 import { tradeStoreContract } from "./contracts/trade-store.ts";
 import { quotaLedgerContract } from "./contracts/quota-ledger.ts";
+import { backtestStoreContract } from "./contracts/backtest-store.ts";
 import { type StoreTests, describeStoreTests } from "./contracts/store-tests.ts";
 
 // Runs only against a server named by DATABASE_URL; once one is named, an unreachable server fails
@@ -287,6 +288,7 @@ if (url === null) {
   keyStoreContract("postgres", openScratch);
   quotaLedgerContract("postgres", openScratch);
   exchangeStoreContract("postgres", openScratch);
+  backtestStoreContract("postgres", openScratch);
   describeStoreTests("PostgreSQL store", openScratch, (store) => store, POSTGRES_TESTS);
   describeStoreTests("PostgreSQL exchange tables", openScratch, (store) => store, POSTGRES_EXCHANGE_TESTS);
 }

@@ -12,6 +12,7 @@ import { keyStoreContract } from "./contracts/key-store.ts";
 import { marketStoreContract } from "./contracts/market-store.ts";
 import { tradeStoreContract } from "./contracts/trade-store.ts";
 import { quotaLedgerContract } from "./contracts/quota-ledger.ts";
+import { backtestStoreContract } from "./contracts/backtest-store.ts";
 
 async function openMemoryStore(): Promise<SqliteStore> {
   const store = new SqliteStore(":memory:");
@@ -24,6 +25,7 @@ tradeStoreContract("sqlite", openMemoryStore);
 keyStoreContract("sqlite", openMemoryStore);
 quotaLedgerContract("sqlite", openMemoryStore);
 exchangeStoreContract("sqlite", openMemoryStore);
+backtestStoreContract("sqlite", openMemoryStore);
 
 test("a SQLite file keeps everything across a reopen", async () => {
   const dir = mkdtempSync(join(tmpdir(), "updown-"));

@@ -7,6 +7,7 @@ import { WireFormatError } from "../domain/wire.ts";
 import { CopyError } from "../store/copy.ts";
 import { type Command, UsageError } from "./command.ts";
 import { backfillCommand } from "./commands/backfill.ts";
+import { backtestCommand } from "./commands/backtest.ts";
 import { collectCommand } from "./commands/collect.ts";
 import { copyCommand } from "./commands/copy.ts";
 import { exportCommand } from "./commands/export.ts";
@@ -29,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   keysCommand,
   copyCommand,
   backfillCommand,
+  backtestCommand,
 ];
 
 /** Errors that mean "this cannot be done as asked": one line on stderr and exit status 2, no stack. */

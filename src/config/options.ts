@@ -81,6 +81,11 @@ const parseKind = (value: string): BackfillKind | null =>
 
 const USER_TIME = "an ISO 8601 time or epoch milliseconds";
 
+function parseOrderType(value: string): "MARKET" | "LIMIT" | null {
+  const upper = value.toUpperCase();
+  return upper === "MARKET" || upper === "LIMIT" ? upper : null;
+}
+
 /** `now` (null: the command reads its clock) or an ISO 8601 time. */
 const isoOrNow: ValueType<number | null> = {
   rule: "an ISO 8601 time or now",
@@ -281,6 +286,49 @@ const SERVICE_OPTIONS = {
     default: 2400,
     doc: "the same for USD-M futures",
   }),
+  backtestWorkers: option({
+    env: "BACKTEST_WORKERS",
+    flags: ["--backtest-workers"],
+    type: integer(1, 64),
+    default: 2,
+    doc: "backtest runs this process executes at once, each on a worker thread with its own database connection",
+  }),
+  backtestLeaseS: option({
+    env: "BACKTEST_LEASE_S",
+    flags: ["--backtest-lease-s"],
+    type: integer(1, 3600),
+    default: 30,
+    doc: "seconds a backtest run stays a process's without a renewal; a run whose process died is taken over after it",
+  }),
+  llmBaseUrl: option({
+    env: "LLM_BASE_URL",
+    flags: ["--llm-base-url"],
+    type: optional(url(["https:", "http:"], true), "unset"),
+    default: null,
+    doc: "an OpenAI-compatible API root (https://api.openai.com/v1) that generates strategies from prompts; unset: the built-in generator",
+  }),
+  // No flag: a command line is visible to every user of the machine, the environment is not.
+  llmApiKey: option({
+    env: "LLM_API_KEY",
+    flags: [],
+    type: optional(text("KEY")),
+    default: null,
+    doc: "the bearer token LLM_BASE_URL wants; unset: none sent",
+  }),
+  llmModel: option({
+    env: "LLM_MODEL",
+    flags: ["--llm-model"],
+    type: text("MODEL", "a model name"),
+    default: "gpt-4o-mini",
+    doc: "the model asked at LLM_BASE_URL",
+  }),
+  llmTimeoutMs: option({
+    env: "LLM_TIMEOUT_MS",
+    flags: ["--llm-timeout-ms"],
+    type: integer(100, 600_000),
+    default: 30_000,
+    doc: "how long a generation may take at LLM_BASE_URL before it fails (422, nothing charged)",
+  }),
 };
 
 const COMMAND_OPTIONS = {
@@ -439,6 +487,73 @@ const COMMAND_OPTIONS = {
     type: listOf(BACKFILL_KINDS, parseKind),
     default: BACKFILL_KINDS,
     doc: "what to fill: candles, trades, funding (funding-rates) and open-interest",
+  }),
+  definitionFile: option({
+    flags: ["--definition"],
+    type: optional(text("FILE", "a file path (JSON)")),
+    default: null,
+    doc: "a strategy definition (docs/backtests.md); fields left out take their defaults",
+  }),
+  preset: option({
+    flags: ["--preset"],
+    type: optional(choice(["mean_reversion", "dip_buying", "momentum_entry", "quick_scalp"])),
+    default: null,
+    doc: "one of the four presets",
+  }),
+  prompt: option({
+    flags: ["--prompt"],
+    type: optional(text("TEXT", "any text")),
+    default: null,
+    doc: "a strategy in words: LLM_BASE_URL's model when set, else the built-in generator",
+  }),
+  marketCount: option({
+    flags: ["--count"],
+    type: integer(1, 100),
+    default: 10,
+    doc: "how many of the latest resolved markets to replay",
+  }),
+  backtestFrom: option({
+    flags: ["--from"],
+    type: optional(time(parseUserTime, USER_TIME), "any"),
+    default: null,
+    doc: "only markets starting at or after this time",
+  }),
+  backtestTo: option({
+    flags: ["--to"],
+    type: optional(time(parseUserTime, USER_TIME), "any"),
+    default: null,
+    doc: "only markets starting at or before this time",
+  }),
+  positionSize: option({
+    flags: ["--position-size"],
+    type: optional(integer(1, 10_000), "the definition's"),
+    default: null,
+    doc: "shares bought per entry",
+  }),
+  orderType: option({
+    flags: ["--order-type"],
+    type: optional(choice<"MARKET" | "LIMIT">(["MARKET", "LIMIT"], parseOrderType), "the definition's"),
+    default: null,
+    doc: "how entries are placed",
+  }),
+  latencyMs: option({
+    flags: ["--latency-ms"],
+    type: optional(integer(0, 60_000), "the definition's"),
+    default: null,
+    doc: "orders fill at the first snapshot at or after the decision plus this; 0 allowed",
+  }),
+  maxLossPercent: option({
+    flags: ["--max-loss-percent"],
+    type: optional(integer(1, 100), "the definition's"),
+    default: null,
+    doc: "no new entry once the run has lost this percent of its capital",
+  }),
+  json: option({
+    flags: ["--json"],
+    switchTo: true,
+    type: yesNo(),
+    default: false,
+    doc: "print the full result as JSON on stdout instead of the summary table",
   }),
 };
 

@@ -47,6 +47,10 @@ import { numbersAsWritten, wellFormed } from "./strict-input.ts";
 import { coinSchema } from "../domain/wire.ts";
 import { seriesComponents, seriesRoutes } from "./routes/series.ts";
 import { tradeComponents, tradeRoutes } from "./routes/trades.ts";
+import { BACKTEST_SCHEMAS } from "../backtest/wire.ts";
+import { runRoutes } from "./routes/backtest-runs.ts";
+import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies.ts";
+import { executionPriceComponents, executionPriceRoutes } from "./routes/execution-price.ts";
 
 export type { Api, AppContext, AppOptions } from "./context.ts";
 
@@ -182,6 +186,17 @@ function requestHooks(app: FastifyInstance, ctx: AppContext, routes: RouteTable)
   if (ctx.ownsLimiter) app.addHook("onClose", () => ctx.limiter.close());
 }
 
+/**
+ * The backtest scheduler lives as long as the app: it starts (taking over runs a dead process left)
+ * when the app is ready, and stops its workers when the app closes.
+ */
+function backtestJobs(app: FastifyInstance, ctx: AppContext): void {
+  const scheduler = ctx.backtests.scheduler;
+  scheduler.useLogger(app.log);
+  app.addHook("onReady", () => scheduler.start());
+  app.addHook("onClose", () => scheduler.close());
+}
+
 /** The /v1 API: every route behind authentication and counting (DESIGN 3.2). */
 function v1Api(ctx: AppContext, routes: RouteTable): FastifyPluginAsync {
   const metering = new Metering({
@@ -212,6 +227,9 @@ function v1Api(ctx: AppContext, routes: RouteTable): FastifyPluginAsync {
       seriesRoutes,
       exportRoutes,
       exchangeRoutes,
+      executionPriceRoutes,
+      strategyRoutes,
+      runRoutes,
     ]) {
       await api.register(async (scope) => routes(scope, ctx));
     }
@@ -229,6 +247,7 @@ export const updownApp = fp<AppOptions>(
     const routes = new RouteTable();
     app.addHook("onRoute", (route) => routes.add(route.url, route.method));
     requestHooks(app, ctx, routes);
+    backtestJobs(app, ctx);
     errorHandling(app, ctx, routes);
     for (const schema of [
       coinSchema(ctx.config.coins),
@@ -240,6 +259,9 @@ export const updownApp = fp<AppOptions>(
       ...seriesComponents,
       ...accountComponents,
       ...exchangeComponents,
+      ...executionPriceComponents,
+      ...strategyComponents,
+      ...BACKTEST_SCHEMAS,
     ]) {
       app.addSchema(schema);
     }

@@ -85,12 +85,18 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   401: "UNAUTHORIZED: the key is missing, unknown or revoked",
   403: "TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does",
   404: "RESOURCE_NOT_FOUND: no such market, coin, venue, record or route",
+  422: "GENERATION_FAILED: no strategy could be generated from the prompt (details.reason); nothing was charged",
   429: "RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address",
   500: "INTERNAL_ERROR: nothing internal leaks",
   503: "SERVICE_UNAVAILABLE: a backing store is unreachable",
 };
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 429 | 500 | 503;
+/** The 429 of the backtest routes, which also meter a monthly quota and runs in flight. */
+const QUOTA_429 =
+  "QUOTA_EXCEEDED: the month's backtest generations are used (Retry-After: the next UTC month); or " +
+  "RATE_LIMIT_EXCEEDED: a request window is full (details.window), or two runs are in flight (details.reason runs_in_flight)";
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 422 | 429 | 500 | 503;
 
 /** The statuses any /v1 route can answer: a malformed request, no key, limits, the server's own failures. */
 const V1_ERRORS: ErrorStatus[] = [400, 401, 429, 500, 503];
@@ -100,6 +106,8 @@ interface ResponseOptions {
   errors?: ErrorStatus[];
   /** Metered answers carry the rate-limit headers (every /v1 answer to a valid key does). */
   metered?: boolean;
+  /** The route spends the monthly backtest quota: its 429 may be QUOTA_EXCEEDED. */
+  quota?: boolean;
 }
 
 /** A declared answer: its schema and the headers it carries. */
@@ -113,16 +121,18 @@ export function answer(schema: object, description: string, headers: object = {}
  */
 export function v1Responses(
   successes: Record<number, object>,
-  { errors = [], metered = true }: ResponseOptions = {},
+  { errors = [], metered = true, quota = false }: ResponseOptions = {},
 ): Record<number, object> {
   const limitHeaders = metered ? RATE_LIMIT : {};
   const out: Record<number, object> = {};
   for (const [status, schema] of Object.entries(successes)) {
-    out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...limitHeaders } };
+    const own = (schema as { headers?: object }).headers ?? {};
+    out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...limitHeaders, ...own } };
   }
   const statuses = [...new Set([...errors, ...V1_ERRORS])].sort((a, b) => a - b);
   for (const status of statuses) {
-    out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], errorHeaders(status, limitHeaders));
+    const description = quota && status === 429 ? QUOTA_429 : ERROR_DESCRIPTIONS[status];
+    out[status] = answer(ref("Error"), description, errorHeaders(status, limitHeaders));
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import type { BacktestStore } from "./backtest-store.ts";
 import type { ExchangeStore } from "./exchange-store.ts";
 import type { KeyStore } from "./key-store.ts";
 import type { MarketStore } from "./market-store.ts";
@@ -13,6 +14,11 @@ import type { TradeStore } from "./trade-store.ts";
 export interface Store {
   /** Which database this is, for operators (`/readyz` names it); no rule depends on it. */
   readonly kind: "sqlite" | "postgres";
+  /**
+   * A URL that opens this same database from another thread or process (a backtest worker opens its
+   * own connection with it); null for a database only this connection sees (`sqlite::memory:`).
+   */
+  readonly url: string | null;
   readonly markets: MarketStore;
   /** Polymarket trades of the markets (src/store/trade-store.ts). */
   readonly trades: TradeStore;
@@ -20,6 +26,8 @@ export interface Store {
   readonly quota: QuotaLedger;
   /** Binance spot and futures data (src/store/exchange-store.ts). */
   readonly exchange: ExchangeStore;
+  /** Backtest strategies, runs and results (src/store/backtest-store.ts). */
+  readonly backtests: BacktestStore;
   /** Applies the schema's missing migrations, each once, in order (also against a concurrent migrator). */
   migrate(): Promise<MigrationReport>;
   close(): Promise<void>;

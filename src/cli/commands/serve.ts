@@ -32,6 +32,12 @@ variable; the flag wins.`,
     "demoCounts",
     "snapshotIntervalMs",
     "drainSeconds",
+    "backtestWorkers",
+    "backtestLeaseS",
+    "llmBaseUrl",
+    "llmApiKey",
+    "llmModel",
+    "llmTimeoutMs",
   ],
   run: async (values) => {
     await serve(toConfig(values));

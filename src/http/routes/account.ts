@@ -95,7 +95,7 @@ function windowToWire(w: WindowState) {
   };
 }
 
-function quotaToWire(q: QuotaStatus) {
+export function quotaToWire(q: QuotaStatus) {
   return {
     included: q.included,
     month: q.month,

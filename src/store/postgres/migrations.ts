@@ -218,4 +218,61 @@ CREATE TABLE market_trades (
 );
 `,
   },
+  {
+    version: 6,
+    sql: `
+-- SQLite's version 6: backtest strategies, runs and their per-market results.
+CREATE TABLE backtest_strategies (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  key_id TEXT COLLATE "C" NOT NULL,
+  name TEXT NOT NULL,
+  definition TEXT NOT NULL,
+  source TEXT NOT NULL CHECK (source IN ('prompt', 'preset', 'definition')),
+  prompt TEXT,
+  preset TEXT,
+  generator TEXT,
+  model TEXT,
+  notes TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  charge_id TEXT COLLATE "C" UNIQUE,
+  idempotency_key TEXT,
+  request_hash TEXT
+);
+CREATE INDEX backtest_strategies_by_key ON backtest_strategies (key_id, created_at DESC, id);
+
+CREATE TABLE backtest_runs (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  key_id TEXT COLLATE "C" NOT NULL,
+  strategy_id TEXT COLLATE "C",
+  definition TEXT NOT NULL,
+  selection TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'complete', 'failed')),
+  created_at BIGINT NOT NULL,
+  started_at BIGINT,
+  finished_at BIGINT,
+  error TEXT,
+  markets_done INTEGER NOT NULL DEFAULT 0,
+  markets_total INTEGER,
+  aggregate TEXT,
+  unresolved TEXT,
+  runner TEXT,
+  lease_until BIGINT,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  idempotency_key TEXT,
+  request_hash TEXT
+);
+CREATE UNIQUE INDEX backtest_runs_by_idempotency_key ON backtest_runs (key_id, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+CREATE INDEX backtest_runs_in_flight ON backtest_runs (key_id) WHERE status IN ('queued', 'running');
+CREATE INDEX backtest_runs_by_lease ON backtest_runs (lease_until) WHERE status IN ('queued', 'running');
+
+CREATE TABLE backtest_results (
+  run_id TEXT COLLATE "C" NOT NULL,
+  seq INTEGER NOT NULL,
+  slug TEXT NOT NULL,
+  result TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+`,
+  },
 ];

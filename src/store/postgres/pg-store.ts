@@ -1,5 +1,6 @@
 import pg, { type Pool, type PoolConfig } from "pg";
 import type { MigrationReport, Store } from "../store.ts";
+import { PostgresBacktestStore } from "./backtest-store.ts";
 import { PostgresExchangeStore } from "./exchange-store.ts";
 import { PostgresKeyStore } from "./key-store.ts";
 import { PostgresMarketStore } from "./market-store.ts";
@@ -29,8 +30,11 @@ export class PostgresStore implements Store {
   readonly keys: PostgresKeyStore;
   readonly quota: PostgresQuotaLedger;
   readonly exchange: PostgresExchangeStore;
+  readonly backtests: PostgresBacktestStore;
+  readonly url: string;
 
   constructor(connectionString: string, options: PostgresStoreOptions = {}) {
+    this.url = connectionString;
     this.pool = new pg.Pool({
       connectionTimeoutMillis: 10_000,
       ...options.pool,
@@ -53,6 +57,7 @@ export class PostgresStore implements Store {
     this.keys = new PostgresKeyStore(this.pool);
     this.quota = new PostgresQuotaLedger(this.pool);
     this.exchange = new PostgresExchangeStore(this.pool, partitions);
+    this.backtests = new PostgresBacktestStore(this.pool);
   }
 
   /** Applies the missing migrations in one transaction, after any other process migrating has finished. */

@@ -242,4 +242,62 @@ CREATE TABLE market_trades (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 6,
+    sql: `
+-- Backtests (DESIGN 3.7, src/store/backtest-store.ts): strategies, each stored with the quota charge
+-- that paid for it; runs, executed as jobs under a runner's lease; one result row per market replayed.
+CREATE TABLE backtest_strategies (
+  id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  definition TEXT NOT NULL,
+  source TEXT NOT NULL CHECK (source IN ('prompt', 'preset', 'definition')),
+  prompt TEXT,
+  preset TEXT,
+  generator TEXT,
+  model TEXT,
+  notes TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  charge_id TEXT UNIQUE,
+  idempotency_key TEXT,
+  request_hash TEXT
+);
+CREATE INDEX backtest_strategies_by_key ON backtest_strategies (key_id, created_at DESC, id);
+
+CREATE TABLE backtest_runs (
+  id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  strategy_id TEXT,
+  definition TEXT NOT NULL,
+  selection TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'complete', 'failed')),
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  finished_at INTEGER,
+  error TEXT,
+  markets_done INTEGER NOT NULL DEFAULT 0,
+  markets_total INTEGER,
+  aggregate TEXT,
+  unresolved TEXT,
+  runner TEXT,
+  lease_until INTEGER,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  idempotency_key TEXT,
+  request_hash TEXT
+);
+CREATE UNIQUE INDEX backtest_runs_by_idempotency_key ON backtest_runs (key_id, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+CREATE INDEX backtest_runs_in_flight ON backtest_runs (key_id) WHERE status IN ('queued', 'running');
+CREATE INDEX backtest_runs_by_lease ON backtest_runs (lease_until) WHERE status IN ('queued', 'running');
+
+CREATE TABLE backtest_results (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  slug TEXT NOT NULL,
+  result TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+`,
+  },
 ];

@@ -1,5 +1,6 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { MigrationReport, Store } from "../store.ts";
+import { SqliteBacktestStore } from "./backtest-store.ts";
 import { SqliteConnection } from "./connection.ts";
 import { SqliteExchangeStore } from "./exchange-store.ts";
 import { SqliteKeyStore } from "./key-store.ts";
@@ -21,15 +22,19 @@ export class SqliteStore implements Store {
   readonly keys: SqliteKeyStore;
   readonly quota: SqliteQuotaLedger;
   readonly exchange: SqliteExchangeStore;
+  readonly backtests: SqliteBacktestStore;
+  readonly url: string | null;
   private readonly conn: SqliteConnection;
 
   constructor(path: string) {
+    this.url = path === ":memory:" || path === "" ? null : `sqlite:${path}`;
     this.conn = new SqliteConnection(path);
     this.markets = new SqliteMarketStore(this.conn);
     this.trades = new SqliteTradeStore(this.conn);
     this.keys = new SqliteKeyStore(this.conn);
     this.quota = new SqliteQuotaLedger(this.conn);
     this.exchange = new SqliteExchangeStore(this.conn);
+    this.backtests = new SqliteBacktestStore(this.conn);
   }
 
   /** The connection itself, for tools that look at the file (the benchmark's storage figures). */
