@@ -14,6 +14,7 @@ import type { LimitDecision } from "../access/limiter/limiter.ts";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
 import { isoMicros } from "../domain/time.ts";
 import { isStoreUnavailable } from "../store/errors.ts";
+import { compressAnswers } from "./compression.ts";
 import { type AppContext, type AppOptions, buildContext } from "./context.ts";
 import { ApiError, errorEnvelope, notFound, storeUnavailable, validationError } from "./errors.ts";
 import { Metering } from "./metering.ts";
@@ -187,6 +188,7 @@ export const updownApp = fp<AppOptions>(
     const ctx = buildContext(options);
     requestHooks(app, ctx);
     errorHandling(app, ctx);
+    compressAnswers(app);
     for (const schema of [
       ...COMPONENT_SCHEMAS,
       ...marketComponents,

@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
-import { createGzip } from "node:zlib";
 import { Type } from "typebox";
 import { type ExportFormat, exportChunks } from "../../archive/archive.ts";
+import { compressStream, negotiate } from "../compression.ts";
 import type { Api, AppContext } from "../context.ts";
 import { openMarket, timeRange } from "../params.ts";
 import { answer, Query, SlugParams, TimeParam, v1Responses } from "../schemas.ts";
@@ -35,13 +35,15 @@ const exportSchema = {
   tags: ["snapshots"],
   summary: "All snapshots of a market (or a time range of them) in one streamed file, oldest first",
   description:
-    "ndjson is the archive format of `updown export` (a market line, then one line a snapshot) and can be imported with `updown import archive`; csv is one snapshot a row, books as JSON columns. Gzipped when the request accepts gzip.",
+    "ndjson is the archive format of `updown export` (a market line, then one line a snapshot) and can be imported with `updown import archive`; csv is one snapshot a row, books as JSON columns. Compressed (br, zstd or gzip) when the request accepts it.",
   params: SlugParams,
   querystring: ExportQuery,
   response: v1Responses(
     {
-      200: answer(exportFile, "The file (Content-Encoding: gzip when accepted)", {
+      200: answer(exportFile, "The file, compressed when the request accepts an encoding", {
         "Content-Disposition": { type: "string", required: true, description: "attachment; the file's name" },
+        "Content-Encoding": { type: "string", enum: ["br", "zstd", "gzip"], description: "When accepted" },
+        Vary: { type: "string", required: true, description: "`Accept-Encoding`" },
       }),
     },
     { errors: [400, 403, 404] },
@@ -64,10 +66,11 @@ export function exportRoutes(app: Api, ctx: AppContext): void {
     reply
       .type(CONTENT_TYPES[q.format])
       .header("content-disposition", `attachment; filename="${market.slug}.${q.format}"`)
-      .header("vary", "accept-encoding");
-    if (/\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""))) {
-      body = body.pipe(createGzip());
-      reply.header("content-encoding", "gzip");
+      .header("vary", "Accept-Encoding");
+    const encoding = negotiate(req.headers["accept-encoding"]);
+    if (encoding !== null) {
+      body = body.pipe(compressStream(encoding));
+      reply.header("content-encoding", encoding);
     }
     return reply.send(body);
   });
