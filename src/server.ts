@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { openLimiter } from "./access/limiter/open.ts";
-import { deferredLogger, type Logger, stderrLogger } from "./log.ts";
+import { deferredLogger, type Logger, serverLog, stderrLogger } from "./log.ts";
 import { loadPlans } from "./access/plans.ts";
 import { Progress } from "./cli/progress.ts";
 import type { Config } from "./config.ts";
@@ -45,11 +45,14 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     config.redisUrl,
     deferredLogger(() => log),
   );
-  const app = await buildApp({ store, config, plans, limiter, logger: { level: config.logLevel } });
+  const requestLog = serverLog(config.logLevel);
+  const app = await buildApp({ store, config, plans, limiter, loggerInstance: requestLog.logger });
   log = app.log;
   app.addHook("onClose", async () => {
     await limiter.close();
     await store.close();
+    // Last: every request has been answered (and logged) by now.
+    await requestLog.flush();
   });
   // Handlers first, so that a signal during start-up also closes the store cleanly.
   let closing = false;
