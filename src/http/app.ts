@@ -25,6 +25,7 @@ import { exchangeRoutes, futuresOnlyHint } from "./routes/exchange.ts";
 import { exportRoutes } from "./routes/export.ts";
 import { marketRoutes } from "./routes/markets.ts";
 import { opsRoutes } from "./routes/ops.ts";
+import { seriesComponents, seriesRoutes } from "./routes/series.ts";
 import { snapshotRoutes } from "./routes/snapshots.ts";
 import { accountComponents } from "./routes/account.ts";
 import { coverageComponents } from "./routes/coverage.ts";
@@ -174,6 +175,7 @@ function v1Api(ctx: AppContext): FastifyPluginAsync {
       accountRoutes,
       marketRoutes,
       snapshotRoutes,
+      seriesRoutes,
       coverageRoutes,
       exportRoutes,
       exchangeRoutes,
@@ -198,6 +200,7 @@ export const updownApp = fp<AppOptions>(
       ...COMPONENT_SCHEMAS,
       ...marketComponents,
       ...snapshotComponents,
+      ...seriesComponents,
       ...coverageComponents,
       ...accountComponents,
       ...exchangeComponents,
