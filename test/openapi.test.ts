@@ -85,6 +85,7 @@ describe("every operation's answers match the document", () => {
     `/v1/markets/${slug}/snapshots?limit=2&include_orderbook=true`,
     `/v1/markets/${slug}/snapshots/at?time=2026-07-24T00:00:00Z`,
     `/v1/markets/${slug}/coverage`,
+    `/v1/markets/${slug}/series?points=16`,
     `/v1/markets/${slug}/snapshots/export?format=csv`,
     "/v1/btc/spot/latest",
     "/v1/btc/futures/trades/latest?limit=3",
