@@ -87,6 +87,7 @@ describe("every operation's answers match the document", () => {
     `/v1/markets/${slug}/coverage`,
     `/v1/markets/${slug}/series?points=16`,
     `/v1/markets/${slug}/snapshots/export?format=csv`,
+    "/v1/snapshots/export?coin=btc&market_type=5m&start_time=2026-07-24T00:14:00Z&format=parquet",
     "/v1/btc/spot/latest",
     "/v1/btc/futures/trades/latest?limit=3",
     "/v1/btc/spot/snapshots?limit=2",

@@ -524,3 +524,35 @@ export function renderBooksJson(buf: Uint8Array): { up: string; down: string } {
   const mid = writeBooksJson(w, buf, new Uint8Array(0));
   return { up: w.text(0, mid), down: w.text(mid, w.pos) };
 }
+
+/** Levels of one side of many snapshots as columns: prices, sizes, and where each snapshot's end. */
+export interface SideColumns {
+  prices: number[];
+  sizes: number[];
+  /** offsets[i + 1] is the end of snapshot i's levels (offsets[0] = 0). */
+  offsets: number[];
+}
+
+/**
+ * Appends a snapshot's four sides (up bids, up asks, down bids, down asks) to columns, best first,
+ * with the very doubles decodeBooks gives (and the JSON prints); no books appends four empty lists.
+ */
+export function appendBookColumns(blob: Uint8Array | null, sides: readonly SideColumns[]): void {
+  if (blob === null) {
+    for (const s of sides) s.offsets.push(s.prices.length);
+    return;
+  }
+  const { up, down, pd, sd } = readRaw(blob);
+  const ps = pow10(pd);
+  const ss = pow10(sd);
+  const raw = [up.bids, up.asks, down.bids, down.asks];
+  for (let k = 0; k < 4; k++) {
+    const out = sides[k];
+    const { ticks, sizes } = raw[k];
+    for (let i = 0; i < ticks.length; i++) {
+      out.prices.push(ticks[i] / ps);
+      out.sizes.push(sizes[i] / ss);
+    }
+    out.offsets.push(out.prices.length);
+  }
+}
