@@ -70,6 +70,8 @@ export class PostgresStore implements Store {
         await client.query("INSERT INTO schema_migrations VALUES ($1, $2)", [m.version, Date.now()]);
       }
     });
+    // Version 5's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
+    await this.markets.sealPendingMarkets();
   }
 
   async close(): Promise<void> {

@@ -46,6 +46,8 @@ export class SqliteStore implements Store {
         db.prepare("INSERT INTO schema_migrations VALUES (?, ?)").run(m.version, Date.now());
       });
     }
+    // Version 5's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
+    await this.markets.sealPendingMarkets();
   }
 
   async close(): Promise<void> {
