@@ -185,7 +185,7 @@ async function* parquetBatches(
   counts: ExportCounts,
 ): AsyncGenerator<ParquetBatch> {
   const size = sel.books ? PARQUET_BATCH_ROWS.books : PARQUET_BATCH_ROWS.noBooks;
-  let batch = new ParquetBatch(sel.books);
+  let batch = new ParquetBatch(sel.books, size);
   for await (const m of marketsToExport(store, sel)) {
     counts.markets++;
     for await (const rows of snapshotPages(store, m, sel, size)) {
@@ -194,7 +194,7 @@ async function* parquetBatches(
         if (batch.length === size) {
           counts.snapshots += batch.length;
           yield batch;
-          batch = new ParquetBatch(sel.books);
+          batch = new ParquetBatch(sel.books, size);
         }
       }
     }

@@ -1,6 +1,6 @@
 import * as arrow from "apache-arrow";
 import * as parquet from "parquet-wasm";
-import { appendBookColumns, type SideColumns } from "../domain/book-codec.ts";
+import { appendBookColumns, SideColumns } from "../domain/book-codec.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 
 /**
@@ -50,45 +50,81 @@ function writerProperties(): parquet.WriterProperties {
     .build();
 }
 
-const newSide = (): SideColumns => ({ prices: [], sizes: [], offsets: [0] });
+const encoder = new TextEncoder();
 
-/** The rows of one record batch, column by column. */
+/** The rows of one record batch (of at most `capacity` rows), column by column in typed arrays. */
 export class ParquetBatch {
   readonly books: boolean;
-  slugs: string[] = [];
-  times: number[] = [];
-  coin: number[] = [];
-  up: number[] = [];
-  down: number[] = [];
+  length = 0;
+  /** Rows of a market are consecutive: each slug once, with the row its run starts at. */
+  private readonly runs: { slug: string; from: number }[] = [];
+  /** Times as int64 (two int32 words a row, little-endian), written without a BigInt a row. */
+  private readonly times: Int32Array;
+  private readonly coin: Float64Array;
+  private readonly up: Float64Array;
+  private readonly down: Float64Array;
   /** up bids, up asks, down bids, down asks. */
-  sides: SideColumns[] = [newSide(), newSide(), newSide(), newSide()];
+  readonly sides = [new SideColumns(), new SideColumns(), new SideColumns(), new SideColumns()];
 
-  constructor(books: boolean) {
+  constructor(books: boolean, capacity: number) {
     this.books = books;
-  }
-
-  get length(): number {
-    return this.times.length;
+    this.times = new Int32Array(2 * capacity);
+    this.coin = new Float64Array(capacity);
+    this.up = new Float64Array(capacity);
+    this.down = new Float64Array(capacity);
   }
 
   add(slug: string, r: SnapshotRow): void {
-    this.slugs.push(slug);
-    this.times.push(r.time);
-    this.coin.push(r.coinPrice);
-    this.up.push(r.priceUp);
-    this.down.push(r.priceDown);
+    const i = this.length++;
+    if (this.runs.at(-1)?.slug !== slug) this.runs.push({ slug, from: i });
+    // Times are below 2^53: the low word is the remainder by 2^32, the high word the quotient.
+    this.times[2 * i] = r.time % 4294967296;
+    this.times[2 * i + 1] = Math.floor(r.time / 4294967296);
+    this.coin[i] = r.coinPrice;
+    this.up[i] = r.priceUp;
+    this.down[i] = r.priceDown;
     if (this.books) appendBookColumns(r.books, this.sides);
+  }
+
+  /** The slug column as Arrow's UTF-8 data: each run's bytes repeated, with their offsets. */
+  private slugData() {
+    const offsets = new Int32Array(this.length + 1);
+    const encoded = this.runs.map((run) => encoder.encode(run.slug));
+    let bytes = 0;
+    this.runs.forEach((run, k) => {
+      const end = this.runs[k + 1]?.from ?? this.length;
+      bytes += (end - run.from) * encoded[k].length;
+    });
+    const data = new Uint8Array(bytes);
+    let p = 0;
+    this.runs.forEach((run, k) => {
+      const end = this.runs[k + 1]?.from ?? this.length;
+      for (let i = run.from; i < end; i++) {
+        data.set(encoded[k], p);
+        p += encoded[k].length;
+        offsets[i + 1] = p;
+      }
+    });
+    return arrow.makeData({
+      type: new arrow.Utf8(),
+      length: this.length,
+      nullCount: 0,
+      valueOffsets: offsets,
+      data,
+    });
   }
 
   /** The batch in parquet-wasm's memory, ready for the writer. */
   /** The batch as an Arrow table in parquet-wasm's memory. */
   toTable(): parquet.Table {
+    const n = this.length;
+    const times = new BigInt64Array(this.times.buffer, 0, n);
     const columns: Record<string, arrow.Vector> = {
-      slug: arrow.vectorFromArray(this.slugs, new arrow.Utf8()),
-      time: arrow.makeVector(arrow.makeData({ type: TIME, data: BigInt64Array.from(this.times, BigInt) })),
-      coin_price: arrow.makeVector(Float64Array.from(this.coin)),
-      price_up: arrow.makeVector(Float64Array.from(this.up)),
-      price_down: arrow.makeVector(Float64Array.from(this.down)),
+      slug: arrow.makeVector(this.slugData()),
+      time: arrow.makeVector(arrow.makeData({ type: TIME, length: n, data: times })),
+      coin_price: arrow.makeVector(this.coin.subarray(0, n)),
+      price_up: arrow.makeVector(this.up.subarray(0, n)),
+      price_down: arrow.makeVector(this.down.subarray(0, n)),
     };
     if (this.books) {
       columns.orderbook_up = arrow.makeVector(bookData(this.sides[0], this.sides[1], this.length));
@@ -107,20 +143,14 @@ export class ParquetBatch {
 function levelsData(side: SideColumns, length: number) {
   const child = arrow.makeData({
     type: LEVEL,
-    length: side.prices.length,
+    length: side.length,
     nullCount: 0,
     children: [
-      arrow.makeData({ type: f64(), data: Float64Array.from(side.prices) }),
-      arrow.makeData({ type: f64(), data: Float64Array.from(side.sizes) }),
+      arrow.makeData({ type: f64(), data: side.prices.subarray(0, side.length) }),
+      arrow.makeData({ type: f64(), data: side.sizes.subarray(0, side.length) }),
     ],
   });
-  return arrow.makeData({
-    type: LEVELS,
-    length,
-    nullCount: 0,
-    valueOffsets: Int32Array.from(side.offsets),
-    child,
-  });
+  return arrow.makeData({ type: LEVELS, length, nullCount: 0, valueOffsets: side.offsets, child });
 }
 
 function bookData(bids: SideColumns, asks: SideColumns, length: number) {
@@ -144,7 +174,7 @@ export async function* parquetStream(
   const first = await iterator.next();
   if (first.done) {
     // No rows: a file with the schema and no row group (the stream writer needs a first batch).
-    yield parquet.writeParquet(new ParquetBatch(books).toTable(), writerProperties());
+    yield parquet.writeParquet(new ParquetBatch(books, 0).toTable(), writerProperties());
     return;
   }
   let pending: ParquetBatch | null = first.value;
