@@ -4,9 +4,12 @@ import os from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
+import type { RateLimiter } from "../src/access/limiter/limiter.ts";
+import { MemoryLimiter } from "../src/access/limiter/memory.ts";
 import { loadPlans } from "../src/access/plans.ts";
 import { isoMicros, parseIsoMicros } from "../src/domain/time.ts";
 import { makeTestApp, type TestApp } from "./helpers/app.ts";
+import { openRedisLimiter, SKIP_WITHOUT_REDIS } from "./helpers/redis.ts";
 
 interface Book {
   bids: { price: number; size: number }[];
@@ -191,42 +194,57 @@ describe("GET /v1/snapshots/export (bulk export of a series)", () => {
 });
 
 describe("the cost of a bulk export (DESIGN 3.8)", () => {
-  test("one request per market covered, counted in the day before the first byte; 429 when the day has less", async () => {
-    const plans = loadPlans();
-    const tight = await makeTestApp({
-      plans: { ...plans, starter: { ...plans.starter, requestsPerDay: 4 } },
-    });
-    try {
-      const starter = await tight.keyFor("starter");
-      const as = { "x-api-key": starter };
-      const usedToday = async () => (await tight.get("/v1/account", as)).json().usage.day.used as number;
+  for (const [name, open, skip] of [
+    ["memory", async () => new MemoryLimiter(), false],
+    ["Redis", () => openRedisLimiter(), SKIP_WITHOUT_REDIS],
+  ] as const) {
+    test(
+      `one request per market covered, counted in the day before the first byte; 429 when the day has less (${name} limiter)`,
+      { skip },
+      async () => {
+        const plans = loadPlans();
+        const limiter: RateLimiter = await open();
+        const tight = await makeTestApp({
+          plans: { ...plans, starter: { ...plans.starter, requestsPerDay: 4 } },
+          limiter,
+        });
+        try {
+          const starter = await tight.keyFor("starter");
+          const as = { "x-api-key": starter };
+          const usedToday = async () => (await tight.get("/v1/account", as)).json().usage.day.used as number;
 
-      // Three markets: this request and two more; 4 - 3 = 1 left.
-      const ok = await tight.get(`/v1/snapshots/export?${RANGE}&format=csv`, as);
-      assert.equal(ok.statusCode, 200);
-      assert.equal(ok.headers["x-ratelimit-remaining"], "1");
-      assert.equal(await usedToday(), 3);
+          // Three markets: this request and two more; 4 - 3 = 1 left.
+          const ok = await tight.get(`/v1/snapshots/export?${RANGE}&format=csv`, as);
+          assert.equal(ok.statusCode, 200);
+          assert.equal(ok.headers["x-ratelimit-remaining"], "1");
+          assert.equal(await usedToday(), 3);
 
-      // Three more do not fit in the one left: refused before any byte of the file, nothing more counted
-      // than the request itself.
-      const refused = await tight.get(`/v1/snapshots/export?${RANGE}&format=parquet`, as);
-      assert.equal(refused.statusCode, 429);
-      assert.equal(refused.headers["content-type"], "application/json; charset=utf-8");
-      const error = refused.json().error;
-      assert.equal(error.code, "RATE_LIMIT_EXCEEDED");
-      assert.deepEqual([error.details.window, error.details.cost, error.details.remaining], ["day", 3, 0]);
-      assert.match(error.message, /costs 3 requests/);
-      assert.ok(Number(refused.headers["retry-after"]) >= 1);
-      assert.equal(await usedToday(), 4);
+          // Three more do not fit in the one left: refused before any byte of the file, nothing more counted
+          // than the request itself.
+          const refused = await tight.get(`/v1/snapshots/export?${RANGE}&format=parquet`, as);
+          assert.equal(refused.statusCode, 429);
+          assert.equal(refused.headers["content-type"], "application/json; charset=utf-8");
+          const error = refused.json().error;
+          assert.equal(error.code, "RATE_LIMIT_EXCEEDED");
+          assert.deepEqual(
+            [error.details.window, error.details.cost, error.details.remaining],
+            ["day", 3, 0],
+          );
+          assert.match(error.message, /costs 3 requests/);
+          assert.ok(Number(refused.headers["retry-after"]) >= 1);
+          assert.equal(await usedToday(), 4);
 
-      // The day is now full: any request is refused by the limiter itself.
-      const next = await tight.get(`/v1/snapshots/export?coin=eth&market_type=5m&format=csv`, as);
-      assert.equal(next.statusCode, 429);
-      assert.equal(await usedToday(), 4);
-    } finally {
-      await tight.close();
-    }
-  });
+          // The day is now full: any request is refused by the limiter itself.
+          const next = await tight.get(`/v1/snapshots/export?coin=eth&market_type=5m&format=csv`, as);
+          assert.equal(next.statusCode, 429);
+          assert.equal(await usedToday(), 4);
+        } finally {
+          await tight.close();
+          await limiter.close();
+        }
+      },
+    );
+  }
 
   test("the markets a plan does not open are left out and not charged", async () => {
     const plans = loadPlans();
