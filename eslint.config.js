@@ -3,7 +3,18 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const LAYERS = ["domain", "upstream", "store", "access", "http", "record", "archive", "demo", "cli"];
+const LAYERS = [
+  "domain",
+  "upstream",
+  "store",
+  "access",
+  "backtest",
+  "http",
+  "record",
+  "archive",
+  "demo",
+  "cli",
+];
 const TOP_LEVEL = ["config", "server", "log"];
 
 /** An import of one of these project modules, from anywhere under src/. */
@@ -91,8 +102,23 @@ export default tseslint.config(
     "access sits below http",
   ),
   layer(
+    ["src/backtest/**/*.ts"],
+    except("domain", "store", "access", "config", "backtest", "log"),
+    "backtests read stores and spend the quota; they never import http, the recorder, the demo or the CLI",
+  ),
+  layer(
+    [
+      "src/backtest/engine.ts",
+      "src/backtest/features.ts",
+      "src/backtest/fills.ts",
+      "src/backtest/metrics.ts",
+    ],
+    except("domain", "backtest"),
+    "the engine is pure: the domain and its own definition only, no store, no I/O",
+  ),
+  layer(
     ["src/http/**/*.ts"],
-    except("domain", "store", "access", "config", "archive", "http", "log"),
+    except("domain", "store", "access", "backtest", "config", "archive", "http", "log"),
     "http serves stored data: never the recorder, the demo or the CLI",
   ),
   layer(

@@ -7,12 +7,15 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { OPTIONS, type Option } from "../src/config/options.ts";
 import type { MarketType } from "../src/domain/market.ts";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
+import { openStore } from "../src/store/open.ts";
 import type { StoredMarket } from "../src/store/market-store.ts";
+import type { ProbedMemory } from "./memory-probe.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const UPDOWN = join(ROOT, "bin", "updown.mjs");
+const MEMORY_PROBE = join(ROOT, "bench", "memory-probe.ts");
 
 /** The demo data every scenario uses: `updown seed` with these options gives the same rows in any store. */
 export interface BenchData {
@@ -23,21 +26,8 @@ export interface BenchData {
   coins: readonly string[];
 }
 
-/** Every variable the service reads (src/config.ts): none leaks in from the caller's shell (a CI REDIS_URL...). */
-const CONFIG_VARIABLES = [
-  "PORT",
-  "HOST",
-  "DATABASE_URL",
-  "REDIS_URL",
-  "PLANS_FILE",
-  "AUTH_FAILURES_PER_MINUTE",
-  "TRUST_PROXY",
-  "METRICS_TOKEN",
-  "LOG_LEVEL",
-  "PAGE_CACHE_MB",
-  "SEED_DEMO",
-  "DEMO_COUNTS",
-];
+/** Every variable the service reads (src/config/options.ts): none leaks in from the caller's shell (a CI REDIS_URL...). */
+const CONFIG_VARIABLES = Object.values(OPTIONS).flatMap((o: Option<unknown>) => (o.env ? [o.env] : []));
 
 /** The caller's environment without the service's configuration, plus `set`. */
 export function serviceEnv(set: Record<string, string>): NodeJS.ProcessEnv {
@@ -75,23 +65,29 @@ export function seed(url: string, data: BenchData): void {
   ]);
 }
 
+/** A new key of `plan` for `account` in the database at `url`. */
+export function createKey(url: string, plan: "starter" | "pro" | "enterprise", account: string): string {
+  return updown(["keys", "create", "--plan", plan, "--account", account, "--database-url", url]).trim();
+}
+
 /** A new enterprise key (no limits: every request is counted, none refused) in the database at `url`. */
 export function enterpriseKey(url: string, account: string): string {
-  return updown([
-    "keys",
-    "create",
-    "--plan",
-    "enterprise",
-    "--account",
-    account,
-    "--database-url",
-    url,
-  ]).trim();
+  return createKey(url, "enterprise", account);
+}
+
+/** Revokes `key` in the database at `url`. */
+export function revokeKey(url: string, key: string): void {
+  updown(["keys", "revoke", key, "--database-url", url]);
 }
 
 /** Every market of a SQLite file, newest first. */
 export async function sqliteMarkets(path: string): Promise<StoredMarket[]> {
-  const store = new SqliteStore(path);
+  return storeMarkets(`sqlite:${path}`);
+}
+
+/** Every market of the database at `url` (SQLite or PostgreSQL), newest first. */
+export async function storeMarkets(url: string): Promise<StoredMarket[]> {
+  const store = await openStore(url);
   try {
     return (await store.markets.listMarkets({ limit: 100_000, offset: 0 })).markets;
   } finally {
@@ -118,12 +114,20 @@ export class ServeProcess {
     this.pid = child.pid;
   }
 
-  /** Starts `updown serve --port 0` with `env` (see serviceEnv) and waits until it listens. */
-  static async start(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServeProcess> {
-    const child = spawn(process.execPath, [UPDOWN, "serve", "--port", "0", "--host", "127.0.0.1"], {
+  /**
+   * Starts `updown serve --port 0` with `env` (see serviceEnv) and waits until it listens. With `probe`,
+   * the process also loads bench/memory-probe.ts (and --expose-gc) for memory() and heapSnapshot().
+   */
+  static async start(
+    env: NodeJS.ProcessEnv,
+    { timeoutMs = 60_000, probe = false }: { timeoutMs?: number; probe?: boolean } = {},
+  ): Promise<ServeProcess> {
+    const probeArgs = probe ? ["--expose-gc", "--import", MEMORY_PROBE] : [];
+    const args = [...probeArgs, UPDOWN, "serve", "--port", "0", "--host", "127.0.0.1"];
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", ...(probe ? (["ipc"] as const) : [])],
     });
     let stderr = "";
     const origin = await new Promise<string>((resolve, reject) => {
@@ -179,6 +183,38 @@ export class ServeProcess {
 
   get running(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** The process's own reading of its memory (needs `probe`); with `gc`, after a full collection. */
+  memory(gc: boolean): Promise<ProbedMemory> {
+    return this.ask({ type: "memory", gc }, "memory").then((m) => (m as { memory: ProbedMemory }).memory);
+  }
+
+  /** Writes a heap snapshot of the process to `path` (needs `probe`); its path. */
+  heapSnapshot(path: string): Promise<string> {
+    return this.ask({ type: "heap-snapshot", path }, "heap-snapshot").then(
+      (m) => (m as { path: string }).path,
+    );
+  }
+
+  private ask(message: object, reply: string): Promise<unknown> {
+    const child = this.child;
+    if (!child.send) return Promise.reject(new Error("serve was started without the memory probe"));
+    return new Promise((resolve, reject) => {
+      const onMessage = (raw: unknown) => {
+        if ((raw as { type?: string }).type !== reply) return;
+        child.off("message", onMessage);
+        child.off("exit", onExit);
+        resolve(raw);
+      };
+      const onExit = () => {
+        child.off("message", onMessage);
+        reject(new Error(`serve exited: ${this.stderrTail}`));
+      };
+      child.on("message", onMessage);
+      child.once("exit", onExit);
+      child.send(message);
+    });
   }
 
   /** What the process wrote to stderr lately. */

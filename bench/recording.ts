@@ -79,6 +79,8 @@ export async function measureRecording(opts: {
       resolvedAt: null,
       createdAt: 0,
       updatedAt: 0,
+      settlement: { source: "binance", lookbackS: null },
+      feeSchedule: null,
     });
   }
   const clock = new ManualClock(NOW * 1e6);
@@ -87,6 +89,7 @@ export async function measureRecording(opts: {
   const rtds = new RtdsFeed({ url: upstream.rtdsUrl, scheduler, log: silentLogger });
   const collector = new Collector({
     store: store.markets,
+    trades: store.trades,
     clock,
     log: silentLogger,
     gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),

@@ -25,12 +25,18 @@
  * Then recording (bench/recording.ts): snapshots per second while the collector follows 300 live
  * markets, against a bulk insert of the same rows. BENCH_ONLY=recording runs only that part.
  *
+ * Then backtests (bench/backtest.ts): snapshots replayed per second by threshold strategies over 100
+ * resolved markets, as a ratio to only reading and decoding them, and the p99 of small requests while
+ * runs are in flight against idle. BENCH_ONLY=backtest runs only that part (and writes only its section).
+ *
  * Two scenarios run only when asked for, as they take longer than all of the above (README, Benchmarks):
  *   BENCH_ONLY=replicas  the same snapshot pages from one `updown serve` on SQLite and from two on one
  *                        PostgreSQL with a shared Redis (bench/replicas.ts; needs PostgreSQL and Redis
  *                        binaries, else skipped)
- *   BENCH_ONLY=soak      one `updown serve` under a steady mixed load for BENCH_SOAK_SECONDS (default
- *                        180): memory, req/s, status codes (bench/soak.ts)
+ *   BENCH_ONLY=soak      `updown serve` on SQLite and on PostgreSQL + Redis, each under a steady mixed
+ *                        load (errors included): a warm-up of 30 to 120 s, then BENCH_SOAK_SECONDS (90)
+ *                        measured; memory growth, p99 over time, req/s, statuses, against the targets
+ *                        (bench/soak.ts)
  * Each writes its own section of bench/results/latest.json and keeps the rest; a default run keeps
  * their last sections.
  *
@@ -62,11 +68,12 @@ import { Rng } from "../src/demo/demo.ts";
 import { seedDemo } from "../src/demo/seed.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { StoredMarket } from "../src/store/market-store.ts";
-import { type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";
+import { type ListEntry, type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
 import { measureReplicas } from "./replicas.ts";
-import { measureSoak } from "./soak.ts";
+import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
+import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 
@@ -76,6 +83,17 @@ function envNumber(name: string, fallback: number, min: number): number {
   const n = Number(text);
   if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got "${text}"`);
   return n;
+}
+
+/** BENCH_SOAK_BACKENDS: a comma-separated list of sqlite and postgres (default both). */
+function soakBackends(): SoakBackend[] {
+  const text = process.env.BENCH_SOAK_BACKENDS || SOAK_BACKENDS.join(",");
+  const names = text.split(",").map((t) => t.trim());
+  const unknown = names.filter((n) => !(SOAK_BACKENDS as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new Error(`BENCH_SOAK_BACKENDS must list ${SOAK_BACKENDS.join(" and/or ")}, got "${text}"`);
+  }
+  return names as SoakBackend[];
 }
 
 const SECONDS = envNumber("BENCH_SECONDS", 5, 1);
@@ -120,14 +138,14 @@ type ScenarioName = keyof typeof TARGETS;
 // The load generator
 
 interface LoadGenerator {
-  sendList(name: string, paths: string[]): Promise<void>;
+  sendList(name: string, paths: ListEntry[]): Promise<void>;
   run(job: LoadJob): Promise<LoadResult>;
   close(): void;
 }
 
 /** autocannon in this process: it shares the server's event loop (BENCH_LOAD=inprocess). */
 class InProcessLoad implements LoadGenerator {
-  async sendList(name: string, paths: string[]): Promise<void> {
+  async sendList(name: string, paths: ListEntry[]): Promise<void> {
     setList(name, paths);
   }
   run(job: LoadJob): Promise<LoadResult> {
@@ -170,7 +188,7 @@ class LoadChild implements LoadGenerator {
     });
   }
 
-  async sendList(name: string, paths: string[]): Promise<void> {
+  async sendList(name: string, paths: ListEntry[]): Promise<void> {
     await this.ready;
     this.child.send({ type: "list", name, paths });
   }
@@ -506,6 +524,17 @@ function wireBytes(results: readonly ScenarioResult[]) {
   };
 }
 
+function backtestSection(tmp: string, load: LoadGenerator): Promise<BacktestBenchResult> {
+  return measureBacktest({
+    tmp,
+    load,
+    seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    connections: CONNECTIONS,
+    log: (line) => console.log(line),
+  });
+}
+
 async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), "updown-bench-"));
   let load: LoadGenerator | null = null;
@@ -540,15 +569,28 @@ async function main(): Promise<void> {
           ? await measureReplicas({ ...options, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS })
           : await measureSoak({
               ...options,
-              seconds: envNumber("BENCH_SOAK_SECONDS", 180, 1),
-              warmupSeconds: envNumber("BENCH_SOAK_WARMUP_SECONDS", 15, 1),
-              sampleSeconds: envNumber("BENCH_SOAK_SAMPLE_SECONDS", 10, 1),
-              rssTolerance: envNumber("BENCH_SOAK_RSS_TOLERANCE", 0.5, 0),
+              backends: soakBackends(),
+              seconds: envNumber("BENCH_SOAK_SECONDS", 90, 1),
+              warmupSeconds: envNumber("BENCH_SOAK_WARMUP_SECONDS", 30, 0),
+              warmupMaxSeconds: envNumber(
+                "BENCH_SOAK_WARMUP_MAX_SECONDS",
+                120,
+                envNumber("BENCH_SOAK_WARMUP_SECONDS", 30, 0),
+              ),
+              windowSeconds: envNumber("BENCH_SOAK_WINDOW_SECONDS", 30, 1),
               pageCacheMb: process.env.BENCH_SOAK_PAGE_CACHE_MB
                 ? envNumber("BENCH_SOAK_PAGE_CACHE_MB", 128, 0)
                 : undefined,
+              heapSnapshots: process.env.BENCH_SOAK_HEAP_SNAPSHOTS || null,
             });
       writeResults({ ...previousResults(), [ONLY]: section });
+      return;
+    }
+
+    if (ONLY === "backtest") {
+      load = LOAD_MODE === "child" ? new LoadChild() : new InProcessLoad();
+      const section = await backtestSection(tmp, load);
+      writeResults({ ...previousResults(), backtest: section });
       return;
     }
 
@@ -758,6 +800,8 @@ async function main(): Promise<void> {
       console.log("\nrecording: the collector following 300 live markets, 30 ticks");
       recording = await measureRecording({ tmp, markets: 300, ticks: 30 });
     }
+    let backtest: BacktestBenchResult | null = null;
+    if (ONLY === null) backtest = await backtestSection(tmp, load);
     load.close();
     load = null;
     baseline.close();
@@ -892,6 +936,7 @@ async function main(): Promise<void> {
       metering,
       recording,
       storage,
+      backtest,
       ...Object.fromEntries(OWN_SECTIONS.filter((k) => k in previous).map((k) => [k, previous[k]])),
     });
   } finally {

@@ -1,4 +1,4 @@
-import type { MarketType } from "./domain/market.ts";
+import type { Coin, MarketType } from "./domain/market.ts";
 import { readOptions } from "./config/read.ts";
 import { OPTIONS, SERVICE_OPTION_NAMES, type ServiceOptionName, type Values } from "./config/options.ts";
 
@@ -19,6 +19,11 @@ export interface Config {
   plansFile: string | null;
   /** Failed authentications allowed per client address and minute before 429. */
   authFailuresPerMinute: number;
+  /** The largest request body read, in bytes (413 beyond). */
+  bodyLimitBytes: number;
+  /** Deadlines for receiving a request's headers and the whole request (408 after). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
   /** Fastify's trustProxy: whether (or which) proxies' X-Forwarded-For names the client address. */
   trustProxy: boolean | string;
   /** Bearer token for /metrics; unset: /metrics answers loopback callers only. */
@@ -26,13 +31,21 @@ export interface Config {
   logLevel: string;
   /** Bytes of rendered snapshot pages of resolved markets kept in memory. */
   pageCacheBytes: number;
+  /** The coins the service knows: the API's coin values, the demo data, what the collector records. */
+  coins: Coin[];
   /** Seed demo data and demo keys into an empty database on `serve`. */
   seedDemo: boolean;
   demoCounts: Record<MarketType, number>;
   /** The collector's cadence: one snapshot per live market this often; coverage judges by it. */
   snapshotIntervalMs: number;
+  /** After SIGTERM or SIGINT, how long work in flight may take before it is cut (ms). */
+  drainMs: number;
   /** Polymarket's Gamma REST API, CLOB market WebSocket and real-time data socket. */
   polymarket: { gammaUrl: string; clobWsUrl: string; rtdsUrl: string };
+  /** Backtest runs (DESIGN 3.7): how many this process executes at once, and how long it holds each unrenewed. */
+  backtest: { workers: number; leaseMs: number };
+  /** An OpenAI-compatible endpoint generating strategies; null: the built-in generator only. */
+  llm: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
   /** Binance's public market-data addresses, and the request weight per minute each venue allows. */
   binance: {
     urls: { spotRest: string; spotWs: string; futuresRest: string; futuresWs: string };
@@ -58,13 +71,23 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     redisUrl: v.redisUrl,
     plansFile: v.plansFile,
     authFailuresPerMinute: v.authFailuresPerMinute,
+    bodyLimitBytes: v.bodyLimitKb * 1024,
+    headersTimeoutMs: v.headersTimeoutMs,
+    requestTimeoutMs: v.requestTimeoutMs,
     trustProxy: v.trustProxy,
     metricsToken: v.metricsToken,
     logLevel: v.logLevel,
     pageCacheBytes: v.pageCacheMb * 1024 * 1024,
+    coins: v.coins,
     seedDemo: v.seedDemo,
     demoCounts: v.demoCounts,
     snapshotIntervalMs: v.snapshotIntervalMs,
+    drainMs: v.drainSeconds * 1000,
+    backtest: { workers: v.backtestWorkers, leaseMs: v.backtestLeaseS * 1000 },
+    llm:
+      v.llmBaseUrl === null
+        ? null
+        : { baseUrl: v.llmBaseUrl, apiKey: v.llmApiKey, model: v.llmModel, timeoutMs: v.llmTimeoutMs },
     polymarket: {
       gammaUrl: v.polymarketGammaUrl,
       clobWsUrl: v.polymarketClobWsUrl,

@@ -83,17 +83,45 @@ export interface ServerLog {
   logger: PinoLogger;
   /** Writes every buffered line; the server awaits it before it exits. */
   flush(): Promise<void>;
+  /** The same, synchronously: for a stop that exits at once (the close grace passed). */
+  flushSync(): void;
 }
 
 /**
  * The server's logger: pino's JSON lines on stdout through an asynchronous destination (sonic-boom),
- * which gathers lines in memory and writes them in the background, 4 KiB or more at a time, so that a
- * request's log line costs the request a string and no write(2). What is still buffered when the
+ * which gathers lines in memory and writes them in the background, 4 KiB or more at a time (or whatever
+ * has gathered, once a second), so that a request's log line costs the request a string and no write(2). What is still buffered when the
  * server stops is written by `flush` (serve awaits it on SIGTERM and SIGINT, after the last answer).
  */
+/** How long a line may wait in the server log's buffer before it is written anyway. */
+const LOG_FLUSH_MS = 1000;
+
 export function serverLog(level: string, fd = 1): ServerLog {
   const destination = pino.destination({ dest: fd, sync: false, minLength: 4096 });
-  const logger = pino({ level }, destination);
+  // A quiet server's lines would wait for 4 KiB more: written within a second however few they are.
+  let pending = false;
+  const logger = pino(
+    {
+      level,
+      hooks: {
+        streamWrite: (line) => {
+          pending = true;
+          return line;
+        },
+      },
+    },
+    destination,
+  );
+  setInterval(() => {
+    if (!pending) return;
+    pending = false;
+    try {
+      destination.flush();
+    } catch {
+      // Not open yet, or gone: the next tick or the stop's flush writes it.
+      pending = true;
+    }
+  }, LOG_FLUSH_MS).unref();
   return {
     logger,
     flush: () =>
@@ -104,5 +132,12 @@ export function serverLog(level: string, fd = 1): ServerLog {
           resolve();
         }
       }),
+    flushSync: () => {
+      try {
+        destination.flushSync();
+      } catch {
+        // Nothing buffered, or the descriptor is gone: nothing more to write.
+      }
+    },
   };
 }

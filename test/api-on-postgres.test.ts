@@ -8,8 +8,10 @@ import { postgresTestUrl } from "./helpers/postgres.ts";
 const API_TEST_FILES = [
   "archive.test.ts",
   "auth-and-errors.test.ts",
+  "backtest-api.test.ts",
   "collector.test.ts",
   "exchange-api.test.ts",
+  "hostile-input.test.ts",
   "limits-api.test.ts",
   "markets-api.test.ts",
   "ops.test.ts",

@@ -25,28 +25,56 @@ const PAGES = [
   "/v1/markets/eth-updown-1h-1784851200/snapshots?include_orderbook=true&order=asc&limit=7&offset=3",
   "/v1/markets/sol-updown-15m-1784851200/snapshots?include_orderbook=true",
   "/v1/markets/btc-updown-4h-1784851200/snapshots/at?time=2026-07-24T00:05:00.5Z&include_orderbook=true",
+  "/v1/markets/btc-updown-5m-1784851800/trades",
+  "/v1/markets/eth-updown-1h-1784851200/trades?order=asc&limit=5&offset=2",
 ];
 
 describe("our archive format", () => {
   test("export then import gives back the same API answers, byte for byte (gzipped file)", async () => {
     const path = join(dir, "all.ndjson.gz");
     const { out, done } = openOutput(path);
-    const exported = await exportArchive({ store: source.store.markets, out, format: "ndjson", books: true });
+    const exported = await exportArchive({
+      store: source.store.markets,
+      trades: source.store.trades,
+      out,
+      format: "ndjson",
+      books: true,
+    });
     await done();
     assert.equal(exported.markets, 15);
+    assert.ok((exported.trades ?? 0) > 100, "the demo markets' trades are exported too");
 
     const target = await makeTestApp({ seed: false });
     try {
-      const imported = await importArchive(target.store.markets, openInput(path));
-      assert.deepEqual(imported, { markets: 15, snapshots: exported.snapshots, added: exported.snapshots });
+      const imported = await importArchive(
+        target.store.markets,
+        openInput(path),
+        undefined,
+        target.store.trades,
+      );
+      assert.deepEqual(imported, {
+        markets: 15,
+        snapshots: exported.snapshots,
+        added: exported.snapshots,
+        trades: exported.trades,
+      });
       for (const url of PAGES) {
         const a = await source.get(url);
         const b = await target.get(url);
         assert.equal(b.statusCode, 200, url);
         assert.equal(b.body, a.body, url);
       }
-      const again = await importArchive(target.store.markets, openInput(path));
+      const again = await importArchive(
+        target.store.markets,
+        openInput(path),
+        undefined,
+        target.store.trades,
+      );
       assert.equal(again.added, 0, "importing twice changes nothing");
+      assert.equal(
+        (await target.get("/v1/markets/btc-updown-5m-1784851800/trades")).body,
+        (await source.get("/v1/markets/btc-updown-5m-1784851800/trades")).body,
+      );
     } finally {
       await target.close();
     }

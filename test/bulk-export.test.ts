@@ -181,7 +181,7 @@ describe("GET /v1/snapshots/export (bulk export of a series)", () => {
     for (const [query, parameter] of [
       ["market_type=5m", "coin"],
       ["coin=btc", "market_type"],
-      ["coin=doge&market_type=5m", "coin"],
+      ["coin=pepe&market_type=5m", "coin"],
       ["coin=btc&market_type=2m", "market_type"],
       ["coin=btc&market_type=5m&format=xlsx", "format"],
       [`coin=btc&market_type=5m&start_time=${TO}&end_time=${FROM}`, "start_time"],
@@ -251,7 +251,10 @@ describe("the cost of a bulk export (DESIGN 3.8)", () => {
     const strict = await makeTestApp({
       plans: {
         ...plans,
-        starter: { ...plans.starter, btcHistory: { "5m": 1, "15m": 1, "1h": 1, "4h": 1, "24h": 1 } },
+        starter: {
+          ...plans.starter,
+          history: { ...plans.starter.history, btc: { "5m": 1, "15m": 1, "1h": 1, "4h": 1, "24h": 1 } },
+        },
       },
     });
     try {

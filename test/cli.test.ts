@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { after, before, describe, test } from "node:test";
+import { openAndMigrate } from "../src/store/open.ts";
 import { SQLITE_MIGRATIONS } from "../src/store/sqlite/migrations.ts";
+import { postgresTestUrl, ScratchSchemas } from "./helpers/postgres.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -17,6 +19,9 @@ before(() => {
   dir = mkdtempSync(join(tmpdir(), "updown-cli-"));
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** `keys list`'s first line, before any key. */
+const KEYS_HEADER = "id\tplan\taccount\tstate\tname\n";
 
 function updown(args: string[], env: Record<string, string> = {}) {
   const res = spawnSync(process.execPath, [BIN, ...args], {
@@ -34,10 +39,10 @@ describe("updown keys", () => {
     const key = created.stdout.trim();
     const id = key.slice(3, 11);
     const listed = updown(["keys", "list"]);
-    assert.equal(listed.stdout, `${id}\tpro\tdefault\tactive\tci\n`);
+    assert.equal(listed.stdout, `${KEYS_HEADER}${id}\tpro\tdefault\tactive\tci\n`);
     assert.ok(!listed.stdout.includes(key.slice(12)));
     assert.equal(updown(["keys", "revoke", id]).code, 0);
-    assert.equal(updown(["keys", "list"]).stdout, `${id}\tpro\tdefault\trevoked\tci\n`);
+    assert.equal(updown(["keys", "list"]).stdout, `${KEYS_HEADER}${id}\tpro\tdefault\trevoked\tci\n`);
     const again = updown(["keys", "revoke", id]);
     assert.equal(again.code, 2);
     assert.match(again.stderr, /^error: no active key/);
@@ -131,6 +136,39 @@ describe("updown import upstream", () => {
     ]);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /^error: .*nope/);
+  });
+
+  test("takes a TWAP stream with --feed twap60=FILE, beside the instantaneous one, and says which decided", () => {
+    const record = join(
+      import.meta.dirname,
+      "fixtures",
+      "polymarket-protocol",
+      "gamma-market-twap-btc-5m.json",
+    );
+    const markets = join(dir, "twap-market.jsonl");
+    writeFileSync(markets, `${JSON.stringify(JSON.parse(readFileSync(record, "utf8")))}\n`);
+    const twap = join(dir, "twap60.csv");
+    const start = 1787414400;
+    const rows = Array.from(
+      { length: 3 },
+      (_, i) => `${(start + i) * 1000},0,6400000${i}${"0".repeat(16)},0,0`,
+    );
+    writeFileSync(twap, `feed_ts_ms,value,full_accuracy_value,server_ts_ms,recv_ms\n${rows.join("\n")}\n`);
+    const res = updown([
+      "import",
+      "upstream",
+      "--markets",
+      markets,
+      "--feed",
+      join(FIXTURE, "chainlink-btcusd-00-12utc.csv.gz"),
+      "--feed",
+      `twap60=${twap}`,
+    ]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /chainlink_twap 60 s: 1 market/);
+    const bad = updown(["import", "upstream", "--markets", markets, "--feed", `twap0=${twap}`]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /TWAP lookback/);
   });
 });
 
@@ -238,10 +276,75 @@ describe("updown migrate, seed, export and import archive", () => {
     );
   });
 
+  test("migrate says what it did: the schema created with its tables, an upgrade, or nothing to do", () => {
+    const path = join(dir, "report", "new.db");
+    const env = { DATABASE_URL: `sqlite:${path}` };
+    const latest = SQLITE_MIGRATIONS.at(-1)!.version;
+    const created = updown(["migrate"], env);
+    assert.equal(created.code, 0, created.stderr);
+    const m = /^sqlite:(\S+): created the schema at version (\d+) \(tables: ([a-z_, ]+)\)\.\n$/.exec(
+      created.stdout,
+    );
+    assert.ok(m, created.stdout);
+    assert.deepEqual([m[1], Number(m[2])], [path, latest]);
+    const tables = m[3].split(", ");
+    for (const t of ["markets", "snapshots", "snapshot_books", "api_keys", "schema_migrations"]) {
+      assert.ok(tables.includes(t), `${t} in ${m[3]}`);
+    }
+    assert.equal(
+      updown(["migrate"], env).stdout,
+      `sqlite:${path}: the schema is already at version ${latest}; nothing to do.\n`,
+    );
+
+    // A database left at an older version by an earlier release.
+    const oldPath = join(dir, "report", "old.db");
+    const { DatabaseSync } = require("node:sqlite") as typeof import("node:sqlite");
+    const old = new DatabaseSync(oldPath);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)");
+    for (const mig of SQLITE_MIGRATIONS.slice(0, -2)) {
+      old.exec(mig.sql);
+      old.prepare("INSERT INTO schema_migrations VALUES (?, ?)").run(mig.version, Date.now());
+    }
+    old.close();
+    const upgraded = updown(["migrate"], { DATABASE_URL: `sqlite:${oldPath}` });
+    const applied = SQLITE_MIGRATIONS.slice(-2).map((mig) => mig.version);
+    assert.match(
+      upgraded.stdout,
+      new RegExp(`: upgraded the schema to version ${latest}, applying ${applied.join(", ")} \\(tables: `),
+    );
+  });
+
+  const pgUrl = postgresTestUrl();
+  test(
+    "migrate on a new PostgreSQL schema says so too, its monthly partitions left out of the tables",
+    { skip: pgUrl ? false : "DATABASE_URL names no PostgreSQL" },
+    async () => {
+      const schemas = new ScratchSchemas(pgUrl!);
+      try {
+        const env = { DATABASE_URL: await schemas.create() };
+        const created = updown(["migrate"], env);
+        assert.equal(created.code, 0, created.stderr);
+        assert.match(created.stdout, /: created the schema at version \d+ \(tables: .*\bsnapshots\b/);
+        // A write makes this month's partitions; they are not tables of their own in the report.
+        assert.equal(
+          updown(["seed", "--counts", "5m=1,15m=0,1h=0,4h=0,24h=0", "--coins", "btc"], env).code,
+          0,
+        );
+        const again = updown(["migrate"], env);
+        assert.match(again.stdout, /: the schema is already at version \d+; nothing to do\.\n$/);
+        const { store, migration } = await openAndMigrate(env.DATABASE_URL);
+        await store.close();
+        assert.ok(migration.tables.includes("snapshots"));
+        assert.ok(!migration.tables.some((t) => /_\d{4}_?\d{2}$|_p\d/.test(t)), migration.tables.join(", "));
+      } finally {
+        await schemas.dropAll();
+      }
+    },
+  );
+
   test("seed is deterministic; export then import archive gives the same data; both are idempotent", () => {
     const a = { DATABASE_URL: `sqlite:${join(dir, "a.db")}` };
     const b = { DATABASE_URL: `sqlite:${join(dir, "b.db")}` };
-    assert.match(updown(["migrate"], a).stdout, /Schema is up to date/);
     const seedArgs = [
       "seed",
       "--seed",
@@ -328,6 +431,6 @@ describe("updown migrate, seed, export and import archive", () => {
     assert.equal(await stopped, 0);
     assert.ok(!out.includes("Demo API keys"));
     assert.ok(!existsSync(join(dir, "empty", "demo-keys.json")));
-    assert.equal(updown(["keys", "list"], { DATABASE_URL: env.DATABASE_URL }).stdout, "");
+    assert.equal(updown(["keys", "list"], { DATABASE_URL: env.DATABASE_URL }).stdout, KEYS_HEADER);
   });
 });

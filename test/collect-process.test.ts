@@ -18,8 +18,8 @@ import {
 
 /**
  * `updown collect` as a real process against local upstream servers, killed with SIGKILL mid-market
- * and started again: no second is recorded twice, the database is intact, and the coverage endpoint
- * shows the time it was down as a gap with its cause. Real processes run on the wall clock, so this
+ * and started again: no second and no trade is recorded twice, the database is intact, and the
+ * coverage endpoint shows the time it was down as a gap with its cause. Real processes run on the wall clock, so this
  * test waits for real seconds to pass; it is kept short.
  */
 
@@ -28,6 +28,7 @@ const BIN = join(import.meta.dirname, "..", "bin", "updown.mjs");
 let upstream: PolymarketUpstream;
 let dir: string;
 let prices: NodeJS.Timeout;
+let trades: NodeJS.Timeout;
 const children: ChildProcess[] = [];
 
 before(async () => {
@@ -49,11 +50,21 @@ before(async () => {
   prices = setInterval(() => {
     upstream.rtds.price("chainlink", "btc", Math.floor(Date.now() / 1000) * 1000, "65000120000000000000000");
   }, 200);
+  // A trade of every subscribed token every 250 ms, each told apart by its size. A new subscription
+  // is sent the last trades again, so a restarted collector receives trades it may have stored.
+  upstream.clob.replayTrades = 40;
+  let n = 0;
+  trades = setInterval(() => {
+    for (const id of upstream.clob.subscribedTokens) {
+      upstream.clob.trade(id, 0.49, { timestampMs: Date.now(), size: String(++n), side: "BUY" });
+    }
+  }, 250);
   dir = mkdtempSync(join(tmpdir(), "updown-collect-"));
 });
 
 after(async () => {
   clearInterval(prices);
+  clearInterval(trades);
   for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
   await upstream.close();
   rmSync(dir, { recursive: true, force: true });
@@ -128,6 +139,20 @@ test("killed with SIGKILL mid-market and restarted: no duplicates, and the gap i
 
   const db = new DatabaseSync(join(dir, "collect.db"), { readOnly: true });
   assert.equal(db.prepare("PRAGMA integrity_check").get()?.integrity_check, "ok");
+  // The trades of the second before the kill reached both runs (the second as a replay): each is
+  // stored exactly once.
+  const stored = db
+    .prepare("SELECT size FROM market_trades")
+    .all()
+    .map((r) => r.size as number);
+  assert.equal(new Set(stored).size, stored.length, "no trade recorded twice");
+  const lastBeforeKill = upstream.clob.tradeLog.filter((t) => {
+    const us = Number(t.timestamp) * 1000;
+    return us < killedAt && us > killedAt - 1e6;
+  });
+  assert.ok(lastBeforeKill.length > 0);
+  for (const t of lastBeforeKill)
+    assert.ok(stored.includes(Number(t.size)), `trade ${String(t.size)} stored`);
   db.close();
   const markets = snapshotsPerMarket();
   for (const [slug, m] of markets) {
@@ -200,10 +225,44 @@ test("collect records Binance beside Polymarket, into the same database the API 
   }
 });
 
+test("SIGTERM while a Gamma look-up hangs: exit 0 at DRAIN_SECONDS, not at Gamma's timeout, database intact", async () => {
+  // A 15m market that ended unresolved half an hour ago: the collector takes it over and polls Gamma
+  // for its resolution at once, in the background; Gamma never answers for it (its own timeout: 10 s).
+  const anchor = new Date(Date.now() - 30 * 60_000).toISOString();
+  const db = "drain.db";
+  const seeded = spawnSync(
+    process.execPath,
+    [BIN, "seed", "--coins", "btc", "--counts", "5m=0,15m=1,1h=0,4h=0,24h=0", "--anchor", anchor],
+    { env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, db)}` }, encoding: "utf8" },
+  );
+  assert.equal(seeded.status, 0, seeded.stderr);
+  const store = new SqliteStore(join(dir, db));
+  const [ended] = (await store.markets.listMarkets({ limit: 1, offset: 0 })).markets;
+  await store.close();
+  upstream.gamma.stalled.add(ended.slug);
+  try {
+    const asked = () => upstream.gamma.requests.some((r) => r.includes(ended.slug));
+    const run = startCollector(["--types", "15m", "--venues", "none"], { DRAIN_SECONDS: "1" }, db);
+    await waitFor(asked, `the resolution poll of ${ended.slug} (output: ${run.output()})`);
+    const signalled = Date.now();
+    run.child.kill("SIGTERM");
+    const code = await new Promise((resolve) => run.child.once("exit", resolve));
+    const ms = Date.now() - signalled;
+    assert.equal(code, 0, run.output());
+    assert.ok(ms < 1000 + 3000, `exited ${ms} ms after SIGTERM, not after Gamma's 10 s timeout`);
+    assert.match(run.output(), /drain deadline of 1 s passed; abandoning upstream calls in flight/);
+    const check = new DatabaseSync(join(dir, db), { readOnly: true });
+    assert.equal(check.prepare("PRAGMA integrity_check").get()?.integrity_check, "ok");
+    check.close();
+  } finally {
+    upstream.gamma.stalled.delete(ended.slug);
+  }
+});
+
 test("collect refuses bad options with one line and exit status 2, and explains itself with --help", () => {
   for (const [args, message] of [
     [["--types", "7m"], /--types: 7m is not one of 5m, 15m, 1h, 4h, 24h/],
-    [["--coins", "doge"], /--coins: doge is not one of btc, eth, sol/],
+    [["--coins", "b@d"], /--coins\): b@d is not a coin code/],
     [["--venues", "margin"], /--venues: margin is not one of spot, futures, or none/],
     [["--lookahead", "99"], /--lookahead must be an integer from 0 to 10/],
   ] as const) {

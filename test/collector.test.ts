@@ -70,6 +70,7 @@ function collectorOver(
   const rtds = new RtdsFeed({ url: upstream.rtdsUrl, scheduler, log: silentLogger, backoffInitialMs: 1 });
   const collector = new Collector({
     store: store.markets,
+    trades: store.trades,
     clock,
     log: silentLogger,
     gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),

@@ -8,6 +8,7 @@ import { KeyService } from "../src/access/keys.ts";
 import { loadPlans } from "../src/access/plans.ts";
 import type { CandleRow, ExchangeBatch, TradeRow } from "../src/domain/exchange.ts";
 import { ManualClock } from "../src/domain/time.ts";
+import type { TradeRow as MarketTrade } from "../src/domain/trade.ts";
 import { seedDemo } from "../src/demo/seed.ts";
 import { seedExchangeDemo } from "../src/demo/exchange-demo.ts";
 import { copyStore, seriesName } from "../src/store/copy.ts";
@@ -225,6 +226,19 @@ async function gapsBySlug(store: Store): Promise<Map<string, RecordingGap[]>> {
   );
 }
 
+/** Every market's trades, oldest first, by slug. */
+async function tradesBySlug(store: Store): Promise<Map<string, MarketTrade[]>> {
+  const { markets } = await store.markets.listMarkets({ limit: 10_000, offset: 0 });
+  return new Map(
+    await Promise.all(
+      markets.map(
+        async (m) =>
+          [m.slug, await store.trades.tradePage(m.key, { order: "asc", limit: 10_000, offset: 0 })] as const,
+      ),
+    ),
+  );
+}
+
 async function marketCounts(store: Store): Promise<Map<string, number>> {
   const { markets } = await store.markets.listMarkets({ limit: 10_000, offset: 0 });
   return new Map(
@@ -263,8 +277,16 @@ describe("copy SQLite to SQLite", () => {
       assert.deepEqual(await marketCounts(target), await marketCounts(source));
       assert.deepEqual(await gapsBySlug(target), await gapsBySlug(source));
       assert.equal((await gapsBySlug(target)).get(HAND_MARKET.slug)?.length, 1);
+      const sourceTrades = await tradesBySlug(source);
+      assert.ok(
+        [...sourceTrades.values()].some((t) => t.length > 0),
+        "the demo markets have trades",
+      );
+      assert.deepEqual(await tradesBySlug(target), sourceTrades, "every trade, in the same order");
+      assert.equal(result.tradesAdded, result.trades);
 
       const again = await copyStore({ from: source, to: target, batch: 97 });
+      assert.equal(again.tradesAdded, 0, "trades are copied again, and change nothing");
       assert.equal(again.marketsComplete, again.markets, "a second run finds everything complete");
       assert.equal(again.snapshotsCopied, 0);
       assert.equal(again.exchangeSeriesComplete, again.exchangeSeries);

@@ -340,3 +340,43 @@ describe("demo helpers", () => {
     assert.ok(Math.abs(sumSq / n - 1) < 0.03);
   });
 });
+
+describe("demo data of the newer coins", () => {
+  it("XRP, DOGE, BNB and HYPE get their 5m and 15m series; the others' data is as before", () => {
+    const wider = generateAll({ ...OPTIONS, coins: ["btc", "eth", "xrp", "doge", "bnb", "hype"] });
+    for (const coin of ["xrp", "doge", "bnb", "hype"]) {
+      const own = wider.filter((g) => g.market.coin === coin);
+      assert.deepEqual([...new Set(own.map((g) => g.market.marketType))], ["5m", "15m"], coin);
+      assert.equal(own.length, COUNTS["5m"] + COUNTS["15m"]);
+      for (const g of own) {
+        assert.ok(g.rows.length > 0);
+        assert.deepEqual(g.market.feeSchedule, { rate: 0.07, exponent: 1, takerOnly: true, rebateRate: 0.2 });
+      }
+    }
+    // Adding coins draws from streams of their own: BTC's and ETH's markets and rows are unchanged.
+    assert.deepEqual(
+      wider.filter((g) => g.market.coin === "btc" || g.market.coin === "eth"),
+      demo,
+    );
+    const ids = wider.map((g) => g.market.marketId);
+    assert.equal(new Set(ids).size, ids.length, "market ids unique across coins");
+  });
+
+  it("demo markets settle as the upstream's would: TWAP from the switch on, for 5m and 15m", () => {
+    const before = generateAll({ ...OPTIONS, coins: ["xrp"] });
+    assert.ok(
+      before.every((g) => g.market.settlement.source === "chainlink"),
+      "July 2026: before the switch",
+    );
+    const after = generateAll({ ...OPTIONS, anchor: ANCHOR + 40 * 86_400, coins: ["btc"] });
+    for (const g of after) {
+      const twap = g.market.marketType === "5m" || g.market.marketType === "15m";
+      assert.deepEqual(
+        g.market.settlement,
+        twap
+          ? { source: "chainlink_twap", lookbackS: 60 }
+          : { source: g.market.marketType === "4h" ? "chainlink" : "binance", lookbackS: null },
+      );
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { pricePoints, settlementOf, settleWinner } from "../src/domain/settlement.ts";
 import {
   complementPrice,
   displayedPrice,
@@ -100,7 +101,8 @@ describe("slugs", () => {
       startTime: 1784851200,
     });
     assert.equal(canonicalSlug("sol-updown-1hr-1784851200"), "sol-updown-1h-1784851200");
-    assert.equal(parseSlug("doge-updown-5m-1"), null);
+    assert.deepEqual(parseSlug("DOGE-updown-5m-1"), { coin: "doge", marketType: "5m", startTime: 1 });
+    assert.equal(parseSlug("d-updown-5m-1"), null);
     assert.equal(parseSlug("btc-updown-7m-1"), null);
     assert.equal(parseMarketType("4HR"), "4h");
   });
@@ -243,5 +245,38 @@ describe("order books", () => {
       () => encodeBooks({ bids: [{ price: 0.5, size: -1 }], asks: [] }, { bids: [], asks: [] }),
       BookEncodingError,
     );
+  });
+});
+
+describe("settlement rules (DESIGN 3.4)", () => {
+  test("each market's record says its feed; a TWAP lookback only for the TWAP stream", () => {
+    assert.deepEqual(settlementOf("5m", { lookbackS: 60 }), { source: "chainlink_twap", lookbackS: 60 });
+    assert.deepEqual(settlementOf("5m", null), { source: "chainlink", lookbackS: null });
+    assert.deepEqual(settlementOf("4h", null), { source: "chainlink", lookbackS: null });
+    assert.deepEqual(settlementOf("24h", null), { source: "binance", lookbackS: null });
+  });
+
+  test("where the prices are read: ticks, the hour's candles, the noon minute's close", () => {
+    const chainlink = { source: "chainlink" as const, lookbackS: null };
+    const binance = { source: "binance" as const, lookbackS: null };
+    assert.deepEqual(pricePoints("5m", chainlink, 100, 400), {
+      start: { kind: "tick", second: 100 },
+      end: { kind: "tick", second: 400 },
+    });
+    assert.deepEqual(pricePoints("1h", binance, 3600, 7200), {
+      start: { kind: "candle", openTime: 3600, field: "open" },
+      end: { kind: "candle", openTime: 7140, field: "close" },
+    });
+    assert.deepEqual(pricePoints("24h", binance, 57600, 144000), {
+      start: { kind: "candle", openTime: 57600, field: "close" },
+      end: { kind: "candle", openTime: 144000, field: "close" },
+    });
+  });
+
+  test("Up iff end >= start, except that a daily market's exact tie is 50-50", () => {
+    assert.equal(settleWinner("5m", 10, 10), "Up");
+    assert.equal(settleWinner("5m", 10, 9.99), "Down");
+    assert.equal(settleWinner("24h", 10, 10), "50-50");
+    assert.equal(settleWinner("24h", 10, 10.01), "Up");
   });
 });

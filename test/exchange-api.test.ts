@@ -338,8 +338,8 @@ describe("errors", () => {
   });
 
   test("an unknown coin, venue or resource is 404 in the envelope, with limit headers", async () => {
-    const doge = await error("/v1/doge/spot/latest", 404, "RESOURCE_NOT_FOUND");
-    assert.equal(doge.message, "No coin doge; coins are btc, eth, sol.");
+    const pepe = await error("/v1/pepe/spot/latest", 404, "RESOURCE_NOT_FOUND");
+    assert.equal(pepe.message, "No coin pepe; coins are btc, eth, sol, xrp, doge, bnb, hype.");
     const margin = await error("/v1/btc/margin/latest", 404, "RESOURCE_NOT_FOUND");
     assert.equal(margin.message, "No venue margin; venues are spot and futures.");
     await error("/v1/btc/spot/orderbook", 404, "RESOURCE_NOT_FOUND");
@@ -383,7 +383,7 @@ describe("plans", () => {
     const key = await t.keyFor("starter");
     const get = (url: string) => t.app.inject({ url, headers: { "x-api-key": key } });
     const remaining = [];
-    for (const url of ["/v1/btc/spot/latest", "/v1/btc/futures/candles?limit=0", "/v1/doge/spot/latest"]) {
+    for (const url of ["/v1/btc/spot/latest", "/v1/btc/futures/candles?limit=0", "/v1/pepe/spot/latest"]) {
       remaining.push((await get(url)).headers["x-ratelimit-remaining"]);
     }
     assert.deepEqual(remaining, ["999", "998", "997"]);

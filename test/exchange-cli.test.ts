@@ -124,7 +124,7 @@ describe("updown backfill binance", () => {
     for (const args of [
       ["backfill", "binance"],
       ["backfill", "binance", "--from", "yesterday"],
-      ["backfill", "binance", "--from", "2026-07-24T00:00:00Z", "--coin", "doge"],
+      ["backfill", "binance", "--from", "2026-07-24T00:00:00Z", "--coin", "b@d"],
       ["backfill", "binance", "--from", "2026-07-24T00:00:00Z", "--venue", "margin"],
       ["backfill", "bybit", "--from", "2026-07-24T00:00:00Z"],
     ]) {

@@ -114,21 +114,22 @@ describe("limit headers on every answer to a valid key", () => {
     assert.ok(res.headers["x-request-id"]);
   });
 
-  test("an enterprise key says unlimited, and its own per-minute limit is the only policy", async () => {
+  test("an enterprise key says unlimited, and the draft's fields give a window without a limit the largest quota", async () => {
     const unlimited = await t.keys.create({ plan: "enterprise", account: "big" });
     const res = await get(t, MARKET, unlimited.key);
+    const noLimit = "999999999999999";
     assert.deepEqual(limitHeaders(res), {
       "x-ratelimit-limit": "unlimited",
       "x-ratelimit-remaining": "unlimited",
       "x-ratelimit-reset": String(NEXT_MIDNIGHT),
       "x-tier": "enterprise",
-      "ratelimit-policy": undefined,
-      ratelimit: undefined,
+      "ratelimit-policy": `"minute";q=${noLimit};w=60, "day";q=${noLimit};w=86400`,
+      ratelimit: `"minute";r=999999999999998;t=26, "day";r=999999999999998;t=85166`,
     });
     const capped = await t.keys.create({ plan: "enterprise", account: "big", perMinuteLimit: 1000 });
     const res2 = await get(t, MARKET, capped.key);
-    assert.equal(res2.headers["ratelimit-policy"], '"minute";q=1000;w=60');
-    assert.equal(res2.headers.ratelimit, '"minute";r=999;t=26');
+    assert.equal(res2.headers["ratelimit-policy"], `"minute";q=1000;w=60, "day";q=${noLimit};w=86400`);
+    assert.equal(res2.headers.ratelimit, '"minute";r=999;t=26, "day";r=999999999999998;t=85166');
     assert.equal(res2.headers["x-ratelimit-limit"], "unlimited");
   });
 });

@@ -19,7 +19,8 @@ describe("the API document is the contract", () => {
       assert.match(op.operationId ?? "", /^[a-z][A-Za-z]+$/, name);
       assert.ok(!ids.has(op.operationId), `${op.operationId} is unique`);
       ids.add(op.operationId);
-      assert.ok((doc.paths[name.split(" ")[1]].get.tags ?? []).length > 0, `${name} has tags`);
+      const [method, path] = name.split(" ");
+      assert.ok((doc.paths[path][method.toLowerCase()].tags ?? []).length > 0, `${name} has tags`);
       for (const [status, response] of Object.entries<{ headers?: object }>(op.responses)) {
         assert.ok(response.headers && "X-Request-Id" in response.headers, `${name} ${status} X-Request-Id`);
       }
@@ -32,7 +33,8 @@ describe("the API document is the contract", () => {
       names.filter((n) => /^def-/.test(n)),
       [],
     );
-    assert.deepEqual(doc.components.schemas.Coin.enum, ["btc", "eth", "sol"]);
+    // The committed document holds the default coins (the COINS option).
+    assert.deepEqual(doc.components.schemas.Coin.enum, ["btc", "eth", "sol", "xrp", "doge", "bnb", "hype"]);
     assert.deepEqual(doc.components.schemas.MarketType.enum, ["5m", "15m", "1h", "4h", "24h"]);
   });
 
@@ -86,6 +88,8 @@ describe("every operation's answers match the document", () => {
     `/v1/markets/${slug}/snapshots/at?time=2026-07-24T00:00:00Z`,
     `/v1/markets/${slug}/coverage`,
     `/v1/markets/${slug}/series?points=16`,
+    `/v1/markets/${slug}/trades?limit=3`,
+    "/v1/series",
     `/v1/markets/${slug}/snapshots/export?format=csv`,
     "/v1/snapshots/export?coin=btc&market_type=5m&start_time=2026-07-24T00:14:00Z&format=parquet",
     "/v1/btc/spot/latest",
@@ -95,6 +99,11 @@ describe("every operation's answers match the document", () => {
     "/v1/btc/futures/funding-rates?limit=2",
     "/v1/btc/futures/open-interest?limit=2",
     "/v1/btc/futures/mark-price?limit=2",
+    "/v1/backtest-ai/schema",
+    "/v1/backtest-ai/strategies",
+    "/v1/backtest-ai/strategies/no-such-strategy",
+    "/v1/backtest-ai/runs/no-such-run",
+    `/v1/markets/${slug}/execution-price?outcome=up&side=buy&size=10&time=2026-07-24T00:00:00Z`,
   ];
 
   test("successes, and errors 400, 401, 403, 404 and 429", async () => {
@@ -105,7 +114,7 @@ describe("every operation's answers match the document", () => {
     assert.equal((await t.get(`/v1/markets/${slug}/snapshots?order=up`)).statusCode, 400);
     assert.equal((await t.get("/v1/btc/spot/candles?interval=7m")).statusCode, 400);
     assert.equal((await t.get("/v1/markets/btc-updown-5m-1")).statusCode, 404);
-    assert.equal((await t.get("/v1/doge/spot/latest")).statusCode, 404);
+    assert.equal((await t.get("/v1/pepe/spot/latest")).statusCode, 404);
     assert.equal((await t.get("/v1/btc/spot/funding-rates")).statusCode, 404);
     assert.equal((await t.get("/v1/markets", { "x-api-key": "ud_nope_nope" })).statusCode, 401);
     const starter = await t.keyFor("starter");
@@ -115,12 +124,39 @@ describe("every operation's answers match the document", () => {
     assert.equal(last, 429);
   });
 
+  test("the backtest operations: 200, 202, 400, 403, 404 and 422", async () => {
+    const post = (url: string, payload: object, key = t.key) =>
+      t.app.inject({ method: "POST", url, payload, headers: { "x-api-key": key } });
+    const generated = await post("/v1/backtest-ai/generate", { preset: "dip_buying" });
+    assert.equal(generated.statusCode, 200);
+    const id = generated.json().strategy.id;
+    assert.equal((await t.get(`/v1/backtest-ai/strategies/${id}`)).statusCode, 200);
+    assert.equal((await post("/v1/backtest-ai/generate", { prompt: "tomorrow it rains" })).statusCode, 422);
+    assert.equal(
+      (await post("/v1/backtest-ai/generate", { prompt: "buy up", preset: "dip_buying" })).statusCode,
+      400,
+    );
+    const markets = { coin: "btc", market_type: "5m", market_count: 2 };
+    const ran = await post("/v1/backtest-ai/run", { strategy_id: id, ...markets });
+    assert.equal(ran.statusCode, 200);
+    assert.equal((await t.get(`/v1/backtest-ai/runs/${ran.json().run.id}`)).statusCode, 200);
+    const queued = await post("/v1/backtest-ai/strategy", { preset: "quick_scalp", ...markets, wait: 0 });
+    assert.equal(queued.statusCode, 202);
+    assert.equal((await post("/v1/backtest-ai/run", { strategy_id: "nope", ...markets })).statusCode, 404);
+    const starter = await t.keyFor("starter");
+    assert.equal(
+      (await post("/v1/backtest-ai/run", { strategy_id: id, ...markets }, starter)).statusCode,
+      403,
+    );
+    assert.equal((await t.get("/v1/backtest-ai/strategies", { "x-api-key": starter })).statusCode, 403);
+  });
+
   test("403 for a market older than the plan opens", async () => {
     const plans = loadPlans();
     const strict = await makeTestApp({
       plans: {
         ...plans,
-        starter: { ...plans.starter, btcHistory: { "5m": 1, "15m": 1, "1h": 1, "4h": 1, "24h": 1 } },
+        starter: { ...plans.starter, history: { btc: { "5m": 1, "15m": 1, "1h": 1, "4h": 1, "24h": 1 } } },
       },
     });
     try {
@@ -130,6 +166,7 @@ describe("every operation's answers match the document", () => {
         `/v1/markets/${old}`,
         `/v1/markets/${old}/snapshots`,
         `/v1/markets/${old}/coverage`,
+        `/v1/markets/${old}/trades`,
       ]) {
         assert.equal((await strict.get(path, { "x-api-key": starter })).statusCode, 403, path);
       }

@@ -144,7 +144,7 @@ describe("the plans file", () => {
     );
     assert.equal(plans.pro.requestsPerDay, 50000);
     assert.equal(plans.enterprise.requestsPerDay, null);
-    assert.deepEqual(plans.starter.btcHistory, { "5m": 50, "15m": 50, "1h": 24, "4h": 24, "24h": 5 });
+    assert.deepEqual(plans.starter.history, { btc: { "5m": 50, "15m": 50, "1h": 24, "4h": 24, "24h": 5 } });
     assert.equal(plans.pro.backtestGenerationsPerMonth, 5);
     const raw = { starter: { requests_per_minute: 10, features: { spot: false } } };
     const changed = parsePlans(defaultsJson(), raw);
@@ -184,7 +184,7 @@ describe("the plans file", () => {
         { pro: { requests_per_minute: -1 } },
         /plans\.pro\.requests_per_minute must be a whole number >= 0 or null/,
       ],
-      [{ pro: { btc_history: { "5m": 3 } } }, /plans\.pro\.btc_history\.15m is required/],
+      [{ pro: { btc_history: { "5m": 3 } } }, /plans\.pro\.history\.btc\.15m is required/],
       [{ pro: { features: { spot: "yes" } } }, /plans\.pro\.features\.spot must be true or false/],
     ];
     for (const [override, message] of cases) {

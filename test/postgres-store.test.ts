@@ -11,7 +11,9 @@ import { POSTGRES_MIGRATIONS } from "../src/store/postgres/migrations.ts";
 import { depthRow, exchangeStoreContract } from "./contracts/exchange-store.ts";
 import { keyStoreContract } from "./contracts/key-store.ts";
 import { marketStoreContract } from "./contracts/market-store.ts";
+import { tradeStoreContract } from "./contracts/trade-store.ts";
 import { quotaLedgerContract } from "./contracts/quota-ledger.ts";
+import { backtestStoreContract } from "./contracts/backtest-store.ts";
 import { type StoreTests, describeStoreTests } from "./contracts/store-tests.ts";
 
 // Runs only against a server named by DATABASE_URL; once one is named, an unreachable server fails
@@ -322,9 +324,11 @@ if (url === null) {
 
   const openScratch = () => scratchSchemas().openStore();
   marketStoreContract("postgres", openScratch);
+  tradeStoreContract("postgres", openScratch);
   keyStoreContract("postgres", openScratch);
   quotaLedgerContract("postgres", openScratch);
   exchangeStoreContract("postgres", openScratch);
+  backtestStoreContract("postgres", openScratch);
   describeStoreTests("PostgreSQL store", openScratch, (store) => store, POSTGRES_TESTS);
   describeStoreTests("PostgreSQL exchange tables", openScratch, (store) => store, POSTGRES_EXCHANGE_TESTS);
 }

@@ -35,6 +35,28 @@ async function get(base: string, path: string, key: string): Promise<Answer> {
   return { status: res.status, code: body.error?.code ?? null };
 }
 
+interface Posted {
+  status: number;
+  code: string | null;
+  body: { strategy: { id: string }; quota: { used: number } };
+}
+
+async function post(
+  base: string,
+  path: string,
+  payload: object,
+  key: string,
+  headers: Record<string, string> = {},
+): Promise<Posted> {
+  const res = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { "x-api-key": key, "content-type": "application/json", ...headers },
+    body: JSON.stringify(payload),
+  });
+  const body = (await res.json()) as Posted["body"] & { error?: { code: string } };
+  return { status: res.status, code: body.error?.code ?? null, body };
+}
+
 describe("two serve processes over one PostgreSQL and one Redis", { skip: SKIP, timeout: 60_000 }, () => {
   const schemas = new ScratchSchemas(PG_URL ?? "");
   let databaseUrl: string;
@@ -140,6 +162,31 @@ describe("two serve processes over one PostgreSQL and one Redis", { skip: SKIP, 
     for (const s of servers) assert.equal((await get(s.url, "/v1/markets?limit=1", key)).status, 401);
   });
 
-  // A quota check across replicas waits for an HTTP route that charges the quota (the backtest routes
-  // are not built yet); the store's charge is already checked under concurrency in postgres-store.test.ts.
+  test("50 concurrent generate calls over both on a fresh pro key: exactly 5 succeed, 45 are 429 QUOTA_EXCEEDED", async () => {
+    const key = (await updown("keys", "create", "--plan", "pro")).trim();
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        post(servers[i % 2].url, "/v1/backtest-ai/generate", { preset: "dip_buying" }, key),
+      ),
+    );
+    const tally = new Map<string, number>();
+    for (const a of answers)
+      tally.set(`${a.status} ${a.code}`, (tally.get(`${a.status} ${a.code}`) ?? 0) + 1);
+    assert.deepEqual(Object.fromEntries(tally), { "200 null": 5, "429 QUOTA_EXCEEDED": 45 });
+    for (const s of servers) {
+      const quota = await fetch(`${s.url}/v1/backtest-ai/quota`, { headers: { "x-api-key": key } });
+      assert.equal(((await quota.json()) as { used: number }).used, 5);
+    }
+  });
+
+  test("a retry at the other replica with the same Idempotency-Key gets the first strategy, charged once", async () => {
+    const key = (await updown("keys", "create", "--plan", "pro")).trim();
+    const idem = { "idempotency-key": "across-replicas" };
+    const [a, b] = servers;
+    const first = await post(a.url, "/v1/backtest-ai/generate", { prompt: "buy up below 40c" }, key, idem);
+    const again = await post(b.url, "/v1/backtest-ai/generate", { prompt: "buy up below 40c" }, key, idem);
+    assert.deepEqual([first.status, again.status], [200, 200]);
+    assert.equal(again.body.strategy.id, first.body.strategy.id);
+    assert.equal(again.body.quota.used, 1);
+  });
 });

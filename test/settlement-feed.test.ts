@@ -53,7 +53,7 @@ test("the collector's feed settles the fixture day as upstream did, except where
     );
   }
   assert.equal(rtds.malformed, 0);
-  const feed = rtds.feed("chainlink", "btc");
+  const feed = rtds.feed({ source: "chainlink", lookbackS: null }, "btc");
 
   let agree = 0;
   const disagree: string[] = [];

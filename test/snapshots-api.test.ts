@@ -172,7 +172,9 @@ describe("GET /v1/markets/{slug}/snapshots", () => {
       '"clob_token_up":"113284799581609751589891550166136992389699845333635525538167662371764318518311",' +
       '"clob_token_down":"48265563723288791013647874716778794965875981985781900232388978043327398639215",' +
       '"final_volume":87923.58,"final_liquidity":12000.5,"resolved_at":"2026-07-24T00:15:18Z",' +
-      '"created_at":"2026-07-23T00:00:00.000001Z","updated_at":"2026-07-24T00:15:18.178216Z","coin":"sol","polymarket_slug":null}';
+      '"created_at":"2026-07-23T00:00:00.000001Z","updated_at":"2026-07-24T00:15:18.178216Z","coin":"sol","polymarket_slug":null,' +
+      '"settlement":{"source":"chainlink","lookback_s":null},' +
+      '"fee_schedule":{"rate":0.07,"exponent":1,"taker_only":true,"rebate_rate":0.2}}';
     const newest =
       '{"time":"2026-07-24T00:00:01.500000Z","coin_price":150.13,"price_up":0.525,"price_down":0.475,' +
       '"orderbook_up":{"bids":[],"asks":[]},"orderbook_down":{"bids":[],"asks":[]}}';

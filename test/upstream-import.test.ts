@@ -11,6 +11,7 @@ import {
   ImportError,
   type ImportReport,
   importUpstream,
+  parseFeedArgument,
 } from "../src/archive/upstream-import.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { StoredMarket } from "../src/store/market-store.ts";
@@ -18,6 +19,8 @@ import type { StoredMarket } from "../src/store/market-store.ts";
 const FIXTURE_DIR = join(import.meta.dirname, "fixtures", "real-btc-5m-2026-07-24");
 const MARKETS = join(FIXTURE_DIR, "markets-00-12utc.jsonl.gz");
 const FEED = join(FIXTURE_DIR, "chainlink-btcusd-00-12utc.csv.gz");
+/** The fixture day's `feeSchedule` (every market of it charges the same fees). */
+const FIXTURE_FEES = { rate: 0.07, exponent: 1, takerOnly: true, rebateRate: 0.2 };
 
 async function freshStore(): Promise<SqliteStore> {
   const store = new SqliteStore(":memory:");
@@ -192,6 +195,7 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
     assert.deepEqual(report.disagreements, [
       {
         slug: "btc-updown-5m-1784868900",
+        feedName: "chainlink",
         upstream: "Up",
         feed: "Down",
         startPrice: 65262.9532141591,
@@ -264,6 +268,8 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
       resolvedAt: 1784851216,
       createdAt: 1784764928939464,
       updatedAt: 1784851289141988,
+      settlement: { source: "chainlink", lookbackS: null },
+      feeSchedule: FIXTURE_FEES,
     };
     assert.deepEqual(recordOf(await store.markets.getMarket(expected.slug)), expected);
   });
@@ -294,6 +300,8 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
       resolvedAt: 1784853627,
       createdAt: 1784767359644297,
       updatedAt: 1784853701497845,
+      settlement: { source: "chainlink", lookbackS: null },
+      feeSchedule: FIXTURE_FEES,
     };
     assert.deepEqual(recordOf(await store.markets.getMarket(expected.slug)), expected);
   });
@@ -323,6 +331,8 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
       resolvedAt: 1784869221,
       createdAt: 1784783029916028,
       updatedAt: 1784869298561132,
+      settlement: { source: "chainlink", lookbackS: null },
+      feeSchedule: FIXTURE_FEES,
     };
     assert.deepEqual(recordOf(await store.markets.getMarket(expected.slug)), expected);
   });
@@ -351,7 +361,12 @@ describe("importUpstream on the recorded BTC 5m fixture", () => {
     assert.match(text, /undecidable from the feed: 9/);
     const disagreementLine = lines.find((l) => l.includes("btc-updown-5m-1784868900"));
     assert.match(disagreementLine ?? "", /upstream Up, feed Down/);
-    for (const u of report.undecidable) assert.ok(lines.includes(`  ${u.slug}: ${u.reason}`), u.slug);
+    for (const u of report.undecidable)
+      assert.ok(lines.includes(`  ${u.slug} [chainlink]: ${u.reason}`), u.slug);
+    // Which feed decided: every market of the day settles on the instantaneous Chainlink stream.
+    assert.ok(lines.includes("  chainlink: 145 markets"), text);
+    assert.equal(report.settledBy.length, 145);
+    assert.ok(report.settledBy.every((s) => s.feedName === "chainlink"));
   });
 
   test("a larger staleness allowance decides the 30 s and 55 s gaps", async () => {
@@ -442,7 +457,14 @@ describe("importUpstream on small hand-made files", () => {
     const store = await freshStore();
     try {
       const r = await importUpstream({ store: store.markets, marketsPath, feedPath });
-      assert.deepEqual(r, { markets: 1, resolved: 0, agreements: 0, disagreements: [], undecidable: [] });
+      assert.deepEqual(r, {
+        markets: 1,
+        resolved: 0,
+        agreements: 0,
+        disagreements: [],
+        undecidable: [],
+        settledBy: [{ slug: "btc-updown-5m-1784850900", feedName: "chainlink" }],
+      });
       const m = recordOf(await store.markets.getMarket("btc-updown-5m-1784850900"));
       assert.equal(m.winner, null);
       assert.equal(m.coinPriceStart, 65026.457815);
@@ -491,7 +513,7 @@ describe("importUpstream on small hand-made files", () => {
   });
 
   test("a market line with a bad field names the field", async () => {
-    const marketsPath = write("bad-asset.jsonl", `${JSON.stringify({ ...template, asset: "doge" })}\n`);
+    const marketsPath = write("bad-asset.jsonl", `${JSON.stringify({ ...template, asset: "b@d" })}\n`);
     const feedPath = write("feed-ok2.csv", `${FEED_HEADER}\n`);
     const store = await freshStore();
     try {
@@ -500,7 +522,7 @@ describe("importUpstream on small hand-made files", () => {
         (err: unknown) => {
           assert.ok(err instanceof ImportError);
           assert.equal(err.line, 1);
-          assert.match(err.message, /bad-asset\.jsonl:1: asset "doge"/);
+          assert.match(err.message, /bad-asset\.jsonl:1: asset "b@d"/);
           return true;
         },
       );
@@ -548,5 +570,140 @@ describe("importUpstream on small hand-made files", () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe("importUpstream after the switch to TWAP settlement", () => {
+  let dir: string;
+  const TWAP_RECORD = JSON.parse(
+    readFileSync(
+      join(import.meta.dirname, "fixtures", "polymarket-protocol", "gamma-market-twap-btc-5m.json"),
+      "utf8",
+    ),
+  ) as Record<string, unknown>;
+  const START = 1787414400; // eventStartTime 2026-08-22T16:00:00Z
+  const HEADER = "feed_ts_ms,value,full_accuracy_value,server_ts_ms,recv_ms";
+  /** The TWAP stream one tick a second around the market, at another level than the instantaneous one. */
+  const feedRows = (base: number) =>
+    Array.from({ length: 320 }, (_, i) => {
+      const ms = (START - 10 + i) * 1000;
+      return `${ms},0,${base + i}${"0".repeat(16)},${ms + 500},${ms + 700}`;
+    }).join("\n");
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "upstream-twap-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  function write(name: string, text: string): string {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  }
+
+  test("the Gamma TWAP record as a market row fills settlement and fee_schedule from it", async () => {
+    const marketsPath = write("twap.jsonl", `${JSON.stringify(TWAP_RECORD)}\n`);
+    const instant = write("instant.csv", `${HEADER}\n${feedRows(6_500_000)}\n`);
+    const twap = write("twap60.csv", `${HEADER}\n${feedRows(6_400_000)}\n`);
+    const store = await freshStore();
+    try {
+      const report = await importUpstream({
+        store: store.markets,
+        marketsPath,
+        feeds: [
+          { settlement: { source: "chainlink", lookbackS: null }, path: instant },
+          { settlement: { source: "chainlink_twap", lookbackS: 60 }, path: twap },
+        ],
+      });
+      assert.deepEqual(report.settledBy, [
+        { slug: "btc-updown-5m-1787414400", feedName: "chainlink_twap 60 s" },
+      ]);
+      const m = recordOf(await store.markets.getMarket("btc-updown-5m-1787414400"));
+      assert.deepEqual(m.settlement, { source: "chainlink_twap", lookbackS: 60 });
+      assert.deepEqual(m.feeSchedule, { rate: 0.07, exponent: 1, takerOnly: true, rebateRate: 0.2 });
+      assert.equal(m.marketId, "3763487");
+      assert.equal(m.startTime, START);
+      assert.equal(m.endTime, START + 300);
+      assert.equal(
+        m.clobTokenUp,
+        "113013382422133157315656090194075928009220145127085300671933810669470922115281",
+      );
+      // Open (not resolved): the start price from the TWAP stream at the open, not the instantaneous one.
+      assert.equal(m.coinPriceStart, 64000.1);
+      assert.equal(m.winner, null);
+      assert.match(formatImportReport(report), /chainlink_twap 60 s: 1 market\b/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("resolved, it is cross-checked on its TWAP feed; without that feed it is undecidable, saying so", async () => {
+    const resolved = {
+      ...TWAP_RECORD,
+      closed: true,
+      outcomePrices: '["1", "0"]',
+      umaResolutionStatus: "resolved",
+    };
+    const marketsPath = write("twap-resolved.jsonl", `${JSON.stringify(resolved)}\n`);
+    const twap = write("twap60b.csv", `${HEADER}\n${feedRows(6_400_000)}\n`);
+    const withFeed = await freshStore();
+    const without = await freshStore();
+    try {
+      const checked = await importUpstream({
+        store: withFeed.markets,
+        marketsPath,
+        feeds: [{ settlement: { source: "chainlink_twap", lookbackS: 60 }, path: twap }],
+      });
+      assert.equal(checked.agreements, 1);
+      const m = recordOf(await withFeed.markets.getMarket("btc-updown-5m-1787414400"));
+      assert.equal(m.coinPriceEnd, 64003.1);
+      const instantOnly = write("instant-b.csv", `${HEADER}\n${feedRows(6_500_000)}\n`);
+      const unchecked = await importUpstream({ store: without.markets, marketsPath, feedPath: instantOnly });
+      assert.deepEqual(unchecked.undecidable, [
+        {
+          slug: "btc-updown-5m-1787414400",
+          feedName: "chainlink_twap 60 s",
+          reason: "no chainlink_twap 60 s feed was given (--feed twap60=FILE)",
+        },
+      ]);
+    } finally {
+      await withFeed.close();
+      await without.close();
+    }
+  });
+
+  test("a 50-50 upstream outcome is stored as it is", async () => {
+    const split = {
+      ...TWAP_RECORD,
+      closed: true,
+      outcomePrices: '["0.5", "0.5"]',
+      umaResolutionStatus: "resolved",
+    };
+    const marketsPath = write("split.jsonl", `${JSON.stringify(split)}\n`);
+    const twap = write("twap60c.csv", `${HEADER}\n${feedRows(6_400_000)}\n`);
+    const store = await freshStore();
+    try {
+      const r = await importUpstream({
+        store: store.markets,
+        marketsPath,
+        feeds: [{ settlement: { source: "chainlink_twap", lookbackS: 60 }, path: twap }],
+      });
+      assert.equal(recordOf(await store.markets.getMarket("btc-updown-5m-1787414400")).winner, "50-50");
+      assert.equal(r.disagreements[0]?.upstream, "50-50", "the feed says Up; reported, not forced");
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("--feed takes the instantaneous stream, or twapN= a TWAP stream", () => {
+    assert.deepEqual(parseFeedArgument("a.csv"), {
+      settlement: { source: "chainlink", lookbackS: null },
+      path: "a.csv",
+    });
+    assert.deepEqual(parseFeedArgument("twap60=b.csv.gz"), {
+      settlement: { source: "chainlink_twap", lookbackS: 60 },
+      path: "b.csv.gz",
+    });
+    assert.equal(parseFeedArgument("twap0=c.csv"), null);
   });
 });

@@ -1,13 +1,13 @@
 import type { PlanName } from "../domain/api-key.ts";
-import type { Market, MarketType } from "../domain/market.ts";
+import type { Coin, Market, MarketType } from "../domain/market.ts";
 import { isResolved, MARKET_TYPES } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock, Micros } from "../domain/time.ts";
 import type { MarketStore, StoredMarket } from "../store/market-store.ts";
 
-/** A BTC series whose markets starting before `startTime` the plan does not open. */
+/** A series whose markets starting before `startTime` the plan does not open. */
 export interface HiddenSeries {
-  coin: "btc";
+  coin: Coin;
   marketType: MarketType;
   startTime: number;
 }
@@ -16,8 +16,8 @@ export interface HiddenSeries {
 const HIDE_ALL = Number.MAX_SAFE_INTEGER;
 
 /**
- * Which markets a plan opens (DESIGN 3.3): the free plan sees the latest N BTC markets of each type,
- * counted over the markets stored. Windows are recomputed at most once per `ttl`, so a replica sees a
+ * Which markets a plan opens (DESIGN 3.3): the free plan sees the latest N markets of each type of the
+ * coins its plan names (BTC by default), counted over the markets stored. Windows are recomputed at most once per `ttl`, so a replica sees a
  * newly recorded market move the window within that time.
  */
 export class MarketAccess {
@@ -52,36 +52,40 @@ export class MarketAccess {
   }
 
   /**
-   * The earliest start time inside the window of the latest `count` BTC markets of a type; null when
-   * no stored market falls outside it (one more is read to know).
+   * The earliest start time inside the window of the latest `count` markets of a coin and type; null
+   * when no stored market falls outside it (one more is read to know).
    */
-  private async cutoff(type: MarketType, count: number): Promise<number | null> {
+  private async cutoff(coin: Coin, type: MarketType, count: number): Promise<number | null> {
     if (count === 0) return HIDE_ALL;
     const now = this.clock.nowMicros();
-    const id = `${type}:${count}`;
+    const id = `${coin}:${type}:${count}`;
     const cached = this.cutoffs.get(id);
     if (cached && now - cached.at < this.ttl && now >= cached.at) return cached.startTime;
-    const latest = await this.markets.latestStartTimes("btc", type, count + 1);
+    const latest = await this.markets.latestStartTimes(coin, type, count + 1);
     const startTime = latest.length <= count ? null : latest[count - 1];
     this.cutoffs.set(id, { at: now, startTime });
     return startTime;
   }
 
   async canOpen(plan: PlanName, market: Market): Promise<boolean> {
-    const windows = this.plans[plan].btcHistory;
-    if (windows === null || market.coin !== "btc") return true;
-    const cutoff = await this.cutoff(market.marketType, windows[market.marketType]);
+    const windows = this.plans[plan].history[market.coin];
+    if (windows === undefined) return true;
+    const cutoff = await this.cutoff(market.coin, market.marketType, windows[market.marketType]);
     return cutoff === null || market.startTime >= cutoff;
   }
 
-  /** The series in which the plan hides markets now; empty when it opens everything stored. */
-  async hiddenSeries(plan: PlanName): Promise<HiddenSeries[]> {
-    const windows = this.plans[plan].btcHistory;
-    if (windows === null) return [];
+  /**
+   * The series in which the plan hides markets now (of `coin` only, when given); empty when it opens
+   * everything stored.
+   */
+  async hiddenSeries(plan: PlanName, coin?: Coin): Promise<HiddenSeries[]> {
     const hidden: HiddenSeries[] = [];
-    for (const marketType of MARKET_TYPES) {
-      const startTime = await this.cutoff(marketType, windows[marketType]);
-      if (startTime !== null) hidden.push({ coin: "btc", marketType, startTime });
+    for (const [windowCoin, windows] of Object.entries(this.plans[plan].history)) {
+      if (coin !== undefined && windowCoin !== coin) continue;
+      for (const marketType of MARKET_TYPES) {
+        const startTime = await this.cutoff(windowCoin, marketType, windows[marketType]);
+        if (startTime !== null) hidden.push({ coin: windowCoin, marketType, startTime });
+      }
     }
     return hidden;
   }

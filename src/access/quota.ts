@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
 import type { Plans } from "../domain/plan.ts";
 import { type Clock, nextUtcMonthStart, utcMonthOf } from "../domain/time.ts";
-import type { QuotaLedger } from "../store/quota-ledger.ts";
+import type { QuotaCharge, QuotaLedger } from "../store/quota-ledger.ts";
 
 export interface QuotaStatus {
   /** False when the plan has no backtest generations at all. */
@@ -36,7 +36,8 @@ export class QuotaService {
     this.plans = plans;
   }
 
-  private statusOf(key: ApiKeyRecord, month: string, used: number): QuotaStatus {
+  /** The status of a key's month with `used` units spent (as a charge made elsewhere left it). */
+  statusOf(key: ApiKeyRecord, month: string, used: number): QuotaStatus {
     const limit = this.plans[key.plan].backtestGenerationsPerMonth;
     return {
       included: limit !== 0,
@@ -70,6 +71,17 @@ export class QuotaService {
     if (result.status === "exhausted") return { status: "exhausted", quota };
     if (result.status === "charged") return { status: "charged", chargeId: result.chargeId, quota };
     return { status: "replayed", chargeId: result.chargeId, result: result.result, quota };
+  }
+
+  /**
+   * One unit's charge for a store to make in its own transaction (the backtest store charges in the
+   * transaction that stores the strategy it pays for); null when the plan has no generations.
+   */
+  chargeOf(key: ApiKeyRecord, idempotencyKey: string | null): QuotaCharge | null {
+    const limit = this.plans[key.plan].backtestGenerationsPerMonth;
+    if (limit === 0) return null;
+    const now = this.clock.nowMicros();
+    return { keyId: key.id, month: utcMonthOf(now), limit, chargeId: randomUUID(), idempotencyKey, at: now };
   }
 
   refund(key: ApiKeyRecord, chargeId: string): Promise<boolean> {

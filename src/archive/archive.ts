@@ -8,21 +8,27 @@ import { BookEncodingError, decodeBooks } from "../domain/book-codec.ts";
 import { type Coin, MARKET_TYPE_SECONDS, type MarketType } from "../domain/market.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { isoMicros, type Micros } from "../domain/time.ts";
+import type { TradeRow } from "../domain/trade.ts";
 import {
   marketFromWire,
   marketToWire,
   snapshotFromWire,
   snapshotJson,
+  tradeFromWire,
+  tradeToWire,
   WireFormatError,
 } from "../domain/wire.ts";
 import type { MarketStore, StoredMarket } from "../store/market-store.ts";
 import { PARQUET_BATCH_ROWS, ParquetBatch, parquetStream } from "./parquet.ts";
+import type { TradeStore } from "../store/trade-store.ts";
 
 /**
  * Our own export format ("archive"): NDJSON, one object a line. A market line
  * `{"type":"market","market":{...}}` (the API's market record) is followed by its snapshot lines
  * `{"type":"snapshot","slug":"...","snapshot":{...}}` (the API's snapshot, oldest first, books included
- * when exported with books). Importing an archive gives back the same API responses.
+ * when exported with books), then, when exported with trades, its trade lines
+ * `{"type":"trade","slug":"...","trade":{...}}` (the API's trade, oldest first). Importing an archive
+ * gives back the same API responses.
  *
  * CSV is offered for analysis tools: one snapshot a row, books as JSON text columns; it has no market
  * records, so it cannot be imported back. Parquet (parquet.ts) has the same rows with typed columns.
@@ -47,6 +53,8 @@ export interface ExportSelection {
 
 export interface ExportOptions extends ExportSelection {
   store: MarketStore;
+  /** With it, each market's trades follow its snapshots (NDJSON only). */
+  trades?: TradeStore;
   out: Writable;
   onProgress?: (markets: number, snapshots: number) => void;
 }
@@ -54,6 +62,7 @@ export interface ExportOptions extends ExportSelection {
 export interface ExportCounts {
   markets: number;
   snapshots: number;
+  trades?: number;
 }
 
 const PAGE = 5000;
@@ -148,16 +157,18 @@ export function exportChunks(
   store: MarketStore,
   sel: ExportSelection,
   counts: ExportCounts = { markets: 0, snapshots: 0 },
+  trades: TradeStore | null = null,
 ): AsyncGenerator<string | Uint8Array> {
   return sel.format === "parquet"
     ? parquetStream(parquetBatches(store, sel, counts), sel.books)
-    : textChunks(store, sel, counts);
+    : textChunks(store, sel, counts, trades);
 }
 
 async function* textChunks(
   store: MarketStore,
   sel: ExportSelection,
   counts: ExportCounts,
+  trades: TradeStore | null,
 ): AsyncGenerator<string> {
   if (sel.format === "csv") yield `${CSV_HEADER}${sel.books ? ",orderbook_up,orderbook_down" : ""}\n`;
   for await (const m of marketsToExport(store, sel)) {
@@ -175,6 +186,32 @@ async function* textChunks(
       counts.snapshots += rows.length;
       yield chunk;
     }
+    if (trades !== null && sel.format === "ndjson") yield* tradeLines(trades, m, sel, counts);
+  }
+}
+
+/** A market's trade lines, oldest first, a page at a time (OFFSET: trades of one time have no cursor). */
+async function* tradeLines(
+  trades: TradeStore,
+  m: StoredMarket,
+  sel: ExportSelection,
+  counts: ExportCounts,
+): AsyncGenerator<string> {
+  const slugJson = JSON.stringify(m.slug);
+  for (let offset = 0; ; offset += PAGE) {
+    const rows = await trades.tradePage(m.key, {
+      order: "asc",
+      limit: PAGE,
+      offset,
+      from: sel.from,
+      to: sel.to,
+    });
+    if (rows.length === 0) return;
+    counts.trades = (counts.trades ?? 0) + rows.length;
+    yield rows
+      .map((t) => `{"type":"trade","slug":${slugJson},"trade":${JSON.stringify(tradeToWire(t, m))}}\n`)
+      .join("");
+    if (rows.length < PAGE) return;
   }
 }
 
@@ -207,7 +244,7 @@ async function* parquetBatches(
 
 export async function exportArchive(o: ExportOptions): Promise<ExportCounts> {
   const counts: ExportCounts = { markets: 0, snapshots: 0 };
-  for await (const chunk of exportChunks(o.store, o, counts)) {
+  for await (const chunk of exportChunks(o.store, o, counts, o.trades ?? null)) {
     if (typeof chunk !== "string") {
       if (!o.out.write(chunk)) await once(o.out, "drain");
       o.onProgress?.(counts.markets, counts.snapshots);
@@ -258,15 +295,21 @@ export async function importArchive(
   store: MarketStore,
   input: Readable,
   onProgress?: (markets: number, snapshots: number) => void,
-): Promise<{ markets: number; snapshots: number; added: number }> {
+  tradeStore?: TradeStore,
+): Promise<{ markets: number; snapshots: number; added: number; trades: number }> {
   let market: StoredMarket | null = null;
   let batch: SnapshotRow[] = [];
+  let tradeBatch: TradeRow[] = [];
   let markets = 0;
   let snapshots = 0;
   let added = 0;
+  let trades = 0;
   const flush = async () => {
     if (market && batch.length) added += await store.insertSnapshots(market.key, batch);
+    if (market && tradeBatch.length && tradeStore)
+      await tradeStore.insertTrades([{ marketKey: market.key, rows: tradeBatch }]);
     batch = [];
+    tradeBatch = [];
     onProgress?.(markets, snapshots);
   };
   let lineNo = 0;
@@ -295,8 +338,18 @@ export async function importArchive(
         batch.push(snapshotFromWire(obj.snapshot as Record<string, unknown>));
         snapshots++;
         if (batch.length >= PAGE) await flush();
+      } else if (obj.type === "trade") {
+        const t = obj as { slug?: unknown; trade?: unknown };
+        if (!market || t.slug !== market.slug)
+          throw new WireFormatError("trade line does not follow its market");
+        if (typeof t.trade !== "object" || t.trade === null)
+          throw new WireFormatError("trade line needs a trade");
+        if (!tradeStore) throw new WireFormatError("this import does not take trades");
+        tradeBatch.push(tradeFromWire(t.trade as Record<string, unknown>));
+        trades++;
+        if (tradeBatch.length >= PAGE) await flush();
       } else {
-        throw new WireFormatError('each line needs "type": "market" or "snapshot"');
+        throw new WireFormatError('each line needs "type": "market", "snapshot" or "trade"');
       }
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof WireFormatError || err instanceof BookEncodingError) {
@@ -308,5 +361,5 @@ export async function importArchive(
     }
   }
   await flush();
-  return { markets, snapshots, added };
+  return { markets, snapshots, added, trades };
 }

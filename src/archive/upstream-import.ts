@@ -3,39 +3,70 @@ import { createInterface } from "node:readline";
 import { createGunzip } from "node:zlib";
 import {
   type Coin,
+  type FeeSchedule,
   type Market,
   type MarketType,
   marketTypeFromSeconds,
-  type Outcome,
   parseCoin,
+  parseMarketType,
+  type Settlement,
+  type Winner,
 } from "../domain/market.ts";
-import { formatSlug, polymarketSlug } from "../domain/slug.ts";
+import { pricePoints, settlementName, settlementOf, settleWinner } from "../domain/settlement.ts";
+import { formatSlug, parseSlug, polymarketSlug } from "../domain/slug.ts";
 import { isoSeconds, type Micros } from "../domain/time.ts";
 import type { MarketStore } from "../store/market-store.ts";
 import {
   amountOf,
   eventIdOf,
+  eventPricesOf,
   FieldError,
+  feeScheduleOf,
+  parseGammaMarket,
+  recordTimesOf,
   requireId,
   requireIso,
   requireObject,
   requireString,
   resolvedAtOf,
+  twapConfigOf,
   winnerFromPrices,
 } from "../upstream/gamma-market.ts";
 import { PriceFeed, scaledDecimalToNumber, type TickInEffect } from "../upstream/price-feed.ts";
 
 /**
  * Import of the recorded upstream formats (see test/fixtures/real-btc-5m-2026-07-24 and the shared
- * fixtures README): a JSON-lines file of Gamma markets plus the Chainlink settlement feed as CSV. Every
- * market becomes a market record; every resolved one is also re-settled from the feed alone, so that a
- * winner we cannot reproduce is reported instead of silently trusted.
+ * fixtures README): a JSON-lines file of Gamma markets plus settlement feeds as CSV, the instantaneous
+ * Chainlink stream and the TWAP streams alike. Every market becomes a market record, settled on the
+ * feed its own Gamma record names (DESIGN 3.4); every resolved one is also re-settled from that feed
+ * alone, so that a winner we cannot reproduce is reported instead of silently trusted.
  */
+
+/** A settlement feed file: which stream it holds (the instantaneous Chainlink one, or a TWAP stream). */
+export interface FeedFile {
+  settlement: Settlement;
+  path: string;
+}
+
+/**
+ * `FILE` (the instantaneous Chainlink stream), or `twap30=FILE` / `twap60=FILE` (a TWAP stream of that
+ * lookback, in the same columns), as `--feed` takes them; null when a prefix names no stream.
+ */
+export function parseFeedArgument(text: string): FeedFile | null {
+  const m = /^(chainlink|twap(\d+))=(.+)$/.exec(text);
+  if (!m) return { settlement: { source: "chainlink", lookbackS: null }, path: text };
+  if (m[1] === "chainlink") return { settlement: { source: "chainlink", lookbackS: null }, path: m[3] };
+  const lookback = Number(m[2]);
+  return lookback > 0 ? { settlement: { source: "chainlink_twap", lookbackS: lookback }, path: m[3] } : null;
+}
 
 export interface ImportOptions {
   store: MarketStore;
   marketsPath: string;
-  feedPath: string;
+  /** The instantaneous Chainlink stream (as `feeds` with that settlement). */
+  feedPath?: string;
+  /** Settlement feeds by the stream they hold; a market is settled on the one its record names. */
+  feeds?: FeedFile[];
   /** A feed tick older than this at a market's start or end cannot settle it. Default 10. */
   maxStalenessSeconds?: number;
   onProgress?: (done: number, total: number) => void;
@@ -43,8 +74,10 @@ export interface ImportOptions {
 
 export interface Disagreement {
   slug: string;
-  upstream: Outcome;
-  feed: Outcome;
+  /** The feed that settled it again (settlementName). */
+  feedName: string;
+  upstream: Winner;
+  feed: Winner;
   startPrice: number;
   endPrice: number;
   startTickAgeS: number;
@@ -53,6 +86,7 @@ export interface Disagreement {
 
 export interface Undecidable {
   slug: string;
+  feedName: string;
   reason: string;
 }
 
@@ -62,6 +96,8 @@ export interface ImportReport {
   agreements: number;
   disagreements: Disagreement[];
   undecidable: Undecidable[];
+  /** Which feed each market settles on (its record's settlement), in file order. */
+  settledBy: { slug: string; feedName: string }[];
 }
 
 /** A bad input file: names the file and, when the problem is one line, its 1-based line number. */
@@ -78,16 +114,40 @@ export class ImportError extends Error {
 
 const DEFAULT_MAX_STALENESS_S = 10;
 
+/** The feed files read, by the name of the stream they hold. */
+async function readFeeds(opts: ImportOptions): Promise<Map<string, PriceFeed>> {
+  const files = [...(opts.feeds ?? [])];
+  if (opts.feedPath !== undefined)
+    files.unshift({ settlement: { source: "chainlink", lookbackS: null }, path: opts.feedPath });
+  const feeds = new Map<string, PriceFeed>();
+  for (const f of files) {
+    const name = settlementName(f.settlement);
+    if (feeds.has(name)) throw new ImportError(f.path, null, `a second file for the ${name} stream`);
+    feeds.set(name, await readFeed(f.path));
+  }
+  return feeds;
+}
+
 export async function importUpstream(opts: ImportOptions): Promise<ImportReport> {
   const maxStale = opts.maxStalenessSeconds ?? DEFAULT_MAX_STALENESS_S;
-  const feed = await readFeed(opts.feedPath);
+  const feeds = await readFeeds(opts);
   // Every market line is parsed before the first write, so a bad file leaves the store untouched.
   const upstream = await readMarkets(opts.marketsPath);
-  const report: ImportReport = { markets: 0, resolved: 0, agreements: 0, disagreements: [], undecidable: [] };
+  const report: ImportReport = {
+    markets: 0,
+    resolved: 0,
+    agreements: 0,
+    disagreements: [],
+    undecidable: [],
+    settledBy: [],
+  };
   for (const u of upstream) {
+    const feedName = settlementName(u.settlement);
+    const feed = feeds.get(feedName) ?? null;
     const market = toMarket(u, feed);
     await opts.store.upsertMarket(market);
     report.markets++;
+    report.settledBy.push({ slug: market.slug, feedName });
     if (market.winner !== null) {
       report.resolved++;
       recordCrossCheck(report, crossCheck(market.slug, market.winner, u, feed, maxStale));
@@ -199,9 +259,14 @@ interface UpstreamMarket {
   tokenDown: string;
   startSec: number;
   endSec: number;
-  /** From `resolved` and `outcome_prices`; null while unresolved or when the prices are not 1/0. */
-  winner: Outcome | null;
+  /** From `resolved` and `outcome_prices`; null while unresolved or when the prices are not 1/0 or a split. */
+  winner: Winner | null;
+  /** The upstream's price to beat: the line's `strike_value`, else Gamma's `eventMetadata.priceToBeat`. */
   strike: number | null;
+  /** Gamma's `eventMetadata.finalPrice`, once known. */
+  finalPrice: number | null;
+  settlement: Settlement;
+  feeSchedule: FeeSchedule | null;
   marketId: string;
   eventId: string;
   volume: number | null;
@@ -228,10 +293,15 @@ function parseMarketLine(text: string): UpstreamMarket {
     throw new FieldError(`not valid JSON: ${errorMessage(err)}`);
   }
   const line = requireObject(value, "line");
+  return line.raw === undefined ? parseGammaLine(line) : parseRecordedLine(line);
+}
+
+/** A line of the recorded fixtures' shape: our recorder's fields with the Gamma object in `raw`. */
+function parseRecordedLine(line: Record<string, unknown>): UpstreamMarket {
   const raw = requireObject(line.raw, "raw");
   const asset = requireString(line.asset, "asset");
   const coin = parseCoin(asset);
-  if (!coin) throw new FieldError(`asset ${JSON.stringify(asset)} is not btc, eth or sol`);
+  if (!coin) throw new FieldError(`asset ${JSON.stringify(asset)} is not a coin code`);
   const interval = requireInteger(line.interval_sec, "interval_sec");
   const marketType = marketTypeFromSeconds(interval);
   if (!marketType) throw new FieldError(`interval_sec ${interval} is not a known market length`);
@@ -241,6 +311,7 @@ function parseMarketLine(text: string): UpstreamMarket {
   const tokens = line.token_ids;
   if (!Array.isArray(tokens) || tokens.length !== 2) throw new FieldError("token_ids must be [Up, Down]");
   const marketId = requireId(raw.id, "raw.id");
+  const { priceToBeat, finalPrice } = eventPricesOf(raw);
   return {
     slug: requireString(line.slug, "slug"),
     coin,
@@ -251,7 +322,10 @@ function parseMarketLine(text: string): UpstreamMarket {
     startSec,
     endSec,
     winner: line.resolved === true ? winnerFromPrices(line.outcome_prices) : null,
-    strike: strikeOf(line.strike_value),
+    strike: strikeOf(line.strike_value) ?? priceToBeat,
+    finalPrice,
+    settlement: settlementOf(marketType, twapConfigOf(raw)),
+    feeSchedule: feeScheduleOf(raw),
     marketId,
     eventId: eventIdOf(raw, marketId),
     volume: amountOf(raw.volumeNum, raw.volume),
@@ -259,6 +333,45 @@ function parseMarketLine(text: string): UpstreamMarket {
     resolvedAt: resolvedAtOf(raw),
     createdAt: requireIso(raw.createdAt, "raw.createdAt"),
     updatedAt: requireIso(raw.updatedAt, "raw.updatedAt"),
+  };
+}
+
+/**
+ * A line that is a Gamma market object itself, as `/markets?slug=` answers it: the coin, type and
+ * times come from `cryptoMarketConfig` and the slug, the outcome from a closed market's prices.
+ */
+function parseGammaLine(raw: Record<string, unknown>): UpstreamMarket {
+  const g = parseGammaMarket(raw);
+  const parts = parseSlug(g.slug);
+  const config = (raw.cryptoMarketConfig ?? {}) as Record<string, unknown>;
+  const coin = typeof config.asset === "string" ? parseCoin(config.asset) : (parts?.coin ?? null);
+  const marketType =
+    typeof config.duration === "string" ? parseMarketType(config.duration) : (parts?.marketType ?? null);
+  if (!coin || !marketType) throw new FieldError(`cannot tell the coin and type of ${g.slug}`);
+  const startSec = Math.floor(requireIso(raw.eventStartTime, "eventStartTime") / 1e6);
+  const endSec = Math.floor(requireIso(raw.endDate, "endDate") / 1e6);
+  if (endSec <= startSec) throw new FieldError(`endDate is not after eventStartTime`);
+  const { priceToBeat, finalPrice } = eventPricesOf(raw);
+  return {
+    slug: g.slug,
+    coin,
+    marketType,
+    conditionId: g.conditionId,
+    tokenUp: g.tokenUp,
+    tokenDown: g.tokenDown,
+    startSec,
+    endSec,
+    winner: g.winner,
+    strike: priceToBeat,
+    finalPrice,
+    settlement: settlementOf(marketType, g.twap),
+    feeSchedule: g.feeSchedule,
+    marketId: g.marketId,
+    eventId: g.eventId,
+    volume: g.volume,
+    liquidity: g.liquidity,
+    resolvedAt: g.resolvedAt,
+    ...recordTimesOf(raw),
   };
 }
 
@@ -278,7 +391,7 @@ function strikeOf(v: unknown): number | null {
 // ---------------------------------------------------------------------------------------------------
 // Records and the cross-check
 
-function toMarket(u: UpstreamMarket, feed: PriceFeed): Market {
+function toMarket(u: UpstreamMarket, feed: PriceFeed | null): Market {
   const ours = formatSlug(u.coin, u.marketType, u.startSec);
   const resolved = u.winner !== null;
   return {
@@ -292,9 +405,9 @@ function toMarket(u: UpstreamMarket, feed: PriceFeed): Market {
     startTime: u.startSec,
     endTime: u.endSec,
     // The strike is upstream's own start price; only without it does the feed fill in.
-    coinPriceStart: u.strike ?? feed.inEffectAt(u.startSec)?.value ?? null,
+    coinPriceStart: u.strike ?? feed?.inEffectAt(u.startSec)?.value ?? null,
     // The end price, volume, liquidity and resolution time are final only once the market resolved.
-    coinPriceEnd: resolved ? (feed.inEffectAt(u.endSec)?.value ?? null) : null,
+    coinPriceEnd: resolved ? (u.finalPrice ?? feed?.inEffectAt(u.endSec)?.value ?? null) : null,
     conditionId: u.conditionId,
     clobTokenUp: u.tokenUp,
     clobTokenDown: u.tokenDown,
@@ -304,6 +417,8 @@ function toMarket(u: UpstreamMarket, feed: PriceFeed): Market {
     resolvedAt: resolved ? u.resolvedAt : null,
     createdAt: u.createdAt,
     updatedAt: u.updatedAt,
+    settlement: u.settlement,
+    feeSchedule: u.feeSchedule,
   };
 }
 
@@ -313,16 +428,25 @@ type CrossCheck =
   | { kind: "undecidable"; undecidable: Undecidable };
 
 /**
- * Settles the market again from the feed alone (Up iff the tick in effect at the end is >= the one in
+ * Settles the market again from its feed alone (Up iff the tick in effect at the end is >= the one in
  * effect at the start). The strike is deliberately not used: the point is an independent check.
  */
 function crossCheck(
   slug: string,
-  upstream: Outcome,
+  upstream: Winner,
   u: UpstreamMarket,
-  feed: PriceFeed,
+  feed: PriceFeed | null,
   maxStale: number,
 ): CrossCheck {
+  const feedName = settlementName(u.settlement);
+  const points = pricePoints(u.marketType, u.settlement, u.startSec, u.endSec);
+  if (feed === null || points.start.kind !== "tick") {
+    const reason =
+      u.settlement.source === "binance"
+        ? "settles on Binance candles, which the importer does not read"
+        : `no ${feedName} feed was given (--feed${u.settlement.lookbackS === null ? "" : ` twap${u.settlement.lookbackS}=FILE`})`;
+    return { kind: "undecidable", undecidable: { slug, feedName, reason } };
+  }
   const start = feed.inEffectAt(u.startSec);
   const end = feed.inEffectAt(u.endSec);
   const problems = [
@@ -330,14 +454,15 @@ function crossCheck(
     tickProblem("end", u.endSec, end, maxStale),
   ].filter((p) => p !== null);
   if (problems.length > 0 || start === null || end === null) {
-    return { kind: "undecidable", undecidable: { slug, reason: problems.join("; ") } };
+    return { kind: "undecidable", undecidable: { slug, feedName, reason: problems.join("; ") } };
   }
-  const feedWinner: Outcome = end.value >= start.value ? "Up" : "Down";
+  const feedWinner = settleWinner(u.marketType, start.value, end.value);
   if (feedWinner === upstream) return { kind: "agree" };
   return {
     kind: "disagree",
     disagreement: {
       slug,
+      feedName,
       upstream,
       feed: feedWinner,
       startPrice: start.value,
@@ -370,7 +495,17 @@ function recordCrossCheck(report: ImportReport, check: CrossCheck): void {
 // ---------------------------------------------------------------------------------------------------
 // Report
 
-/** The report for people: counts first, then one line per disagreement and per undecidable market. */
+/** How many markets settle on each feed, in first-seen order: `chainlink: 145`. */
+function feedCounts(report: ImportReport): string[] {
+  const counts = new Map<string, number>();
+  for (const { feedName } of report.settledBy) counts.set(feedName, (counts.get(feedName) ?? 0) + 1);
+  return [...counts].map(([name, n]) => `  ${name}: ${n} market${n === 1 ? "" : "s"}`);
+}
+
+/**
+ * The report for people: counts first, the feed each market settles on, then one line per
+ * disagreement and per undecidable market naming the feed that settled it again.
+ */
 export function formatImportReport(report: ImportReport): string {
   const lines = [
     `markets imported: ${report.markets}`,
@@ -378,15 +513,17 @@ export function formatImportReport(report: ImportReport): string {
     `feed agrees with upstream winner: ${report.agreements}`,
     `feed disagrees: ${report.disagreements.length}`,
     `undecidable from the feed: ${report.undecidable.length}`,
+    "settlement feeds (from each market's own record):",
+    ...feedCounts(report),
   ];
   if (report.disagreements.length > 0) lines.push("", "disagreements:");
   for (const d of report.disagreements) {
     lines.push(
-      `  ${d.slug}: upstream ${d.upstream}, feed ${d.feed} (start ${d.startPrice} from a tick ${d.startTickAgeS} s old, ` +
+      `  ${d.slug} [${d.feedName}]: upstream ${d.upstream}, feed ${d.feed} (start ${d.startPrice} from a tick ${d.startTickAgeS} s old, ` +
         `end ${d.endPrice} from a tick ${d.endTickAgeS} s old)`,
     );
   }
   if (report.undecidable.length > 0) lines.push("", "undecidable:");
-  for (const u of report.undecidable) lines.push(`  ${u.slug}: ${u.reason}`);
+  for (const u of report.undecidable) lines.push(`  ${u.slug} [${u.feedName}]: ${u.reason}`);
   return lines.join("\n");
 }

@@ -1,7 +1,11 @@
 import type { OptionName, Values } from "../config/options.ts";
 import { readOptions } from "../config/read.ts";
-import { openStore } from "../store/open.ts";
-import type { Store } from "../store/store.ts";
+import { accessSync, constants, existsSync, type Stats, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { ConfigError } from "../config/error.ts";
+import { openAndMigrate } from "../store/open.ts";
+import type { MigrationReport, Store } from "../store/store.ts";
+import { displayUrl, oneLine } from "./messages.ts";
 
 /** A command line that cannot be run; main turns it into one line on stderr and exit status 2. */
 export class UsageError extends Error {}
@@ -40,12 +44,62 @@ export function defineCommand<N extends OptionName>(spec: CommandSpec<N>): Comma
   };
 }
 
+/**
+ * Opens (and migrates) the store a command works on; one that cannot be opened (a SQLite path under a
+ * file, an unreachable PostgreSQL) stops the command with one line naming it and why.
+ */
+export async function openDatabase(
+  databaseUrl: string,
+): Promise<{ store: Store; migration: MigrationReport }> {
+  try {
+    return await openAndMigrate(databaseUrl);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new UsageError(`cannot open the database ${displayUrl(databaseUrl)}: ${oneLine(err)}`);
+  }
+}
+
 /** Opens (and migrates) the store, does the work, and closes the store whatever happens. */
 export async function withStore<T>(databaseUrl: string, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(databaseUrl);
+  const { store } = await openDatabase(databaseUrl);
   try {
     return await work(store);
   } finally {
     await store.close();
   }
+}
+
+/** Stops a command, before it starts work, when a file it reads is missing, unreadable or a folder. */
+export function requireFile(path: string, what: string): void {
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+    accessSync(path, constants.R_OK);
+  } catch (err) {
+    throw new UsageError(`${what} ${path}: ${reasonOf(err)}`);
+  }
+  if (stats.isDirectory()) throw new UsageError(`${what} ${path} is a folder, not a file`);
+}
+
+/** Stops a command, before it starts work, when the folder a file is to be written in is missing. */
+export function requireFolderFor(path: string, what: string): void {
+  const folder = dirname(resolve(path));
+  let stats: Stats;
+  try {
+    stats = statSync(folder);
+  } catch (err) {
+    throw new UsageError(`${what} ${path}: folder ${folder}: ${reasonOf(err)}`);
+  }
+  if (!stats.isDirectory()) throw new UsageError(`${what} ${path}: ${folder} is not a folder`);
+  if (existsSync(path) && statSync(path).isDirectory()) {
+    throw new UsageError(`${what} ${path} is a folder; name a file in it`);
+  }
+}
+
+function reasonOf(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  if (code === "ENOENT") return "no such file or folder";
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  if (code === "ENOTDIR") return "a part of the path is a file, not a folder";
+  return oneLine(err);
 }

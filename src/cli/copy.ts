@@ -5,6 +5,7 @@ import { isStoreUnavailable } from "../store/errors.ts";
 import { openStore } from "../store/open.ts";
 import { sqlitePathOf } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
+import { displayUrl, oneLine } from "./messages.ts";
 
 /** Where a --from or --to URL points, as far as telling two of them apart needs. */
 type StoreLocation = { kind: "sqlite"; path: string } | { kind: "postgres"; url: URL };
@@ -61,31 +62,11 @@ function sameStore(a: StoreLocation, b: StoreLocation): boolean {
   return false;
 }
 
-/** The URL as shown in messages and the summary: never the password. */
-export function displayUrl(text: string): string {
-  if (!text.startsWith("postgres")) return text;
-  try {
-    const url = new URL(text);
-    if (url.password) url.password = "";
-    return url.toString().replace(/:@/, "@");
-  } catch {
-    return "(invalid URL)";
-  }
-}
-
-/** An error in one line: a refused connection to several addresses comes as an AggregateError with no message. */
-function describe(err: unknown): string {
-  const inner = err instanceof AggregateError && err.errors.length > 0 ? err.errors[0] : err;
-  const { message, code } = inner as { message?: unknown; code?: unknown };
-  const text = typeof message === "string" && message !== "" ? message : String(code ?? inner);
-  return text.replace(/\s*\n\s*/g, " ");
-}
-
 async function open(role: "source" | "destination", text: string): Promise<Store> {
   try {
     return await openStore(text);
   } catch (err) {
-    throw new CopyError(`cannot open the ${role} ${displayUrl(text)}: ${describe(err)}`);
+    throw new CopyError(`cannot open the ${role} ${displayUrl(text)}: ${oneLine(err)}`);
   }
 }
 
@@ -138,6 +119,7 @@ function summary(r: CopyResult, from: string, to: string, seconds: number): stri
   return (
     `Copied ${n(r.markets)} markets${complete(r.marketsComplete)}, ${n(r.snapshots)} snapshots ` +
     `(${n(r.snapshotsCopied)} written by this run, ${n(r.snapshotsAdded)} new), ` +
+    `${n(r.trades)} trades (${n(r.tradesAdded)} new), ` +
     `${n(r.exchangeSeries)} exchange series${complete(r.exchangeSeriesComplete)}, ` +
     `${n(r.exchangeRows)} exchange rows (${n(r.exchangeRowsCopied)} written by this run, ` +
     `${n(r.exchangeRowsAdded)} new), ${n(r.apiKeys)} API keys ` +
@@ -180,7 +162,7 @@ export async function runCopy(from: string, to: string, batch: number): Promise<
     progress.end();
     if (isStoreUnavailable(err)) {
       throw new CopyError(
-        `a database stopped answering mid-copy (${describe(err)}); run the same command again to finish`,
+        `a database stopped answering mid-copy (${oneLine(err)}); run the same command again to finish`,
       );
     }
     throw err;

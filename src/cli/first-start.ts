@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { KeyService } from "../access/keys.ts";
 import { PLAN_NAMES, type PlanName } from "../domain/api-key.ts";
-import { COINS, type MarketType } from "../domain/market.ts";
+import type { Coin, MarketType } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
@@ -16,6 +16,8 @@ export interface FirstStart {
 
 export interface FirstStartOptions {
   counts: Record<MarketType, number>;
+  /** The configured coins; each gets the series Polymarket runs for it. */
+  coins: readonly Coin[];
   /** Where the demo keys file goes depends on it (demoKeysPath). */
   databaseUrl: string;
   plans: Plans;
@@ -42,7 +44,7 @@ export async function prepareFirstStart(store: Store, options: FirstStartOptions
       seed: 1,
       anchor: Math.floor(options.clock.nowMicros() / 1e6),
       counts: options.counts,
-      coins: [...COINS],
+      coins: [...options.coins],
       exchange: true,
       onProgress: options.onProgress,
     });
@@ -58,4 +60,27 @@ export async function prepareFirstStart(store: Store, options: FirstStartOptions
     made.demoKeys = { path, keys };
   }
   return made;
+}
+
+/**
+ * What a first start made, between two rules so that it stands out from the log lines around it: the
+ * demo data, the demo keys, and a first request to paste (no side borders, which a copy would take
+ * along). Printed once the server listens, so that the URL is the real one.
+ */
+export function firstStartBanner(made: FirstStart, base: string): string | null {
+  const lines: string[] = [];
+  if (made.seeded) {
+    const snapshots = made.seeded.snapshots.toLocaleString("en-US");
+    lines.push(`First start: demo data seeded (${made.seeded.markets} markets, ${snapshots} snapshots).`);
+  }
+  if (made.demoKeys) {
+    const { keys, path } = made.demoKeys;
+    lines.push(`Demo API keys, one per plan (also in ${path}):`);
+    for (const plan of PLAN_NAMES) lines.push(`  ${plan.padEnd(11)} ${keys[plan]}`);
+    lines.push("Try:", `  curl -H "X-API-Key: ${keys.pro}" '${base}/v1/markets?coin=btc&limit=2'`);
+  }
+  if (lines.length === 0) return null;
+  lines.push(`Docs: ${base}/docs`);
+  const rule = "=".repeat(78);
+  return [rule, ...lines.map((l) => ` ${l}`), rule].join("\n");
 }

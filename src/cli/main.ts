@@ -7,6 +7,7 @@ import { WireFormatError } from "../domain/wire.ts";
 import { CopyError } from "../store/copy.ts";
 import { type Command, UsageError } from "./command.ts";
 import { backfillCommand } from "./commands/backfill.ts";
+import { backtestCommand } from "./commands/backtest.ts";
 import { collectCommand } from "./commands/collect.ts";
 import { copyCommand } from "./commands/copy.ts";
 import { exportCommand } from "./commands/export.ts";
@@ -16,6 +17,7 @@ import { migrateCommand } from "./commands/migrate.ts";
 import { seedCommand } from "./commands/seed.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { commandHelp, mainHelp } from "./help.ts";
+import { isSystemError, oneLine } from "./messages.ts";
 
 /** Every command, in the order `updown --help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -28,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   keysCommand,
   copyCommand,
   backfillCommand,
+  backtestCommand,
 ];
 
 /** Errors that mean "this cannot be done as asked": one line on stderr and exit status 2, no stack. */
@@ -68,8 +71,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     const usage =
       USAGE_ERRORS.some((E) => err instanceof E) ||
       (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
-    if (usage) {
-      process.stderr.write(`error: ${(err as Error).message}\n`);
+    // A file or folder that a command meets only while it works (an output that cannot be written)
+    // is as much the command line's matter as one it checks first.
+    if (usage || isSystemError(err)) {
+      process.stderr.write(`error: ${usage ? (err as Error).message : oneLine(err)}\n`);
       process.exit(2);
     }
     throw err;

@@ -1,10 +1,12 @@
 import { PLAN_NAMES, parsePlanName } from "../domain/api-key.ts";
 import { parseVenue, VENUES } from "../domain/exchange.ts";
-import { COINS, MARKET_TYPES, type MarketType, parseCoin, parseMarketType } from "../domain/market.ts";
+import { DEFAULT_COINS, MARKET_TYPES, type MarketType, parseMarketType } from "../domain/market.ts";
 import { parseIsoMicros, parseUserTime } from "../domain/time.ts";
 import type { BackfillKind } from "../record/binance/backfill.ts";
 import {
   choice,
+  coinCode,
+  coinList,
   demoCounts,
   integer,
   listOf,
@@ -79,6 +81,11 @@ const parseKind = (value: string): BackfillKind | null =>
 
 const USER_TIME = "an ISO 8601 time or epoch milliseconds";
 
+function parseOrderType(value: string): "MARKET" | "LIMIT" | null {
+  const upper = value.toUpperCase();
+  return upper === "MARKET" || upper === "LIMIT" ? upper : null;
+}
+
 /** `now` (null: the command reads its clock) or an ISO 8601 time. */
 const isoOrNow: ValueType<number | null> = {
   rule: "an ISO 8601 time or now",
@@ -130,6 +137,27 @@ const SERVICE_OPTIONS = {
     default: 30,
     doc: "failed authentications per client address and UTC minute before that address gets 429",
   }),
+  bodyLimitKb: option({
+    env: "BODY_LIMIT_KB",
+    flags: ["--body-limit-kb"],
+    type: integer(1, 1_048_576),
+    default: 256,
+    doc: "largest request body (KB) the server reads; a larger one gets 413 before it is read",
+  }),
+  headersTimeoutMs: option({
+    env: "HEADERS_TIMEOUT_MS",
+    flags: ["--headers-timeout-ms"],
+    type: integer(100, 600_000),
+    default: 10_000,
+    doc: "time (ms) a client has to send a request's headers before 408 and a closed connection",
+  }),
+  requestTimeoutMs: option({
+    env: "REQUEST_TIMEOUT_MS",
+    flags: ["--request-timeout-ms"],
+    type: integer(100, 3_600_000),
+    default: 30_000,
+    doc: "time (ms) a client has to send a whole request, body included, before 408; never limits the answer",
+  }),
   trustProxy: option({
     env: "TRUST_PROXY",
     flags: ["--trust-proxy"],
@@ -150,7 +178,7 @@ const SERVICE_OPTIONS = {
     flags: ["--log-level"],
     type: choice(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
     default: "info",
-    doc: "the server's log level; request logs never include headers, so keys are never logged",
+    doc: "the server's log level; debug adds two lines a request (never headers, so never keys)",
   }),
   pageCacheMb: option({
     env: "PAGE_CACHE_MB",
@@ -158,6 +186,13 @@ const SERVICE_OPTIONS = {
     type: integer(0, 65536),
     default: 128,
     doc: "memory (MB) for rendered snapshot pages of resolved markets; 0 disables the cache",
+  }),
+  coins: option({
+    env: "COINS",
+    flags: ["--coins", "--coin"],
+    type: coinList(),
+    default: [...DEFAULT_COINS],
+    doc: "the coins the service knows (the API's coin values, demo data); for collect, seed and backfill the coins to work on",
   }),
   seedDemo: option({
     env: "SEED_DEMO",
@@ -173,6 +208,13 @@ const SERVICE_OPTIONS = {
     type: demoCounts(DEFAULT_DEMO_COUNTS),
     default: DEFAULT_DEMO_COUNTS,
     doc: "demo markets per series and coin; types left out keep their default",
+  }),
+  drainSeconds: option({
+    env: "DRAIN_SECONDS",
+    flags: ["--drain-seconds"],
+    type: integer(0, 3600),
+    default: 5,
+    doc: "on SIGTERM or SIGINT, how long requests in flight (serve) or upstream calls in flight (collect) may take before they are cut and the process exits",
   }),
   snapshotIntervalMs: option({
     env: "SNAPSHOT_INTERVAL_MS",
@@ -244,15 +286,52 @@ const SERVICE_OPTIONS = {
     default: 2400,
     doc: "the same for USD-M futures",
   }),
+  backtestWorkers: option({
+    env: "BACKTEST_WORKERS",
+    flags: ["--backtest-workers"],
+    type: integer(1, 64),
+    default: 2,
+    doc: "backtest runs this process executes at once, each on a worker thread with its own database connection",
+  }),
+  backtestLeaseS: option({
+    env: "BACKTEST_LEASE_S",
+    flags: ["--backtest-lease-s"],
+    type: integer(1, 3600),
+    default: 30,
+    doc: "seconds a backtest run stays a process's without a renewal; a run whose process died is taken over after it",
+  }),
+  llmBaseUrl: option({
+    env: "LLM_BASE_URL",
+    flags: ["--llm-base-url"],
+    type: optional(url(["https:", "http:"], true), "unset"),
+    default: null,
+    doc: "an OpenAI-compatible API root (https://api.openai.com/v1) that generates strategies from prompts; unset: the built-in generator",
+  }),
+  // No flag: a command line is visible to every user of the machine, the environment is not.
+  llmApiKey: option({
+    env: "LLM_API_KEY",
+    flags: [],
+    type: optional(text("KEY")),
+    default: null,
+    doc: "the bearer token LLM_BASE_URL wants; unset: none sent",
+  }),
+  llmModel: option({
+    env: "LLM_MODEL",
+    flags: ["--llm-model"],
+    type: text("MODEL", "a model name"),
+    default: "gpt-4o-mini",
+    doc: "the model asked at LLM_BASE_URL",
+  }),
+  llmTimeoutMs: option({
+    env: "LLM_TIMEOUT_MS",
+    flags: ["--llm-timeout-ms"],
+    type: integer(100, 600_000),
+    default: 30_000,
+    doc: "how long a generation may take at LLM_BASE_URL before it fails (422, nothing charged)",
+  }),
 };
 
 const COMMAND_OPTIONS = {
-  coins: option({
-    flags: ["--coins", "--coin"],
-    type: listOf(COINS, parseCoin),
-    default: [...COINS],
-    doc: "coins to work on",
-  }),
   types: option({
     flags: ["--types"],
     type: listOf(MARKET_TYPES, parseMarketType, true),
@@ -291,9 +370,10 @@ const COMMAND_OPTIONS = {
   }),
   feed: option({
     flags: ["--feed"],
-    type: optional(text("FILE", "a file path (CSV, .gz accepted)"), "required"),
+    repeatable: true,
+    type: optional(textList("[twapN=]FILE"), "required"),
     default: null,
-    doc: "the settlement feed the markets are cross-checked against",
+    doc: "settlement feeds (CSV, .gz accepted): FILE is Chainlink's instantaneous stream, twap30=FILE or twap60=FILE a TWAP stream in the same columns; repeat for each",
   }),
   maxStaleness: option({
     flags: ["--max-staleness"],
@@ -322,7 +402,7 @@ const COMMAND_OPTIONS = {
   }),
   exportCoin: option({
     flags: ["--coin"],
-    type: optional(choice(COINS, parseCoin), "every coin"),
+    type: optional(coinCode(), "every coin"),
     default: null,
     doc: "only the markets of this coin",
   }),
@@ -419,6 +499,73 @@ const COMMAND_OPTIONS = {
     type: listOf(BACKFILL_KINDS, parseKind),
     default: BACKFILL_KINDS,
     doc: "what to fill: candles, trades, funding (funding-rates) and open-interest",
+  }),
+  definitionFile: option({
+    flags: ["--definition"],
+    type: optional(text("FILE", "a file path (JSON)")),
+    default: null,
+    doc: "a strategy definition (docs/backtests.md); fields left out take their defaults",
+  }),
+  preset: option({
+    flags: ["--preset"],
+    type: optional(choice(["mean_reversion", "dip_buying", "momentum_entry", "quick_scalp"])),
+    default: null,
+    doc: "one of the four presets",
+  }),
+  prompt: option({
+    flags: ["--prompt"],
+    type: optional(text("TEXT", "any text")),
+    default: null,
+    doc: "a strategy in words: LLM_BASE_URL's model when set, else the built-in generator",
+  }),
+  marketCount: option({
+    flags: ["--count"],
+    type: integer(1, 100),
+    default: 10,
+    doc: "how many of the latest resolved markets to replay",
+  }),
+  backtestFrom: option({
+    flags: ["--from"],
+    type: optional(time(parseUserTime, USER_TIME), "any"),
+    default: null,
+    doc: "only markets starting at or after this time",
+  }),
+  backtestTo: option({
+    flags: ["--to"],
+    type: optional(time(parseUserTime, USER_TIME), "any"),
+    default: null,
+    doc: "only markets starting at or before this time",
+  }),
+  positionSize: option({
+    flags: ["--position-size"],
+    type: optional(integer(1, 10_000), "the definition's"),
+    default: null,
+    doc: "shares bought per entry",
+  }),
+  orderType: option({
+    flags: ["--order-type"],
+    type: optional(choice<"MARKET" | "LIMIT">(["MARKET", "LIMIT"], parseOrderType), "the definition's"),
+    default: null,
+    doc: "how entries are placed",
+  }),
+  latencyMs: option({
+    flags: ["--latency-ms"],
+    type: optional(integer(0, 60_000), "the definition's"),
+    default: null,
+    doc: "orders fill at the first snapshot at or after the decision plus this; 0 allowed",
+  }),
+  maxLossPercent: option({
+    flags: ["--max-loss-percent"],
+    type: optional(integer(1, 100), "the definition's"),
+    default: null,
+    doc: "no new entry once the run has lost this percent of its capital",
+  }),
+  json: option({
+    flags: ["--json"],
+    switchTo: true,
+    type: yesNo(),
+    default: false,
+    doc: "print the full result as JSON on stdout instead of the summary table",
   }),
 };
 

@@ -1,5 +1,5 @@
 import { ConfigError } from "./error.ts";
-import { MARKET_TYPES, type MarketType, parseMarketType } from "../domain/market.ts";
+import { type Coin, MARKET_TYPES, type MarketType, parseCoin, parseMarketType } from "../domain/market.ts";
 
 /**
  * How the text of an environment variable or a flag becomes a value, and the rule it must follow. One
@@ -145,6 +145,40 @@ export function listOf<T extends string>(
       });
     },
     show: (value) => (value.length === 0 ? "none" : value.join(",")),
+  };
+}
+
+const COIN_RULE = "2 to 12 letters and digits, starting with a letter (any case)";
+
+/** One coin code (`btc`, any case). */
+export function coinCode(): ValueType<Coin> {
+  return {
+    rule: `a coin code: ${COIN_RULE}`,
+    placeholder: "COIN",
+    parse(value, label) {
+      const coin = parseCoin(value.trim());
+      if (coin === null) throw broken(label, `a coin code: ${COIN_RULE}`, value);
+      return coin;
+    },
+    show: plain,
+  };
+}
+
+/** Coin codes, comma-separated, at least one, each once. */
+export function coinList(): ValueType<Coin[]> {
+  const rule = `a comma-separated list of coin codes (each ${COIN_RULE})`;
+  return {
+    rule,
+    placeholder: "btc,eth,...",
+    parse(value, label) {
+      const coins = value.split(",").map((item) => {
+        const coin = parseCoin(item.trim());
+        if (coin === null) throw new ConfigError(`${label}: ${item} is not a coin code (${COIN_RULE})`);
+        return coin;
+      });
+      return [...new Set(coins)];
+    },
+    show: (value) => value.join(","),
   };
 }
 

@@ -3,6 +3,7 @@ import { displayedPrice, type Level, mirrorBook, type OrderBook } from "../domai
 import { encodeBooks } from "../domain/book-codec.ts";
 import {
   type Coin,
+  coinFacts,
   MARKET_TYPE_SECONDS,
   MARKET_TYPES,
   type Market,
@@ -11,6 +12,8 @@ import {
   type SettlementFeed,
   winnerOf,
 } from "../domain/market.ts";
+import { DEMO_FEE_SCHEDULE, demoSettlement } from "../domain/settlement.ts";
+import type { TradeRow } from "../domain/trade.ts";
 import { formatSlug, polymarketSlug } from "../domain/slug.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { MICROS_PER_SECOND } from "../domain/time.ts";
@@ -153,11 +156,22 @@ const COIN_PARAMS: Record<Coin, CoinParams> = {
   btc: { annualVolatility: 0.5, level: 65_000, binanceDecimals: 2 },
   eth: { annualVolatility: 0.65, level: 3_500, binanceDecimals: 2 },
   sol: { annualVolatility: 0.8, level: 150, binanceDecimals: 3 },
+  xrp: { annualVolatility: 0.8, level: 2.5, binanceDecimals: 4 },
+  doge: { annualVolatility: 0.9, level: 0.2, binanceDecimals: 5 },
+  bnb: { annualVolatility: 0.6, level: 650, binanceDecimals: 2 },
+  hype: { annualVolatility: 1.0, level: 40, binanceDecimals: 3 },
 };
+
+/** A configured coin the demo has no figures for walks from 100 like a volatile coin. */
+const OTHER_COIN: CoinParams = { annualVolatility: 0.9, level: 100, binanceDecimals: 3 };
+
+function paramsOf(coin: Coin): CoinParams {
+  return COIN_PARAMS[coin] ?? OTHER_COIN;
+}
 
 /** Per-second volatility of log price. */
 export function perSecondSigma(coin: Coin): number {
-  return COIN_PARAMS[coin].annualVolatility / Math.sqrt(SECONDS_PER_YEAR);
+  return paramsOf(coin).annualVolatility / Math.sqrt(SECONDS_PER_YEAR);
 }
 
 /** One coin's prices for every second of [from, to], on both settlement feeds. */
@@ -185,7 +199,7 @@ export function priceAt(path: CoinPath, feed: SettlementFeed, second: number): n
  * anchor only, not on how far back the counts reach; the live price sits near the coin's usual level.
  */
 export function buildCoinPath(seed: number, coin: Coin, from: number, to: number): CoinPath {
-  const params = COIN_PARAMS[coin];
+  const params = paramsOf(coin);
   const sigma = perSecondSigma(coin);
   const rng = Rng.named(seed, `path:${coin}`);
   const n = to - from + 1;
@@ -261,10 +275,19 @@ const COIN_INDEX: Record<Coin, number> = { btc: 0, eth: 1, sol: 2 };
 
 /**
  * Ids are numbered from the market's 5-minute slot, coin and type, which keeps them unique across
- * all series (every start time, daily ones included, falls on a 5-minute boundary).
+ * all series (every start time, daily ones included, falls on a 5-minute boundary). BTC, ETH and SOL
+ * keep the numbering they had before coins were configuration; any other coin's ids are set apart by
+ * a leading 9 and three digits of its code's hash.
  */
 function numericIds(coin: Coin, type: MarketType, startTime: number): { marketId: string; eventId: string } {
-  const n = Math.floor(startTime / 300) * 15 + COIN_INDEX[coin] * 5 + MARKET_TYPES.indexOf(type);
+  const slot = Math.floor(startTime / 300);
+  const index = COIN_INDEX[coin];
+  if (index === undefined) {
+    const tag = String(hash32(`coin:${coin}`) % 1000).padStart(3, "0");
+    const n = String(slot * 5 + MARKET_TYPES.indexOf(type)).padStart(10, "0");
+    return { marketId: `9${tag}${n}`, eventId: `8${tag}${n}` };
+  }
+  const n = slot * 15 + index * 5 + MARKET_TYPES.indexOf(type);
   return { marketId: String(n), eventId: String(100_000_000 + n) };
 }
 
@@ -313,6 +336,8 @@ export function buildMarket(
     clobTokenUp: tokenId(slug, "Up"),
     clobTokenDown: tokenId(slug, "Down"),
     createdAt,
+    settlement: demoSettlement(type, startTime),
+    feeSchedule: DEMO_FEE_SCHEDULE,
   };
   if (anchor < endTime) {
     return {
@@ -480,12 +505,17 @@ export function* generateSeries(
   }
 }
 
+/** The series the demo has of a coin: those Polymarket runs for it (5m and 15m only, for the newer coins). */
+function demoTypesOf(coin: Coin): MarketType[] {
+  return MARKET_TYPES.filter((type) => coinFacts(coin).types.includes(type));
+}
+
 /** Every market of the demo: coin by coin, series by series, oldest first within a series. */
 export function* generateDemo(options: Omit<DemoOptions, "onProgress">): Generator<DemoMarket> {
   const from = demoSpanStart(options.anchor, options.counts);
   for (const coin of options.coins) {
     const path = buildCoinPath(options.seed, coin, from, options.anchor);
-    for (const type of MARKET_TYPES) {
+    for (const type of demoTypesOf(coin)) {
       const count = countOf(options.counts, type);
       if (count > 0) yield* generateSeries(options.seed, path, type, count, options.anchor);
     }
@@ -495,11 +525,39 @@ export function* generateDemo(options: Omit<DemoOptions, "onProgress">): Generat
 /** Total snapshots the demo will write, known before generating any. */
 export function demoSnapshotTotal(options: Omit<DemoOptions, "onProgress">): number {
   let total = 0;
-  for (const type of MARKET_TYPES) {
-    const len = MARKET_TYPE_SECONDS[type];
-    for (const start of seriesStarts(type, countOf(options.counts, type), options.anchor)) {
-      total += snapshotCountOf(start, start + len, options.anchor);
+  for (const coin of options.coins) {
+    for (const type of demoTypesOf(coin)) {
+      const len = MARKET_TYPE_SECONDS[type];
+      for (const start of seriesStarts(type, countOf(options.counts, type), options.anchor)) {
+        total += snapshotCountOf(start, start + len, options.anchor);
+      }
     }
   }
-  return total * options.coins.length;
+  return total;
+}
+
+/**
+ * A few trades a minute of a demo market, drawn from a stream of their own (so that the snapshots'
+ * streams are as before): each at the displayed price of its outcome, a cent off now and then.
+ */
+export function demoTrades(seed: number, slug: string): (row: SnapshotRow) => TradeRow | null {
+  const rng = Rng.named(seed, `trades:${slug}`);
+  return (row) => {
+    if (rng.next() >= 0.08) return null;
+    const outcome = rng.next() < 0.5 ? "Up" : "Down";
+    const side = rng.next() < 0.55 ? "BUY" : "SELL";
+    const shown = outcome === "Up" ? row.priceUp : row.priceDown;
+    const cents = Math.min(
+      99,
+      Math.max(1, Math.round(shown * 100) + (side === "BUY" ? 1 : -1) * rng.int(0, 1)),
+    );
+    return {
+      time: row.time + rng.int(0, 999) * 1000,
+      outcome,
+      side,
+      price: cents / 100,
+      size: roundTo(logUniform(rng, 5, 2_000), 2),
+      feeRateBps: 0,
+    };
+  };
 }

@@ -39,13 +39,44 @@ const FUNDING_DAYS = 1;
 const FUNDING_EVERY = 8 * 3600;
 
 /** Price tick and quantity step of each book, as Binance lists them (decimals). */
-const DECIMALS: Record<Venue, Record<Coin, { price: number; qty: number }>> = {
-  spot: { btc: { price: 2, qty: 5 }, eth: { price: 2, qty: 4 }, sol: { price: 2, qty: 3 } },
-  futures: { btc: { price: 1, qty: 3 }, eth: { price: 2, qty: 3 }, sol: { price: 2, qty: 0 } },
+const DECIMALS_BY_VENUE: Record<Venue, Record<Coin, { price: number; qty: number }>> = {
+  spot: {
+    btc: { price: 2, qty: 5 },
+    eth: { price: 2, qty: 4 },
+    sol: { price: 2, qty: 3 },
+    xrp: { price: 4, qty: 0 },
+    doge: { price: 5, qty: 0 },
+    bnb: { price: 2, qty: 3 },
+    hype: { price: 3, qty: 2 },
+  },
+  futures: {
+    btc: { price: 1, qty: 3 },
+    eth: { price: 2, qty: 3 },
+    sol: { price: 2, qty: 0 },
+    xrp: { price: 4, qty: 1 },
+    doge: { price: 5, qty: 0 },
+    bnb: { price: 2, qty: 2 },
+    hype: { price: 3, qty: 2 },
+  },
 };
 
 /** Typical order sizes (base asset) by coin. */
-const SIZE_SCALE: Record<Coin, number> = { btc: 0.5, eth: 6, sol: 120 };
+const SIZE_SCALES: Record<Coin, number> = {
+  btc: 0.5,
+  eth: 6,
+  sol: 120,
+  xrp: 8_000,
+  doge: 100_000,
+  bnb: 30,
+  hype: 500,
+};
+
+/** A configured coin without figures here trades like a mid-priced coin. */
+const DECIMALS = {
+  spot: (coin: Coin) => DECIMALS_BY_VENUE.spot[coin] ?? { price: 3, qty: 2 },
+  futures: (coin: Coin) => DECIMALS_BY_VENUE.futures[coin] ?? { price: 3, qty: 2 },
+};
+const SIZE_SCALE = (coin: Coin): number => SIZE_SCALES[coin] ?? 100;
 
 const round = (value: number, decimals: number) => Math.round(value * 10 ** decimals) / 10 ** decimals;
 
@@ -56,17 +87,17 @@ function futuresPrice(path: CoinPath, second: number, decimals: number): number 
 }
 
 function priceAt(path: CoinPath, venue: Venue, coin: Coin, second: number): number {
-  const d = DECIMALS[venue][coin].price;
+  const d = DECIMALS[venue](coin).price;
   return venue === "spot" ? round(path.binance[second - path.from], d) : futuresPrice(path, second, d);
 }
 
 function size(rng: Rng, coin: Coin, decimals: number): number {
   const step = 10 ** -decimals;
-  return Math.max(step, round(SIZE_SCALE[coin] * Math.exp(rng.normal()), decimals));
+  return Math.max(step, round(SIZE_SCALE(coin) * Math.exp(rng.normal()), decimals));
 }
 
 function depthBook(rng: Rng, price: number, coin: Coin, venue: Venue): { bids: Level[]; asks: Level[] } {
-  const { price: pd, qty: qd } = DECIMALS[venue][coin];
+  const { price: pd, qty: qd } = DECIMALS[venue](coin);
   const scale = 10 ** pd;
   const bestBid = Math.floor(price * scale + 1e-6) - 1;
   const bids: Level[] = [];
@@ -91,7 +122,7 @@ interface VenueDemo {
 
 /** Depth snapshots and trades of the last DEMO_DEPTH_SECONDS, one a second. */
 function depthAndTrades({ rng, path, coin, venue, anchor }: VenueDemo): ExchangeBatch {
-  const { qty: qd } = DECIMALS[venue][coin];
+  const { qty: qd } = DECIMALS[venue](coin);
   const depth = [];
   const trades: TradeRow[] = [];
   const firstTradeId = 1_000_000 + (anchor - DEMO_DEPTH_SECONDS) * 3;
@@ -118,12 +149,12 @@ function depthAndTrades({ rng, path, coin, venue, anchor }: VenueDemo): Exchange
 
 /** Closed 1m candles of the last DEMO_CANDLE_MINUTES. */
 function candles({ rng, path, coin, venue, anchor }: VenueDemo): CandleRow[] {
-  const { qty: qd } = DECIMALS[venue][coin];
+  const { qty: qd } = DECIMALS[venue](coin);
   const rows: CandleRow[] = [];
   const lastMinute = Math.floor(anchor / 60) * 60 - 60; // the last closed minute
   for (let m = lastMinute - (DEMO_CANDLE_MINUTES - 1) * 60; m <= lastMinute; m += 60) {
     const prices = Array.from({ length: 60 }, (_, i) => priceAt(path, venue, coin, m + i));
-    const volume = round(SIZE_SCALE[coin] * 40 * rng.uniform(0.3, 3), qd);
+    const volume = round(SIZE_SCALE(coin) * 40 * rng.uniform(0.3, 3), qd);
     const mid = prices.reduce((a, b) => a + b, 0) / prices.length;
     const takerShare = rng.uniform(0.3, 0.7);
     rows.push({
@@ -149,7 +180,7 @@ function candles({ rng, path, coin, venue, anchor }: VenueDemo): CandleRow[] {
 function openInterest({ rng, path, coin, venue, anchor }: VenueDemo): OpenInterestRow[] {
   const rows: OpenInterestRow[] = [];
   const firstPeriod = Math.floor(anchor / 300) * 300 - DEMO_CANDLE_MINUTES * 60 + 300;
-  let oi = SIZE_SCALE[coin] * 150_000;
+  let oi = SIZE_SCALE(coin) * 150_000;
   for (let t = firstPeriod; t <= anchor; t += 300) {
     oi = round(oi * (1 + 0.002 * rng.normal()), 3);
     rows.push({

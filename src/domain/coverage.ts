@@ -95,3 +95,43 @@ export function computeCoverage(input: CoverageInput): Coverage {
     holes,
   };
 }
+
+/** Recorded against expected snapshots over a span; `coverage` null when nothing was expected. */
+export interface SpanCoverage {
+  expected: number;
+  recorded: number;
+  coverage: number | null;
+}
+
+function spanCoverage(fromUs: Micros, toUs: Micros, cadence: Micros, recorded: number): SpanCoverage {
+  const expected = Math.max(0, Math.floor((toUs - fromUs) / cadence));
+  const coverage = expected === 0 ? null : Math.min(1, Math.round((recorded / expected) * 1e4) / 1e4);
+  return { expected, recorded, coverage };
+}
+
+export interface SeriesCoverageInput {
+  /** The series' first market's start and its last market's end (Unix seconds). */
+  firstStart: number;
+  lastEnd: number;
+  snapshots: number;
+  /** Snapshots at or after `windowStart`. */
+  snapshotsInWindow: number;
+  /** Unix second the recent window starts at (now less a day). */
+  windowStart: number;
+  now: Micros;
+  cadence: Micros;
+}
+
+/**
+ * How completely a series was recorded, overall and over the recent window. A series' markets follow
+ * each other without a pause, so every cadence from its first recorded market's start until now (or
+ * its last market's end, if earlier) is expected, whether or not that market's record was stored.
+ */
+export function seriesCoverage(i: SeriesCoverageInput): { overall: SpanCoverage; recent: SpanCoverage } {
+  const until = Math.min(i.now, i.lastEnd * 1e6);
+  const recentFrom = Math.max(i.windowStart, i.firstStart) * 1e6;
+  return {
+    overall: spanCoverage(i.firstStart * 1e6, until, i.cadence, i.snapshots),
+    recent: spanCoverage(recentFrom, until, i.cadence, i.snapshotsInWindow),
+  };
+}

@@ -1,14 +1,28 @@
 import type { Micros } from "./time.ts";
 
-export const COINS = ["btc", "eth", "sol"] as const;
-export type Coin = (typeof COINS)[number];
+/**
+ * A coin's code, lowercase: `btc`, `eth`, `xrp`. Which coins the service knows is configuration (the
+ * `COINS` option, default DEFAULT_COINS), not this type: a code is checked against the configured list
+ * where it comes in (a query, a command line), and only its shape anywhere else.
+ */
+export type Coin = string;
+
+/** The coins Polymarket runs Up or Down series for (DESIGN 3.4): the default of the `COINS` option. */
+export const DEFAULT_COINS: readonly Coin[] = ["btc", "eth", "sol", "xrp", "doge", "bnb", "hype"];
 
 export const MARKET_TYPES = ["5m", "15m", "1h", "4h", "24h"] as const;
 export type MarketType = (typeof MARKET_TYPES)[number];
 
 export type Outcome = "Up" | "Down";
 
-/** Which price feed settles a market of this type (Polymarket's resolution sources). */
+/**
+ * How a market resolved: an outcome, or `50-50` when the upstream split the payout (a daily market's
+ * exact tie, or a market it could not settle). Stored and served as the upstream has it.
+ */
+export type Winner = Outcome | "50-50";
+export const WINNERS: readonly Winner[] = ["Up", "Down", "50-50"];
+
+/** Which price feed settles a market of this type before TWAP settlement (Polymarket's resolution sources). */
 export type SettlementFeed = "chainlink" | "binance";
 
 export const MARKET_TYPE_SECONDS: Record<MarketType, number> = {
@@ -38,9 +52,44 @@ const TYPE_ALIASES: Record<string, MarketType> = {
   "24hr": "24h",
 };
 
+const COIN_CODE_RE = /^[a-z][a-z0-9]{1,11}$/;
+
+/** A coin code in any case, lowercased; null when it is not the shape of one (2 to 12 letters and digits). */
 export function parseCoin(text: string): Coin | null {
   const lower = text.toLowerCase();
-  return (COINS as readonly string[]).includes(lower) ? (lower as Coin) : null;
+  return COIN_CODE_RE.test(lower) ? lower : null;
+}
+
+/** A coin code, only if it is one of `known` (the configured coins). */
+export function knownCoin(text: string, known: readonly Coin[]): Coin | null {
+  const coin = parseCoin(text);
+  return coin !== null && known.includes(coin) ? coin : null;
+}
+
+/** What we know of a coin beyond its code; a coin not listed here gets defaultsOf(code). */
+export interface CoinFacts {
+  /** The name in Polymarket's slugs of hourly and daily markets (`bitcoin-up-or-down-...`). */
+  name: string;
+  /** The series Polymarket runs for it. */
+  types: readonly MarketType[];
+}
+
+const ALL_TYPES: readonly MarketType[] = ["5m", "15m", "1h", "4h", "24h"];
+const SHORT_TYPES: readonly MarketType[] = ["5m", "15m"];
+
+const KNOWN_COINS: Record<string, CoinFacts> = {
+  btc: { name: "bitcoin", types: ALL_TYPES },
+  eth: { name: "ethereum", types: ALL_TYPES },
+  sol: { name: "solana", types: ALL_TYPES },
+  xrp: { name: "xrp", types: SHORT_TYPES },
+  doge: { name: "dogecoin", types: SHORT_TYPES },
+  bnb: { name: "bnb", types: SHORT_TYPES },
+  hype: { name: "hyperliquid", types: SHORT_TYPES },
+};
+
+/** A coin's facts; a coin configured but not known here is taken to run every series, named by its code. */
+export function coinFacts(coin: Coin): CoinFacts {
+  return KNOWN_COINS[coin] ?? { name: coin, types: ALL_TYPES };
 }
 
 export function parseMarketType(text: string): MarketType | null {
@@ -55,6 +104,23 @@ export function marketTypeFromSeconds(seconds: number): MarketType | null {
 /** The winner rule of these markets: Up when the end price is at least the start price. */
 export function winnerOf(coinPriceStart: number, coinPriceEnd: number): Outcome {
   return coinPriceEnd >= coinPriceStart ? "Up" : "Down";
+}
+
+/** Where a market's start and end prices come from (DESIGN 3.4): `lookbackS` only for a TWAP stream. */
+export type SettlementSource = "chainlink" | "chainlink_twap" | "binance";
+
+export interface Settlement {
+  source: SettlementSource;
+  /** The TWAP stream's lookback in seconds (30 or 60); null for the instantaneous sources. */
+  lookbackS: number | null;
+}
+
+/** Polymarket's fees of a market (Gamma's `feeSchedule`): a taker pays `rate * (p * (1 - p)) ^ exponent` a share. */
+export interface FeeSchedule {
+  rate: number;
+  exponent: number;
+  takerOnly: boolean;
+  rebateRate: number;
 }
 
 /**
@@ -76,12 +142,16 @@ export interface Market {
   conditionId: string;
   clobTokenUp: string;
   clobTokenDown: string;
-  winner: Outcome | null;
+  winner: Winner | null;
   finalVolume: number | null;
   finalLiquidity: number | null;
   resolvedAt: number | null;
   createdAt: Micros;
   updatedAt: Micros;
+  /** Which feed settles it, from its upstream record (DESIGN 3.4). */
+  settlement: Settlement;
+  /** Null when the market charges no fees. */
+  feeSchedule: FeeSchedule | null;
 }
 
 export function isResolved(market: Market): boolean {

@@ -1,5 +1,5 @@
 import { type ApiKeyRecord, PLAN_NAMES, type PlanName } from "./api-key.ts";
-import { MARKET_TYPES, type MarketType } from "./market.ts";
+import { type Coin, MARKET_TYPES, type MarketType, parseCoin } from "./market.ts";
 
 export const FEATURES = ["spot", "futures", "backtest"] as const;
 export type Feature = (typeof FEATURES)[number];
@@ -14,8 +14,11 @@ export interface Plan {
   requestsPerDay: number | null;
   /** Active keys one account may hold on this plan. */
   keysPerAccount: number | null;
-  /** How many of the latest BTC markets of each type the plan opens; null opens all of them. */
-  btcHistory: Record<MarketType, number> | null;
+  /**
+   * Per coin, how many of its latest markets of each type the plan opens (the free plan's history
+   * window); a coin not named here is open in full.
+   */
+  history: Record<Coin, Record<MarketType, number>>;
   features: Record<Feature, boolean>;
   /** 0 when backtest generations are not included at all. */
   backtestGenerationsPerMonth: number | null;
@@ -57,19 +60,30 @@ function limitAt(where: string, value: unknown): number | null {
   throw new PlanConfigError(`${where} must be a whole number >= 0 or null, got ${JSON.stringify(value)}`);
 }
 
-function btcHistoryAt(where: string, value: unknown): Record<MarketType, number> | null {
-  if (value === null) return null;
+function windowAt(where: string, value: unknown): Record<MarketType, number> {
   if (!isObject(value)) throw new PlanConfigError(`${where} must be an object of market types or null`);
   const out = {} as Record<MarketType, number>;
   for (const type of MARKET_TYPES) {
     const n = limitAt(`${where}.${type}`, value[type] ?? null);
-    if (n === null) throw new PlanConfigError(`${where}.${type} is required when btc_history is set`);
+    if (n === null) throw new PlanConfigError(`${where}.${type} is required when a coin's window is set`);
     out[type] = n;
   }
   for (const name of Object.keys(value)) {
     if (!(MARKET_TYPES as readonly string[]).includes(name)) {
       throw new PlanConfigError(`${where}.${name} is not a market type (${MARKET_TYPES.join(", ")})`);
     }
+  }
+  return out;
+}
+
+/** `history`: per coin a window of market types, or null (open in full, as a coin left out). */
+function historyAt(where: string, value: unknown): Record<Coin, Record<MarketType, number>> {
+  if (!isObject(value)) throw new PlanConfigError(`${where} must be an object of coins`);
+  const out: Record<Coin, Record<MarketType, number>> = {};
+  for (const [name, window] of Object.entries(value)) {
+    const coin = parseCoin(name);
+    if (coin === null || coin !== name) throw new PlanConfigError(`${where}.${name} is not a coin code`);
+    if (window !== null) out[coin] = windowAt(`${where}.${name}`, window);
   }
   return out;
 }
@@ -89,7 +103,7 @@ const PLAN_FIELDS = [
   "requests_per_minute",
   "requests_per_day",
   "keys_per_account",
-  "btc_history",
+  "history",
   "features",
   "backtest_generations_per_month",
 ];
@@ -109,7 +123,7 @@ function planFrom(name: PlanName, raw: Json): Plan {
     requestsPerMinute: limitAt(at("requests_per_minute"), raw.requests_per_minute),
     requestsPerDay: limitAt(at("requests_per_day"), raw.requests_per_day),
     keysPerAccount: limitAt(at("keys_per_account"), raw.keys_per_account),
-    btcHistory: btcHistoryAt(at("btc_history"), raw.btc_history),
+    history: historyAt(at("history"), raw.history),
     features: featuresAt(at("features"), raw.features),
     backtestGenerationsPerMonth: limitAt(
       at("backtest_generations_per_month"),
@@ -139,6 +153,17 @@ export function parsePlans(defaults: unknown, override: unknown = {}): Plans {
     const merged = { ...base, ...over };
     if (isObject(base.features) && isObject(over.features))
       merged.features = { ...base.features, ...over.features };
+    // `history` is laid over per coin. Plans files written before coins were configuration set
+    // `btc_history` (null: all); it stands for history.btc.
+    const overHistory = isObject(over.history) ? { ...over.history } : {};
+    if ("btc_history" in over) {
+      overHistory.btc = over.btc_history;
+      delete merged.btc_history;
+    }
+    const historyGiven = "history" in over;
+    if (isObject(base.history) && (!historyGiven || isObject(over.history))) {
+      merged.history = { ...base.history, ...overHistory };
+    }
     plans[name] = planFrom(name, merged);
   }
   return plans;

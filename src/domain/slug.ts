@@ -1,4 +1,11 @@
-import { type Coin, MARKET_TYPE_SECONDS, type MarketType, parseCoin, parseMarketType } from "./market.ts";
+import {
+  type Coin,
+  coinFacts,
+  MARKET_TYPE_SECONDS,
+  type MarketType,
+  parseCoin,
+  parseMarketType,
+} from "./market.ts";
 
 export interface SlugParts {
   coin: Coin;
@@ -31,8 +38,6 @@ export function canonicalSlug(slug: string): string | null {
   const parts = parseSlug(slug);
   return parts ? formatSlug(parts.coin, parts.marketType, parts.startTime) : null;
 }
-
-const COIN_NAMES: Record<Coin, string> = { btc: "bitcoin", eth: "ethereum", sol: "solana" };
 
 const etParts = new Intl.DateTimeFormat("en-US", {
   timeZone: "America/New_York",
@@ -67,7 +72,7 @@ function easternParts(sec: number): {
  * (daily, by the day it ends). 5m, 15m and 4h markets use our shape upstream too: null.
  */
 export function polymarketSlug(coin: Coin, marketType: MarketType, startTime: number): string | null {
-  const name = COIN_NAMES[coin];
+  const name = coinFacts(coin).name;
   if (marketType === "1h") {
     const p = easternParts(startTime);
     return `${name}-up-or-down-${p.month}-${p.day}-${p.year}-${p.hour}${p.dayPeriod}-et`;

@@ -139,8 +139,11 @@ export function parseIsoMicros(text: string): Micros | null {
   const minute = Number(mi);
   const second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return null;
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const check = new Date(ms);
+  // Not Date.UTC(year, ...): it reads the years 0 to 99 as 1900 to 1999.
+  const check = new Date(0);
+  check.setUTCFullYear(year, month - 1, day);
+  check.setUTCHours(hour, minute, second, 0);
+  const ms = check.getTime();
   if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return null;
   let offsetMinutes = 0;
   if (zone !== "Z") {
@@ -156,12 +159,29 @@ export function parseIsoMicros(text: string): Micros | null {
 }
 
 /**
- * A time given by a user: ISO 8601, or an integer count of epoch milliseconds (as Binance and most
- * trading APIs use). Returns microseconds, or null when the text is neither.
+ * The instants a user may name: from the epoch to the last microsecond a double counts exactly
+ * (2^53 - 1 µs, in June 2255). Outside it, times would lose microseconds or fail to format.
  */
+export const USER_TIME_RANGE = { min: 0, max: Number.MAX_SAFE_INTEGER } as const;
+
+/** What a user's time text reads as: the instant, or why it is none (not a time, or out of range). */
+export type UserTimeReading = { micros: Micros } | { problem: "format" | "range" };
+
+/**
+ * A time given by a user: ISO 8601, or an integer count of epoch milliseconds (as Binance and most
+ * trading APIs use), inside USER_TIME_RANGE.
+ */
+export function readUserTime(text: string): UserTimeReading {
+  const micros = /^\d+$/.test(text) ? Number(text) * 1000 : parseIsoMicros(text);
+  if (micros === null) return { problem: "format" };
+  if (!(micros >= USER_TIME_RANGE.min && micros <= USER_TIME_RANGE.max)) return { problem: "range" };
+  return { micros };
+}
+
+/** readUserTime's instant, or null when the text is not a time the service can hold. */
 export function parseUserTime(text: string): Micros | null {
-  if (/^\d{1,16}$/.test(text)) return Number(text) * 1000;
-  return parseIsoMicros(text);
+  const reading = readUserTime(text);
+  return "micros" in reading ? reading.micros : null;
 }
 
 export function secondsToMicros(sec: number): Micros {

@@ -4,15 +4,22 @@ import { encodeBooks, writeBooksJson } from "./book-codec.ts";
 import { JsonBytes } from "./json-bytes.ts";
 import {
   type Coin,
-  COINS,
+  DEFAULT_COINS,
+  type FeeSchedule,
   MARKET_TYPES,
   type Market,
   type MarketType,
   type Outcome,
   parseCoin,
   parseMarketType,
+  type Settlement,
+  type SettlementSource,
+  WINNERS,
+  type Winner,
 } from "./market.ts";
+import { settlementOf } from "./settlement.ts";
 import type { SnapshotRow } from "./snapshot.ts";
+import type { TradeRow } from "./trade.ts";
 import { isoMicros, isoSeconds, parseIsoMicros, writeIsoMicros } from "./time.ts";
 
 /** A JSON-schema field that may be null (OpenAPI 3.1 style: the type or null). */
@@ -20,16 +27,53 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 
 const dateTime = (description: string) => Type.String({ format: "date-time", description });
 
-/** The enums of the contract, from the domain's own lists. */
-export const CoinSchema = Type.Enum([...COINS], {
-  $id: "Coin",
-  description: "A coin of the recorded series",
-});
+/**
+ * The enums of the contract, from the domain's own lists. The coins are configuration (`COINS`): the
+ * app adds the `Coin` component from its configured list, and the committed document holds the default.
+ */
+export function coinSchema(coins: readonly Coin[] = DEFAULT_COINS) {
+  return Type.Enum([...coins], { $id: "Coin", description: "A coin of the recorded series (configured)" });
+}
 export const MarketTypeSchema = Type.Enum([...MARKET_TYPES], {
   $id: "MarketType",
   description: "The market's length",
 });
 export const OutcomeSchema = Type.Enum(["Up", "Down"], { $id: "Outcome" });
+export const WinnerSchema = Type.Enum([...WINNERS], {
+  $id: "Winner",
+  description: "Up, Down, or 50-50 when the upstream split the payout (served as the upstream resolved it)",
+});
+
+const SETTLEMENT_SOURCES: SettlementSource[] = ["chainlink", "chainlink_twap", "binance"];
+
+export const SettlementSchema = Type.Object(
+  {
+    source: Type.Enum(SETTLEMENT_SOURCES, {
+      description:
+        "chainlink: the instantaneous stream; chainlink_twap: the TWAP stream of lookback_s; binance: 1m candles",
+    }),
+    lookback_s: Nullable(Type.Integer({ description: "The TWAP stream's lookback; null otherwise" })),
+  },
+  {
+    $id: "Settlement",
+    additionalProperties: false,
+    description: "The feed the market settles on, from its upstream record (coin_price follows it)",
+  },
+);
+
+export const FeeScheduleSchema = Type.Object(
+  {
+    rate: Type.Number(),
+    exponent: Type.Number(),
+    taker_only: Type.Boolean(),
+    rebate_rate: Type.Number({ description: "Share of taker fees paid back to makers" }),
+  },
+  {
+    $id: "FeeSchedule",
+    additionalProperties: false,
+    description: "A taker fill of C shares at price p pays C * rate * (p * (1 - p)) ^ exponent USDC",
+  },
+);
 
 /**
  * The JSON shapes the service speaks: the API's market record and snapshot, which are also the lines
@@ -40,7 +84,7 @@ export const OutcomeSchema = Type.Enum(["Up", "Down"], { $id: "Outcome" });
 export const MarketWireSchema = Type.Object(
   {
     slug: Type.String({ examples: ["btc-updown-5m-1784851200"] }),
-    winner: Nullable(Type.Ref("Outcome")),
+    winner: Nullable(Type.Ref("Winner")),
     market_id: Type.String(),
     event_id: Type.String(),
     market_type: Type.Ref("MarketType"),
@@ -60,6 +104,8 @@ export const MarketWireSchema = Type.Object(
     polymarket_slug: Nullable(
       Type.String({ description: "Polymarket's own slug (hourly, daily); an alias in paths" }),
     ),
+    settlement: Type.Ref("Settlement"),
+    fee_schedule: Nullable(Type.Ref("FeeSchedule")),
   },
   {
     $id: "Market",
@@ -69,11 +115,38 @@ export const MarketWireSchema = Type.Object(
 );
 
 /** The record as sent; the refs are spelled out as the domain's own types. */
-export type MarketWire = Omit<Static<typeof MarketWireSchema>, "winner" | "market_type" | "coin"> & {
-  winner: Outcome | null;
+export type MarketWire = Omit<
+  Static<typeof MarketWireSchema>,
+  "winner" | "market_type" | "coin" | "settlement" | "fee_schedule"
+> & {
+  winner: Winner | null;
   market_type: MarketType;
   coin: Coin;
+  settlement: SettlementWire;
+  fee_schedule: FeeScheduleWire | null;
 };
+
+export interface SettlementWire {
+  source: SettlementSource;
+  lookback_s: number | null;
+}
+
+export interface FeeScheduleWire {
+  rate: number;
+  exponent: number;
+  taker_only: boolean;
+  rebate_rate: number;
+}
+
+export function settlementToWire(s: Settlement): SettlementWire {
+  return { source: s.source, lookback_s: s.lookbackS };
+}
+
+export function feeScheduleToWire(f: FeeSchedule | null): FeeScheduleWire | null {
+  return f === null
+    ? null
+    : { rate: f.rate, exponent: f.exponent, taker_only: f.takerOnly, rebate_rate: f.rebateRate };
+}
 
 export const LevelSchema = Type.Object(
   { price: Type.Number(), size: Type.Number() },
@@ -107,11 +180,32 @@ export const SnapshotWireSchema = Type.Object(
   },
 );
 
-/** The wire schemas that are named components of the API document. */
+/** One Polymarket trade of a market's token, as the market channel reported it. */
+export const TradeWireSchema = Type.Object(
+  {
+    time: dateTime("Microsecond precision (the upstream stamps trades in milliseconds)"),
+    outcome: Type.Ref("Outcome"),
+    token_id: Type.String({ description: "The outcome's CLOB token" }),
+    side: Type.Enum(["BUY", "SELL"], { description: "The taker's side" }),
+    price: Type.Number(),
+    size: Type.Number({ description: "Shares" }),
+    fee_rate_bps: Type.Number({ description: "The fee rate the upstream reported, in basis points" }),
+  },
+  {
+    $id: "MarketTrade",
+    additionalProperties: false,
+    description: "One Polymarket trade of an outcome token",
+  },
+);
+
+/** The wire schemas that are named components of the API document (Coin is added from the configuration). */
 export const WIRE_SCHEMAS = [
-  CoinSchema,
   MarketTypeSchema,
   OutcomeSchema,
+  WinnerSchema,
+  SettlementSchema,
+  FeeScheduleSchema,
+  TradeWireSchema,
   LevelSchema,
   OrderBookSchema,
   MarketWireSchema,
@@ -139,10 +233,47 @@ export function marketToWire(m: Market): MarketWire {
     updated_at: isoMicros(m.updatedAt),
     coin: m.coin,
     polymarket_slug: m.polymarketSlug,
+    settlement: settlementToWire(m.settlement),
+    fee_schedule: feeScheduleToWire(m.feeSchedule),
+  };
+}
+
+export interface TradeWire {
+  time: string;
+  outcome: Outcome;
+  token_id: string;
+  side: "BUY" | "SELL";
+  price: number;
+  size: number;
+  fee_rate_bps: number;
+}
+
+export function tradeToWire(t: TradeRow, market: Pick<Market, "clobTokenUp" | "clobTokenDown">): TradeWire {
+  return {
+    time: isoMicros(t.time),
+    outcome: t.outcome,
+    token_id: t.outcome === "Up" ? market.clobTokenUp : market.clobTokenDown,
+    side: t.side,
+    price: t.price,
+    size: t.size,
+    fee_rate_bps: t.feeRateBps,
   };
 }
 
 export class WireFormatError extends Error {}
+
+/** Reads a trade in the wire shape (our export format) back into a stored row. */
+export function tradeFromWire(w: Record<string, unknown>): TradeRow {
+  const time = requireMicros(w.time, "time");
+  if (w.outcome !== "Up" && w.outcome !== "Down") throw new WireFormatError("outcome must be Up or Down");
+  if (w.side !== "BUY" && w.side !== "SELL") throw new WireFormatError("side must be BUY or SELL");
+  const price = numberOrNull(w.price, "price");
+  const size = numberOrNull(w.size, "size");
+  const fee = numberOrNull(w.fee_rate_bps ?? 0, "fee_rate_bps");
+  if (price === null || size === null || fee === null)
+    throw new WireFormatError("price and size are required");
+  return { time, outcome: w.outcome, side: w.side, price, size, feeRateBps: fee };
+}
 
 function requireSeconds(text: unknown, field: string): number {
   const us = typeof text === "string" ? parseIsoMicros(text) : null;
@@ -172,10 +303,10 @@ function numberOrNull(v: unknown, field: string): number | null {
 export function marketFromWire(w: Record<string, unknown>): Market {
   const coin = parseCoin(String(w.coin ?? String(w.slug ?? "").split("-")[0]));
   const marketType = parseMarketType(String(w.market_type));
-  if (!coin) throw new WireFormatError("coin must be btc, eth or sol");
+  if (!coin) throw new WireFormatError("coin must be a coin code (2 to 12 letters and digits)");
   if (!marketType) throw new WireFormatError("market_type must be one of 5m, 15m, 1h, 4h, 24h");
-  if (w.winner !== null && w.winner !== undefined && w.winner !== "Up" && w.winner !== "Down") {
-    throw new WireFormatError("winner must be Up, Down or null");
+  if (w.winner !== null && w.winner !== undefined && !WINNERS.includes(w.winner as Winner)) {
+    throw new WireFormatError("winner must be Up, Down, 50-50 or null");
   }
   return {
     slug: requireString(w.slug, "slug"),
@@ -191,7 +322,7 @@ export function marketFromWire(w: Record<string, unknown>): Market {
     conditionId: requireString(w.condition_id, "condition_id"),
     clobTokenUp: requireString(w.clob_token_up, "clob_token_up"),
     clobTokenDown: requireString(w.clob_token_down, "clob_token_down"),
-    winner: (w.winner as Outcome | null | undefined) ?? null,
+    winner: (w.winner as Winner | null | undefined) ?? null,
     finalVolume: numberOrNull(w.final_volume, "final_volume"),
     finalLiquidity: numberOrNull(w.final_liquidity, "final_liquidity"),
     resolvedAt:
@@ -200,6 +331,41 @@ export function marketFromWire(w: Record<string, unknown>): Market {
         : requireSeconds(w.resolved_at, "resolved_at"),
     createdAt: requireMicros(w.created_at, "created_at"),
     updatedAt: requireMicros(w.updated_at, "updated_at"),
+    // Archives written before these fields existed: the type's feed, fees unknown.
+    settlement:
+      w.settlement === undefined ? settlementOf(marketType, null) : settlementFromWire(w.settlement),
+    feeSchedule: w.fee_schedule === undefined ? null : feeScheduleFromWire(w.fee_schedule),
+  };
+}
+
+function settlementFromWire(v: unknown): Settlement {
+  const s = v as { source?: unknown; lookback_s?: unknown } | null;
+  const source = s?.source;
+  if (source !== "chainlink" && source !== "chainlink_twap" && source !== "binance") {
+    throw new WireFormatError("settlement.source must be chainlink, chainlink_twap or binance");
+  }
+  const lookback = s?.lookback_s ?? null;
+  if (lookback !== null && (typeof lookback !== "number" || !Number.isInteger(lookback) || lookback <= 0)) {
+    throw new WireFormatError("settlement.lookback_s must be a positive integer or null");
+  }
+  return { source, lookbackS: lookback };
+}
+
+function feeScheduleFromWire(v: unknown): FeeSchedule | null {
+  if (v === null) return null;
+  const f = v as Record<string, unknown>;
+  const number = (field: string) => {
+    const n = numberOrNull(f[field], `fee_schedule.${field}`);
+    if (n === null) throw new WireFormatError(`fee_schedule.${field} is required`);
+    return n;
+  };
+  if (typeof f.taker_only !== "boolean")
+    throw new WireFormatError("fee_schedule.taker_only must be true or false");
+  return {
+    rate: number("rate"),
+    exponent: number("exponent"),
+    takerOnly: f.taker_only,
+    rebateRate: number("rebate_rate"),
   };
 }
 

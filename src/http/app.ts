@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { maxHeaderSize } from "node:http";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -13,11 +14,21 @@ import Fastify, {
 import fp from "fastify-plugin";
 import type { LimitDecision } from "../access/limiter/limiter.ts";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
-import { isoMicros } from "../domain/time.ts";
+import { isoMicros, systemClock } from "../domain/time.ts";
+import { DEFAULT_CONFIG } from "../config.ts";
 import { isStoreUnavailable } from "../store/errors.ts";
+import { clientErrorHandler, connectRefusal, frameworkErrorHandler } from "./client-errors.ts";
 import { compressAnswers } from "./compression.ts";
 import { type AppContext, type AppOptions, buildContext } from "./context.ts";
-import { ApiError, errorEnvelope, notFound, storeUnavailable, validationError } from "./errors.ts";
+import { corsAndSafeHeaders } from "./cors.ts";
+import {
+  ApiError,
+  badRequest,
+  errorEnvelope,
+  notFound,
+  storeUnavailable,
+  validationError,
+} from "./errors.ts";
 import { Metering } from "./metering.ts";
 import { openApiOptions } from "./openapi.ts";
 import { accountRoutes } from "./routes/account.ts";
@@ -26,14 +37,23 @@ import { exchangeRoutes, futuresOnlyHint } from "./routes/exchange.ts";
 import { exportRoutes } from "./routes/export.ts";
 import { marketRoutes } from "./routes/markets.ts";
 import { opsRoutes } from "./routes/ops.ts";
-import { seriesComponents, seriesRoutes } from "./routes/series.ts";
+import { marketSeriesComponents, marketSeriesRoutes } from "./routes/market-series.ts";
 import { snapshotRoutes } from "./routes/snapshots.ts";
 import { accountComponents } from "./routes/account.ts";
 import { coverageComponents } from "./routes/coverage.ts";
 import { exchangeComponents } from "./routes/exchange.ts";
 import { marketComponents } from "./routes/markets.ts";
 import { snapshotComponents } from "./routes/snapshots.ts";
+import { RouteTable } from "./route-table.ts";
 import { COMPONENT_SCHEMAS } from "./schemas.ts";
+import { numbersAsWritten, wellFormed } from "./strict-input.ts";
+import { coinSchema } from "../domain/wire.ts";
+import { seriesComponents, seriesRoutes } from "./routes/series.ts";
+import { tradeComponents, tradeRoutes } from "./routes/trades.ts";
+import { BACKTEST_SCHEMAS } from "../backtest/wire.ts";
+import { runRoutes } from "./routes/backtest-runs.ts";
+import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies.ts";
+import { executionPriceComponents, executionPriceRoutes } from "./routes/execution-price.ts";
 
 export type { Api, AppContext, AppOptions } from "./context.ts";
 
@@ -99,21 +119,40 @@ const errorSender =
     return reply.code(err.status).send(errorEnvelope(err, req.id, isoMicros(ctx.clock.nowMicros())));
   };
 
-const routeNotFound = (sendError: ErrorSender) => (req: FastifyRequest, reply: FastifyReply) => {
-  const path = req.url.split("?")[0];
-  const message = futuresOnlyHint(path) ?? `No route ${req.method} ${path}. The API lives under /v1.`;
-  return sendError(notFound(message), req, reply);
-};
+/** 405 with Allow for a served path asked with another method; 404 for a path nothing serves. */
+const routeNotFound =
+  (sendError: ErrorSender, routes: RouteTable) => (req: FastifyRequest, reply: FastifyReply) => {
+    const path = req.url.split("?")[0];
+    const allowed = routes.allowed(path);
+    if (allowed.length > 0) {
+      reply.header("allow", allowed.join(", "));
+      const message = `${req.method} is not allowed on ${path}; it answers ${allowed.join(", ")}.`;
+      return sendError(new ApiError("METHOD_NOT_ALLOWED", message), req, reply);
+    }
+    const message = futuresOnlyHint(path) ?? `No route ${req.method} ${path}. The API lives under /v1.`;
+    return sendError(notFound(message), req, reply);
+  };
+
+/** Fastify's own 4xx errors (body parsing, mostly) in the envelope, under the status they mean. */
+function frameworkClientError(err: FastifyError, bodyLimit: number): ApiError {
+  if (err.statusCode === 404) return notFound(err.message);
+  if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+    return new ApiError("PAYLOAD_TOO_LARGE", `The body exceeds the limit of ${bodyLimit} bytes.`);
+  }
+  if (err.code === "FST_ERR_CTP_INVALID_JSON_BODY" || err.code === "FST_ERR_CTP_EMPTY_JSON_BODY") {
+    return validationError(err.message, { parameter: "body", rule: "json", in: "body" });
+  }
+  return badRequest(err.message);
+}
 
 /** The one error handler: every error leaves in the envelope of DESIGN 3.1. */
-function errorHandling(app: FastifyInstance, ctx: AppContext): void {
+function errorHandling(app: FastifyInstance, ctx: AppContext, routes: RouteTable): void {
   const sendError = errorSender(ctx);
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof ApiError) return sendError(err, req, reply);
     if (err.validation) return sendError(describeValidation(err), req, reply);
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      const apiErr = err.statusCode === 404 ? notFound(err.message) : validationError(err.message);
-      return sendError(apiErr, req, reply);
+      return sendError(frameworkClientError(err, app.initialConfig.bodyLimit ?? 0), req, reply);
     }
     if (isStoreUnavailable(err)) {
       ctx.metrics.storeErrors.inc({ kind: "unavailable" });
@@ -123,16 +162,20 @@ function errorHandling(app: FastifyInstance, ctx: AppContext): void {
     req.log.error({ err }, "request failed");
     return sendError(new ApiError("INTERNAL_ERROR", "An internal error occurred."), req, reply);
   });
-  app.setNotFoundHandler(routeNotFound(sendError));
+  app.setNotFoundHandler(routeNotFound(sendError, routes));
 }
 
-/** Request ids on every answer, and the request metrics. */
-function requestHooks(app: FastifyInstance, ctx: AppContext): void {
+/** Request ids, the server's own headers and CORS on every answer, input checks, the request metrics. */
+function requestHooks(app: FastifyInstance, ctx: AppContext, routes: RouteTable): void {
   app.decorateRequest("apiKey", null);
   app.decorateRequest("limitDecision", null);
   app.addHook("onRequest", async (req, reply) => {
     reply.header("x-request-id", req.id);
   });
+  corsAndSafeHeaders(app, (path) => routes.allowed(path));
+  // After authentication (so that a counted request's 400 carries its limit headers), before the schema.
+  app.addHook("preValidation", wellFormed);
+  app.addHook("preValidation", numbersAsWritten);
   app.addHook("onResponse", async (req, reply) => {
     // One line a request (Fastify's own request logging, two lines, is off).
     req.log.info(
@@ -151,8 +194,19 @@ function requestHooks(app: FastifyInstance, ctx: AppContext): void {
   if (ctx.ownsLimiter) app.addHook("onClose", () => ctx.limiter.close());
 }
 
+/**
+ * The backtest scheduler lives as long as the app: it starts (taking over runs a dead process left)
+ * when the app is ready, and stops its workers when the app closes.
+ */
+function backtestJobs(app: FastifyInstance, ctx: AppContext): void {
+  const scheduler = ctx.backtests.scheduler;
+  scheduler.useLogger(app.log);
+  app.addHook("onReady", () => scheduler.start());
+  app.addHook("onClose", () => scheduler.close());
+}
+
 /** The /v1 API: every route behind authentication and counting (DESIGN 3.2). */
-function v1Api(ctx: AppContext): FastifyPluginAsync {
+function v1Api(ctx: AppContext, routes: RouteTable): FastifyPluginAsync {
   const metering = new Metering({
     keys: ctx.keys,
     limiter: ctx.limiter,
@@ -171,15 +225,20 @@ function v1Api(ctx: AppContext): FastifyPluginAsync {
       api.addHook("onRequest", metering.onRequest);
     }
     // Unknown routes under /v1 pass the same hook: they need a key and count like any request.
-    api.setNotFoundHandler(routeNotFound(errorSender(ctx)));
+    api.setNotFoundHandler(routeNotFound(errorSender(ctx), routes));
     for (const routes of [
       accountRoutes,
       marketRoutes,
       snapshotRoutes,
-      seriesRoutes,
+      marketSeriesRoutes,
+      tradeRoutes,
       coverageRoutes,
+      seriesRoutes,
       exportRoutes,
       exchangeRoutes,
+      executionPriceRoutes,
+      strategyRoutes,
+      runRoutes,
     ]) {
       await api.register(async (scope) => routes(scope, ctx));
     }
@@ -194,32 +253,54 @@ function v1Api(ctx: AppContext): FastifyPluginAsync {
 export const updownApp = fp<AppOptions>(
   async (app, options) => {
     const ctx = buildContext(options);
-    requestHooks(app, ctx);
-    errorHandling(app, ctx);
+    const routes = new RouteTable();
+    app.addHook("onRoute", (route) => routes.add(route.url, route.method));
+    requestHooks(app, ctx, routes);
+    backtestJobs(app, ctx);
+    errorHandling(app, ctx, routes);
     compressAnswers(app);
     for (const schema of [
+      coinSchema(ctx.config.coins),
       ...COMPONENT_SCHEMAS,
       ...marketComponents,
       ...snapshotComponents,
-      ...seriesComponents,
+      ...marketSeriesComponents,
       ...coverageComponents,
+      ...tradeComponents,
+      ...seriesComponents,
       ...accountComponents,
       ...exchangeComponents,
+      ...executionPriceComponents,
+      ...strategyComponents,
+      ...BACKTEST_SCHEMAS,
     ]) {
       app.addSchema(schema);
     }
     await app.register(swagger, openApiOptions);
     await app.register(swaggerUi, { routePrefix: "/docs" });
     app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+    // Until the web page exists (DESIGN 3.9), the root points to the API's reference.
+    app.get("/", { schema: { hide: true } }, async (_req, reply) => reply.redirect("/docs", 302));
     opsRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), ctx);
-    await app.register(v1Api(ctx), { prefix: "/v1" });
+    await app.register(v1Api(ctx, routes), { prefix: "/v1" });
   },
   { name: "updown-app", fastify: "5.x" },
 );
 
+/**
+ * Node checks its connections' header and request deadlines on a timer; a quarter of the shorter
+ * deadline keeps the overshoot small (Node's own default is every 30 s).
+ */
+function deadlineCheckInterval(headersTimeoutMs: number): number {
+  return Math.min(1000, Math.max(10, Math.floor(headersTimeoutMs / 4)));
+}
+
 /** The server: Fastify with the app registered. Tests and `serve` both build it here. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const config = options.config ?? {};
+  const config = { ...DEFAULT_CONFIG, ...options.config };
+  const clock = options.clock ?? systemClock;
+  // Node refuses a headers deadline past the request deadline: the shorter one governs both.
+  const headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
   const logging = options.loggerInstance
     ? { loggerInstance: options.loggerInstance }
     : { logger: options.logger ?? false };
@@ -229,9 +310,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestIdOf,
     requestIdHeader: false,
-    trustProxy: config.trustProxy ?? false,
+    trustProxy: config.trustProxy,
     ajv: { customOptions: { coerceTypes: true, allErrors: false, removeAdditional: false } },
+    bodyLimit: config.bodyLimitBytes,
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      // Given here as well as below, so that Node checks the pair against each other as configured.
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout,
+      connectionsCheckingInterval: deadlineCheckInterval(headersTimeout),
+      // Checked by the app instead (strict-input.ts), so that the answer is the envelope.
+      requireHostHeader: false,
+    },
+    // Longer than any request line Node reads: a long path parameter meets its schema's maxLength (400).
+    routerOptions: { maxParamLength: maxHeaderSize },
+    clientErrorHandler: clientErrorHandler(clock),
+    frameworkErrors: frameworkErrorHandler(clock),
   });
+  app.server.on("connect", connectRefusal(clock));
   await app.register(updownApp, options);
   return app;
 }

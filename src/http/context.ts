@@ -6,6 +6,10 @@ import { MemoryLimiter } from "../access/limiter/memory.ts";
 import { MarketAccess } from "../access/market-access.ts";
 import { loadPlans } from "../access/plans.ts";
 import { QuotaService } from "../access/quota.ts";
+import { OfflineGenerator } from "../backtest/generate/offline.ts";
+import { OpenAiCompatibleGenerator } from "../backtest/generate/openai.ts";
+import { RunScheduler } from "../backtest/jobs/scheduler.ts";
+import { BacktestService } from "../backtest/service.ts";
 import { type Config, DEFAULT_CONFIG } from "../config.ts";
 import type { Plans } from "../domain/plan.ts";
 import { type Clock, systemClock } from "../domain/time.ts";
@@ -48,6 +52,28 @@ export interface AppContext {
   pageCache: PageCache;
   metrics: Metrics;
   unmetered: boolean;
+  /** Backtests: strategies, generation and runs (the app starts and closes its scheduler). */
+  backtests: BacktestService;
+}
+
+/** Backtests over the store: the generators the configuration names and this process's run scheduler. */
+function backtestsOf(store: Store, config: Config, clock: Clock, quota: QuotaService): BacktestService {
+  return new BacktestService({
+    store,
+    quota,
+    clock,
+    coins: config.coins,
+    generators: {
+      offline: new OfflineGenerator(),
+      provider: config.llm === null ? null : new OpenAiCompatibleGenerator(config.llm),
+    },
+    scheduler: new RunScheduler({
+      store,
+      clock,
+      workers: config.backtest.workers,
+      leaseMs: config.backtest.leaseMs,
+    }),
+  });
 }
 
 export function buildContext(options: AppOptions): AppContext {
@@ -55,6 +81,7 @@ export function buildContext(options: AppOptions): AppContext {
   const clock = options.clock ?? systemClock;
   const plans = options.plans ?? loadPlans(config.plansFile);
   const store = options.store;
+  const quota = new QuotaService(store.quota, clock, plans);
   return {
     store,
     clock,
@@ -64,10 +91,11 @@ export function buildContext(options: AppOptions): AppContext {
     limiter: options.limiter ?? new MemoryLimiter(),
     ownsLimiter: !options.limiter,
     access: new MarketAccess(store.markets, plans, clock),
-    quota: new QuotaService(store.quota, clock, plans),
+    quota,
     pageCache: new PageCache(config.pageCacheBytes),
     metrics: new Metrics(),
     unmetered: options.unmetered ?? false,
+    backtests: backtestsOf(store, config, clock, quota),
   };
 }
 

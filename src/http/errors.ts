@@ -1,12 +1,17 @@
 /** The one map of error codes to HTTP statuses (DESIGN 3.1). */
 export const ERROR_STATUS = {
   VALIDATION_ERROR: 400,
+  BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
   TIER_ACCESS_DENIED: 403,
   RESOURCE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
+  PAYLOAD_TOO_LARGE: 413,
   GENERATION_FAILED: 422,
   RATE_LIMIT_EXCEEDED: 429,
   QUOTA_EXCEEDED: 429,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;
@@ -38,6 +43,10 @@ export const validationError = (message: string, details?: Record<string, unknow
   new ApiError("VALIDATION_ERROR", message, details);
 
 export const notFound = (message: string) => new ApiError("RESOURCE_NOT_FOUND", message);
+
+/** A request that is not well-formed HTTP, or not one this API reads (a body on GET). */
+export const badRequest = (message: string, details?: Record<string, unknown>) =>
+  new ApiError("BAD_REQUEST", message, details);
 
 /** One answer for a missing, unknown or revoked key, so that a caller learns nothing from it. */
 export const unauthorized = () =>

@@ -28,18 +28,28 @@ function remaining(w: WindowState): number {
   return w.limit === null ? 0 : Math.max(0, w.limit - w.used);
 }
 
-/** The IETF draft's fields: one item per window that has a limit. */
-function draftFields(d: LimitDecision, nowMs: number): { policy: string; state: string } | null {
+/**
+ * The quota the IETF draft's fields give a window without a limit. The draft has no way to say
+ * "unlimited" (its q is a required Integer), so the window is described by the largest Integer a
+ * structured field holds (RFC 9651, 3.3.1): a quota no client can reach within a day, which a client
+ * following the draft reads correctly as "never throttled by this window".
+ */
+export const NO_LIMIT_QUOTA = 999_999_999_999_999;
+
+/** The IETF draft's fields: one item per window, both always (docs/plans-and-limits.md). */
+function draftFields(d: LimitDecision, nowMs: number): { policy: string; state: string } {
   const windows: [WindowName, WindowState, number][] = [
     ["minute", d.minute, 60],
     ["day", d.day, 86_400],
   ];
-  const limited = windows.filter(([, w]) => w.limit !== null);
-  if (limited.length === 0) return null;
+  const quota = (w: WindowState) => w.limit ?? NO_LIMIT_QUOTA;
   return {
-    policy: limited.map(([name, w, seconds]) => `"${name}";q=${w.limit};w=${seconds}`).join(", "),
-    state: limited
-      .map(([name, w]) => `"${name}";r=${remaining(w)};t=${secondsUntil(w.resetAt, nowMs)}`)
+    policy: windows.map(([name, w, seconds]) => `"${name}";q=${quota(w)};w=${seconds}`).join(", "),
+    state: windows
+      .map(([name, w]) => {
+        const left = Math.max(0, quota(w) - w.used);
+        return `"${name}";r=${left};t=${secondsUntil(w.resetAt, nowMs)}`;
+      })
       .join(", "),
   };
 }
@@ -54,10 +64,8 @@ export function rateLimitHeaders(plan: PlanName, d: LimitDecision, nowMs: number
     "x-tier": plan,
   };
   const draft = draftFields(d, nowMs);
-  if (draft) {
-    headers["ratelimit-policy"] = draft.policy;
-    headers.ratelimit = draft.state;
-  }
+  headers["ratelimit-policy"] = draft.policy;
+  headers.ratelimit = draft.state;
   return headers;
 }
 

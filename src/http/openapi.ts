@@ -9,6 +9,7 @@ import type { SwaggerOptions } from "@fastify/swagger";
 const TAGS = [
   { name: "markets", description: "Market records and how completely each was recorded" },
   { name: "snapshots", description: "Per-second snapshots of a market: prices and both order books" },
+  { name: "trades", description: "Polymarket trades of a market's outcome tokens" },
   { name: "exchange", description: "Binance spot and futures data (DESIGN 3.6)" },
   { name: "account", description: "The key's plan, limits and quota (not counted)" },
   { name: "backtest", description: "Backtest AI" },

@@ -1,25 +1,19 @@
 import type { FastifyRequest } from "fastify";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
-import {
-  COINS,
-  type Coin,
-  MARKET_TYPES,
-  type MarketType,
-  parseCoin,
-  parseMarketType,
-} from "../domain/market.ts";
+import { type Coin, knownCoin, MARKET_TYPES, type MarketType, parseMarketType } from "../domain/market.ts";
 import { canonicalSlug } from "../domain/slug.ts";
-import { type Micros, parseUserTime } from "../domain/time.ts";
+import { isoMicros, isoSeconds, type Micros, readUserTime, USER_TIME_RANGE } from "../domain/time.ts";
 import { cheapestPlanWith, type Feature } from "../domain/plan.ts";
 import type { StoredMarket } from "../store/market-store.ts";
 import type { AppContext } from "./context.ts";
 import { notFound, tierAccessDenied, validationError } from "./errors.ts";
 
-export function coinParam(text: string | undefined): Coin | undefined {
+/** A coin of a query, one of the configured coins in any case. */
+export function coinParam(text: string | undefined, coins: readonly Coin[]): Coin | undefined {
   if (text === undefined) return undefined;
-  const coin = parseCoin(text);
+  const coin = knownCoin(text, coins);
   if (!coin)
-    throw validationError(`coin must be one of ${COINS.join(", ")}`, { parameter: "coin", rule: "enum" });
+    throw validationError(`coin must be one of ${coins.join(", ")}`, { parameter: "coin", rule: "enum" });
   return coin;
 }
 
@@ -40,14 +34,18 @@ export function marketTypeParam(text: string | undefined): MarketType | undefine
 
 export function timeParam(name: string, text: string | undefined): Micros | undefined {
   if (text === undefined) return undefined;
-  const us = parseUserTime(text);
-  if (us === null) {
-    throw validationError(`${name} must be an ISO 8601 timestamp or epoch milliseconds`, {
+  const reading = readUserTime(text);
+  if ("micros" in reading) return reading.micros;
+  if (reading.problem === "range") {
+    throw validationError(`${name} must be between ${isoSeconds(0)} and ${isoMicros(USER_TIME_RANGE.max)}`, {
       parameter: name,
-      rule: "format",
+      rule: "range",
     });
   }
-  return us;
+  throw validationError(`${name} must be an ISO 8601 timestamp or epoch milliseconds`, {
+    parameter: name,
+    rule: "format",
+  });
 }
 
 export function timeRange(
@@ -94,10 +92,10 @@ export async function openMarket(ctx: AppContext, req: FastifyRequest, slug: str
   const market = await marketBySlug(ctx, slug);
   const plan = callerOf(req).plan;
   if (await ctx.access.canOpen(plan, market)) return market;
-  const window = ctx.plans[plan].btcHistory?.[market.marketType] ?? 0;
-  const required = cheapestPlanWith(ctx.plans, (p) => p.btcHistory === null);
+  const window = ctx.plans[plan].history[market.coin]?.[market.marketType] ?? 0;
+  const required = cheapestPlanWith(ctx.plans, (p) => p.history[market.coin] === undefined);
   throw tierAccessDenied(
-    `The ${plan} plan opens the latest ${window} BTC ${market.marketType} markets; ${market.slug} is older. ` +
+    `The ${plan} plan opens the latest ${window} ${market.coin.toUpperCase()} ${market.marketType} markets; ${market.slug} is older. ` +
       (required ? `Upgrade to ${required} for the full history.` : "No plan opens it."),
     required,
   );

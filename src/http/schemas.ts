@@ -61,9 +61,15 @@ const RATE_LIMIT = {
   "X-Tier": { type: "string", required: true, description: "The key's plan" },
   "RateLimit-Policy": {
     type: "string",
-    description: "IETF draft: the quotas of the windows that have a limit",
+    required: true,
+    description:
+      "IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit)",
   },
-  RateLimit: { type: "string", description: "IETF draft: what is left of each window that has a limit" },
+  RateLimit: {
+    type: "string",
+    required: true,
+    description: "IETF draft: what is left of each window, and seconds until it resets",
+  },
 };
 
 const RETRY_AFTER = {
@@ -90,25 +96,33 @@ function isJsonAnswer(schema: object): boolean {
 }
 
 const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
-  400: "VALIDATION_ERROR: a parameter breaks its rule; the message names it",
+  400: "VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host)",
   401: "UNAUTHORIZED: the key is missing, unknown or revoked",
   403: "TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does",
   404: "RESOURCE_NOT_FOUND: no such market, coin, venue, record or route",
+  422: "GENERATION_FAILED: no strategy could be generated from the prompt (details.reason); nothing was charged",
   429: "RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address",
   500: "INTERNAL_ERROR: nothing internal leaks",
   503: "SERVICE_UNAVAILABLE: a backing store is unreachable",
 };
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 429 | 500 | 503;
+/** The 429 of the backtest routes, which also meter a monthly quota and runs in flight. */
+const QUOTA_429 =
+  "QUOTA_EXCEEDED: the month's backtest generations are used (Retry-After: the next UTC month); or " +
+  "RATE_LIMIT_EXCEEDED: a request window is full (details.window), or two runs are in flight (details.reason runs_in_flight)";
 
-/** The statuses any /v1 route can answer: no key, limits, and the server's own failures. */
-const V1_ERRORS: ErrorStatus[] = [401, 429, 500, 503];
+export type ErrorStatus = 400 | 401 | 403 | 404 | 422 | 429 | 500 | 503;
+
+/** The statuses any /v1 route can answer: a malformed request, no key, limits, the server's own failures. */
+const V1_ERRORS: ErrorStatus[] = [400, 401, 429, 500, 503];
 
 interface ResponseOptions {
-  /** Statuses the route answers beyond 401, 429, 500 and 503. */
+  /** Statuses the route answers beyond 400, 401, 429, 500 and 503. */
   errors?: ErrorStatus[];
   /** Metered answers carry the rate-limit headers (every /v1 answer to a valid key does). */
   metered?: boolean;
+  /** The route spends the monthly backtest quota: its 429 may be QUOTA_EXCEEDED. */
+  quota?: boolean;
 }
 
 /** A declared answer: its schema and the headers it carries. */
@@ -122,7 +136,7 @@ export function answer(schema: object, description: string, headers: object = {}
  */
 export function v1Responses(
   successes: Record<number, object>,
-  { errors = [], metered = true }: ResponseOptions = {},
+  { errors = [], metered = true, quota = false }: ResponseOptions = {},
 ): Record<number, object> {
   const limitHeaders = metered ? RATE_LIMIT : {};
   const out: Record<number, object> = {};
@@ -133,8 +147,9 @@ export function v1Responses(
   }
   const statuses = [...new Set([...errors, ...V1_ERRORS])].sort((a, b) => a - b);
   for (const status of statuses) {
+    const description = quota && status === 429 ? QUOTA_429 : ERROR_DESCRIPTIONS[status];
     const headers = { ...errorHeaders(status, limitHeaders), ...COMPRESSION };
-    out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], headers);
+    out[status] = answer(ref("Error"), description, headers);
   }
   return out;
 }
@@ -149,7 +164,7 @@ function errorHeaders(status: ErrorStatus, limitHeaders: object): object {
   return limitHeaders;
 }
 
-/** Errors an endpoint outside /v1 can answer. */
+/** Errors an endpoint outside /v1 can answer, 400 (a malformed request) always among them. */
 export function opsResponses(
   successes: Record<number, object>,
   errors: ErrorStatus[],
@@ -160,7 +175,7 @@ export function opsResponses(
     const compression = isJsonAnswer(schema) ? COMPRESSION : {};
     out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...own, ...compression } };
   }
-  for (const status of errors) {
+  for (const status of [...new Set<ErrorStatus>([400, ...errors])].sort((a, b) => a - b)) {
     const headers = { ...(status === 503 ? RETRY_AFTER : {}), ...COMPRESSION };
     out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], headers);
   }

@@ -3,19 +3,22 @@ import type { Coin, MarketType } from "../domain/market.ts";
 import { type Clock, systemClock } from "../domain/time.ts";
 import { errorMessage, type Logger, stderrLogger } from "../log.ts";
 import { ClobFeed } from "./polymarket/clob-feed.ts";
-import { Collector } from "./polymarket/collector.ts";
+import { type CandleSource, Collector } from "./polymarket/collector.ts";
 import { GammaClient } from "./polymarket/gamma-client.ts";
 import { RtdsFeed } from "./polymarket/rtds-feed.ts";
 import { type Scheduler, schedulerOn } from "./scheduler.ts";
 import { type BinanceRecorder, startBinanceRecorder } from "./binance/recorder.ts";
 import type { Venue } from "../domain/exchange.ts";
-import { openStore } from "../store/open.ts";
+import type { ExchangeStore } from "../store/exchange-store.ts";
+import type { Store } from "../store/store.ts";
 
 /**
- * The thin runner of `updown collect`: opens the store, starts the collector, calls its tick at every
- * cadence boundary of the wall clock, prints a status line a minute, and on SIGTERM or SIGINT closes
- * the open gaps and the store before exiting 0. A kill without a signal loses nothing either: each
- * tick is one transaction, and the next start records the time it was down as a gap.
+ * The thin runner of `updown collect`: over an opened store, starts the collector, calls its tick at
+ * every cadence boundary of the wall clock, prints a status line a minute, and on SIGTERM or SIGINT
+ * closes the open gaps, writes what is buffered and closes the store before exiting 0. Upstream calls
+ * in flight (Gamma look-ups, Binance polls) are waited for up to the drain deadline, then abandoned;
+ * what they would have fetched is fetched again by the next start. A kill without a signal loses
+ * nothing either: each tick is one transaction, and the next start records the time it was down as a gap.
  */
 
 export interface CollectOptions {
@@ -65,22 +68,89 @@ function cadenceTicker(collector: Collector, intervalMs: number, scheduler: Sche
   };
 }
 
+/** The status line of a minute. */
+function logStatus(collector: Collector, log: Logger): void {
+  const followed = collector.followedSlugs.length;
+  const { written, tradesWritten, settlementDisagreements } = collector;
+  log.info(
+    { followed, written, tradesWritten, settlementDisagreements },
+    `following ${followed} markets; ${written} snapshots and ${tradesWritten} trades written; ` +
+      `${settlementDisagreements} start or end prices the upstream disagreed with`,
+  );
+}
+
+/** A stored Binance spot 1m candle's open and close, by its open time. */
+function candlesFrom(exchange: ExchangeStore): CandleSource {
+  return async (coin, openTime) => {
+    const at = openTime * 1e6;
+    const [candle] = await exchange.candlePage(coin, "spot", "1m", {
+      order: "asc",
+      limit: 1,
+      offset: 0,
+      from: at,
+      to: at,
+    });
+    return candle ? { open: candle.open, close: candle.close } : null;
+  };
+}
+
+/**
+ * On SIGTERM or SIGINT, runs `stop` once and exits 0. Upstream calls still in flight are abandoned
+ * (`upstreamCalls` aborted) at the drain deadline, or at once on a second signal, so that a slow
+ * upstream cannot hold the exit; the writes that follow them are local and quick.
+ */
+function exitOnSignals(
+  stop: () => Promise<void>,
+  upstreamCalls: AbortController,
+  drainMs: number,
+  log: Logger,
+): void {
+  let stopping = false;
+  const abandon = (why: string) => {
+    if (upstreamCalls.signal.aborted) return;
+    log.warn({}, `${why}; abandoning upstream calls in flight`);
+    upstreamCalls.abort();
+  };
+  const shutdown = async () => {
+    const deadline = setTimeout(() => abandon(`drain deadline of ${drainMs / 1000} s passed`), drainMs);
+    await stop();
+    clearTimeout(deadline);
+    process.exit(0);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return abandon(`a second ${signal}`);
+    stopping = true;
+    // A failed shutdown must still end the process loudly, not as an unheard rejection.
+    shutdown().catch((err: unknown) => {
+      log.error({ err: errorMessage(err) }, "shutdown failed");
+      process.exit(1);
+    });
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+}
+
 export async function collect(
+  store: Store,
   config: Config,
   options: CollectOptions,
   clock: Clock = systemClock,
 ): Promise<void> {
-  const store = await openStore(config.databaseUrl);
   const log = stderrLogger({ level: config.logLevel });
   const scheduler = schedulerOn(clock);
   const urls = config.polymarket;
+  // Aborted at the drain deadline of a stop, so that no upstream call holds the exit for longer.
+  const upstreamCalls = new AbortController();
   const collector = new Collector({
     store: store.markets,
+    trades: store.trades,
+    // The Binance recorder stores the spot 1m candles that settle 1h and 24h markets.
+    candles: options.venues.includes("spot") ? candlesFrom(store.exchange) : null,
     clock,
     log,
-    gamma: new GammaClient({ baseUrl: urls.gammaUrl }),
+    gamma: new GammaClient({ baseUrl: urls.gammaUrl, signal: upstreamCalls.signal }),
     clob: new ClobFeed({ url: urls.clobWsUrl, scheduler, log }),
-    rtds: new RtdsFeed({ url: urls.rtdsUrl, scheduler, log }),
+    rtds: new RtdsFeed({ url: urls.rtdsUrl, scheduler, log, coins: options.coins }),
     coins: options.coins,
     marketTypes: options.marketTypes,
     lookahead: options.lookahead,
@@ -90,34 +160,21 @@ export async function collect(
   const interval = config.snapshotIntervalMs;
   const ticker = cadenceTicker(collector, interval, scheduler, log);
 
-  const status = setInterval(() => {
-    const followed = collector.followedSlugs.length;
-    log.info(
-      { followed, written: collector.written },
-      `following ${followed} markets; ${collector.written} snapshots written`,
-    );
-  }, 60_000);
+  const status = setInterval(() => logStatus(collector, log), 60_000);
 
-  let stopping = false;
-  const shutdown = async () => {
-    if (stopping) return;
-    stopping = true;
-    clearInterval(status);
-    await ticker.stop();
-    await collector.stop();
-    await binance?.stop();
-    await store.close();
-    log.info({ written: collector.written }, `stopped; ${collector.written} snapshots written`);
-    process.exit(0);
-  };
-  // A failed shutdown must still end the process loudly, not as an unheard rejection.
-  const onSignal = () =>
-    void shutdown().catch((err: unknown) => {
-      log.error({ err: errorMessage(err) }, "shutdown failed");
-      process.exit(1);
-    });
-  process.once("SIGTERM", onSignal);
-  process.once("SIGINT", onSignal);
+  exitOnSignals(
+    async () => {
+      clearInterval(status);
+      await ticker.stop();
+      await collector.stop();
+      await binance?.stop();
+      await store.close();
+      log.info({ written: collector.written }, `stopped; ${collector.written} snapshots written`);
+    },
+    upstreamCalls,
+    config.drainMs,
+    log,
+  );
 
   let binance: BinanceRecorder | null = null;
   if (options.venues.length > 0) {
@@ -128,6 +185,7 @@ export async function collect(
       venues: options.venues,
       urls: config.binance.urls,
       log,
+      signal: upstreamCalls.signal,
     });
   }
   if (options.marketTypes.length === 0) {

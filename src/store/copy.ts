@@ -13,6 +13,7 @@ import type { KeyStore } from "./key-store.ts";
 import type { MarketStore, StoredMarket } from "./market-store.ts";
 import type { QuotaChargeRecord, QuotaLedger } from "./quota-ledger.ts";
 import type { Store } from "./store.ts";
+import type { TradeStore } from "./trade-store.ts";
 
 /** A copy that cannot start or cannot finish; the message says which and why, on one line. */
 export class CopyError extends Error {}
@@ -53,6 +54,9 @@ export interface CopyResult {
   snapshotsCopied: number;
   /** Of those copied, how many the destination did not hold yet. */
   snapshotsAdded: number;
+  /** Polymarket trades gone through (all of every market's, every run: few, and written idempotently). */
+  trades: number;
+  tradesAdded: number;
   /** Exchange series the source holds, and of them those complete at the destination already. */
   exchangeSeries: number;
   exchangeSeriesComplete: number;
@@ -68,7 +72,7 @@ const LIST_PAGE = 1000;
 
 /**
  * Copies everything a store keeps into another: API key records, the quota ledger, markets one at a
- * time with their recorded gaps and snapshots, oldest market first, then the exchange data
+ * time with their recorded gaps, snapshots and trades, oldest market first, then the exchange data
  * (`store.exchange`) one series at a time: each kind of each coin and venue, candles of each stored
  * interval (ExchangeStore.listSeries).
  *
@@ -115,6 +119,8 @@ export async function copyStore(options: CopyOptions): Promise<CopyResult> {
     snapshots: progress.snapshotsTotal,
     snapshotsCopied: 0,
     snapshotsAdded: 0,
+    trades: 0,
+    tradesAdded: 0,
     exchangeSeries: series.length,
     exchangeSeriesComplete: 0,
     exchangeRows: progress.exchangeRowsTotal,
@@ -135,6 +141,8 @@ export async function copyStore(options: CopyOptions): Promise<CopyResult> {
     if (copied.complete) result.marketsComplete++;
     result.snapshotsCopied += copied.rows;
     result.snapshotsAdded += copied.added;
+    result.trades += copied.trades;
+    result.tradesAdded += copied.tradesAdded;
     progress.snapshotsDone = before + market.snapshotCount;
     progress.marketsDone++;
     options.onProgress?.({ ...progress });
@@ -205,16 +213,58 @@ interface SeriesCopy {
   added: number;
 }
 
+interface MarketCopy extends SeriesCopy {
+  trades: number;
+  tradesAdded: number;
+}
+
+/** Every trade of a market, `batch` at a time in the stores' one order; each batch one transaction. */
+async function copyTrades(
+  from: TradeStore,
+  sourceKey: number,
+  to: TradeStore,
+  targetKey: number,
+  batch: number,
+): Promise<{ rows: number; added: number }> {
+  const copied = { rows: 0, added: 0 };
+  for (let offset = 0; ; offset += batch) {
+    const rows = await from.tradePage(sourceKey, { order: "asc", limit: batch, offset });
+    if (rows.length === 0) return copied;
+    copied.rows += rows.length;
+    copied.added += await to.insertTrades([{ marketKey: targetKey, rows }]);
+    if (rows.length < batch) return copied;
+  }
+}
+
 async function copyMarket(
   source: StoredMarket,
+  options: CopyOptions,
+  onBatch: (rows: number) => void,
+): Promise<MarketCopy> {
+  const target = await options.to.markets.upsertMarket(recordOf(source));
+  // Few and idempotent (a gap recorded again keeps one record, with the later end): put every run.
+  for (const gap of await options.from.markets.listGaps(source.key)) {
+    await options.to.markets.recordGap(target.key, gap);
+  }
+  const snapshots = await copyMarketSnapshots(source, target, options, onBatch);
+  const trades = await copyTrades(
+    options.from.trades,
+    source.key,
+    options.to.trades,
+    target.key,
+    options.batch,
+  );
+  return { ...snapshots, trades: trades.rows, tradesAdded: trades.added };
+}
+
+async function copyMarketSnapshots(
+  source: StoredMarket,
+  target: StoredMarket,
   { from: fromStore, to: toStore, batch, onWarning }: CopyOptions,
   onBatch: (rows: number) => void,
 ): Promise<SeriesCopy> {
   const from = fromStore.markets;
   const to = toStore.markets;
-  const target = await to.upsertMarket(recordOf(source));
-  // Few and idempotent (a gap recorded again keeps one record, with the later end): put every run.
-  for (const gap of await from.listGaps(source.key)) await to.recordGap(target.key, gap);
   const sourceLast = await lastSecond(from, source.key);
   const targetLast = await lastSecond(to, target.key);
   const sourceCount = source.snapshotCount;

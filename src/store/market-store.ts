@@ -1,6 +1,9 @@
 import type { Coin, Market, MarketType } from "../domain/market.ts";
 import type { SnapshotRow, SortOrder } from "../domain/snapshot.ts";
 import type { Micros } from "../domain/time.ts";
+import type { SeriesSummaryRow } from "./rules/series-summary.ts";
+
+export type { SeriesSummaryRow } from "./rules/series-summary.ts";
 
 /** A market as the store holds it: the record plus the store's own key and snapshot count. */
 export interface StoredMarket extends Market {
@@ -85,6 +88,11 @@ export interface MarketStore {
   /** The latest `count` start times of a series, newest first (for plan windows). */
   latestStartTimes(coin: Coin, marketType: MarketType, count: number): Promise<number[]>;
   countMarkets(): Promise<number>;
+  /**
+   * Every series (coin and type) with a stored market: how many markets and snapshots, the first and
+   * last market's times, and the snapshots at or after the Unix second `since`. In coin, type order.
+   */
+  seriesSummary(since: number): Promise<SeriesSummaryRow[]>;
 
   /** Inserts the rows that are not stored yet; returns how many were new. */
   insertSnapshots(marketKey: number, rows: SnapshotRow[]): Promise<number>;

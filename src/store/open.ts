@@ -1,7 +1,7 @@
 import { ConfigError } from "../config.ts";
 import { PostgresStore } from "./postgres/pg-store.ts";
 import { SqliteStore, sqlitePathOf } from "./sqlite/sqlite-store.ts";
-import type { Store } from "./store.ts";
+import type { MigrationReport, Store } from "./store.ts";
 
 /** `postgres://` and `postgresql://`, the two schemes PostgreSQL's own clients accept. */
 function isPostgresUrl(url: string): boolean {
@@ -10,6 +10,13 @@ function isPostgresUrl(url: string): boolean {
 
 /** Opens and migrates the store a DATABASE_URL names. */
 export async function openStore(databaseUrl: string): Promise<Store> {
+  return (await openAndMigrate(databaseUrl)).store;
+}
+
+/** Opens the store a DATABASE_URL names and migrates it, saying what the migration did. */
+export async function openAndMigrate(
+  databaseUrl: string,
+): Promise<{ store: Store; migration: MigrationReport }> {
   let store: Store;
   if (databaseUrl.startsWith("sqlite:")) store = new SqliteStore(sqlitePathOf(databaseUrl));
   else if (isPostgresUrl(databaseUrl)) store = new PostgresStore(databaseUrl);
@@ -19,10 +26,9 @@ export async function openStore(databaseUrl: string): Promise<Store> {
     );
   }
   try {
-    await store.migrate();
+    return { store, migration: await store.migrate() };
   } catch (err) {
     await store.close();
     throw err;
   }
-  return store;
 }

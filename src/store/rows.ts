@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, PlanName } from "../domain/api-key.ts";
-import type { Coin, Market, MarketType, Outcome } from "../domain/market.ts";
+import type { Coin, FeeSchedule, Market, MarketType, SettlementSource, Winner } from "../domain/market.ts";
 import type { RecordingGap, StoredMarket } from "./market-store.ts";
 import type { QuotaChargeRecord } from "./quota-ledger.ts";
 
@@ -10,7 +10,24 @@ type ArrayRow = readonly unknown[];
 
 export const MARKET_COLUMNS = `id, slug, polymarket_slug, coin, market_type, market_id, event_id, start_time, end_time,
   coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner, final_volume,
-  final_liquidity, resolved_at, created_at, updated_at, snapshot_count`;
+  final_liquidity, resolved_at, created_at, updated_at, snapshot_count, settlement_source, settlement_lookback_s,
+  fee_schedule`;
+
+/** The stored fee schedule (JSON text in both stores). */
+function feeScheduleOf(text: unknown): FeeSchedule | null {
+  return typeof text === "string" ? (JSON.parse(text) as FeeSchedule) : null;
+}
+
+function feeScheduleText(f: FeeSchedule | null): string | null {
+  return f === null
+    ? null
+    : JSON.stringify({
+        rate: f.rate,
+        exponent: f.exponent,
+        takerOnly: f.takerOnly,
+        rebateRate: f.rebateRate,
+      });
+}
 
 export function marketFromRow(r: Row): StoredMarket {
   return {
@@ -28,13 +45,18 @@ export function marketFromRow(r: Row): StoredMarket {
     conditionId: r.condition_id as string,
     clobTokenUp: r.clob_token_up as string,
     clobTokenDown: r.clob_token_down as string,
-    winner: r.winner as Outcome | null,
+    winner: r.winner as Winner | null,
     finalVolume: r.final_volume as number | null,
     finalLiquidity: r.final_liquidity as number | null,
     resolvedAt: r.resolved_at as number | null,
     createdAt: r.created_at as number,
     updatedAt: r.updated_at as number,
     snapshotCount: r.snapshot_count as number,
+    settlement: {
+      source: r.settlement_source as SettlementSource,
+      lookbackS: r.settlement_lookback_s as number | null,
+    },
+    feeSchedule: feeScheduleOf(r.fee_schedule),
   };
 }
 
@@ -55,17 +77,19 @@ export function marketFromArray(r: ArrayRow): StoredMarket {
     conditionId: r[11] as string,
     clobTokenUp: r[12] as string,
     clobTokenDown: r[13] as string,
-    winner: r[14] as Outcome | null,
+    winner: r[14] as Winner | null,
     finalVolume: r[15] as number | null,
     finalLiquidity: r[16] as number | null,
     resolvedAt: r[17] as number | null,
     createdAt: r[18] as number,
     updatedAt: r[19] as number,
     snapshotCount: r[20] as number,
+    settlement: { source: r[21] as SettlementSource, lookbackS: r[22] as number | null },
+    feeSchedule: feeScheduleOf(r[23]),
   };
 }
 
-/** A market's values in the column order of both stores' upsert: slug through updated_at. */
+/** A market's values in the column order of both stores' upsert (UPSERT_MARKET_COLUMNS). */
 export function marketValues(m: Market): (string | number | null)[] {
   return [
     m.slug,
@@ -87,7 +111,47 @@ export function marketValues(m: Market): (string | number | null)[] {
     m.resolvedAt,
     m.createdAt,
     m.updatedAt,
+    m.settlement.source,
+    m.settlement.lookbackS,
+    feeScheduleText(m.feeSchedule),
   ];
+}
+
+/** The columns an upsert writes, in marketValues' order; every one but the slug is replaced on conflict. */
+const UPSERT_COLUMNS = [
+  "slug",
+  "polymarket_slug",
+  "coin",
+  "market_type",
+  "market_id",
+  "event_id",
+  "start_time",
+  "end_time",
+  "coin_price_start",
+  "coin_price_end",
+  "condition_id",
+  "clob_token_up",
+  "clob_token_down",
+  "winner",
+  "final_volume",
+  "final_liquidity",
+  "resolved_at",
+  "created_at",
+  "updated_at",
+  "settlement_source",
+  "settlement_lookback_s",
+  "fee_schedule",
+];
+
+/** The upsert of a market by slug, returning the stored row; `placeholder(i)` spells the i-th (1-based) parameter. */
+export function upsertMarketSql(placeholder: (i: number) => string): string {
+  const values = UPSERT_COLUMNS.map((_, i) => placeholder(i + 1)).join(", ");
+  const updates = UPSERT_COLUMNS.slice(1)
+    .map((c) => `${c} = excluded.${c}`)
+    .join(", ");
+  return `INSERT INTO markets (${UPSERT_COLUMNS.join(", ")}) VALUES (${values})
+  ON CONFLICT (slug) DO UPDATE SET ${updates}
+  RETURNING ${MARKET_COLUMNS}`;
 }
 
 export const KEY_COLUMNS =

@@ -1,4 +1,5 @@
-import type { Outcome } from "../domain/market.ts";
+import type { FeeSchedule, Winner } from "../domain/market.ts";
+import type { TwapConfig } from "../domain/settlement.ts";
 import { type Micros, parseIsoMicros } from "../domain/time.ts";
 
 /**
@@ -33,12 +34,70 @@ export function requireIso(v: unknown, field: string): Micros {
   return us;
 }
 
-/** `["1","0"]` is Up, `["0","1"]` Down; anything else (a market voided or mid-dispute) has no winner. */
-export function winnerFromPrices(prices: unknown): Outcome | null {
+/**
+ * `["1","0"]` is Up, `["0","1"]` Down, and `["0.5","0.5"]` a 50-50 split once the resolution is final
+ * (`settled`: until then even prices are only prices); anything else (a market voided or mid-dispute)
+ * has no winner.
+ */
+export function winnerFromPrices(prices: unknown, settled = true): Winner | null {
   if (!Array.isArray(prices) || prices.length !== 2) return null;
-  if (prices[0] === "1" && prices[1] === "0") return "Up";
-  if (prices[0] === "0" && prices[1] === "1") return "Down";
+  const [up, down] = prices.map((p) => (typeof p === "number" ? String(p) : p)) as unknown[];
+  if (up === "1" && down === "0") return "Up";
+  if (up === "0" && down === "1") return "Down";
+  if (settled && up === "0.5" && down === "0.5") return "50-50";
   return null;
+}
+
+/** `cryptoMarketConfig` of a market settled on a TWAP stream; null for one settled on an instantaneous feed. */
+export function twapConfigOf(raw: Record<string, unknown>): TwapConfig | null {
+  const config = raw.cryptoMarketConfig;
+  if (typeof config !== "object" || config === null) return null;
+  const { twapEnabled, twapLookbackSeconds } = config as Record<string, unknown>;
+  if (twapEnabled !== true) return null;
+  if (
+    typeof twapLookbackSeconds !== "number" ||
+    !Number.isInteger(twapLookbackSeconds) ||
+    twapLookbackSeconds <= 0
+  ) {
+    throw new FieldError(`cryptoMarketConfig.twapLookbackSeconds must be a positive integer`);
+  }
+  return { lookbackS: twapLookbackSeconds };
+}
+
+/** Gamma's `feeSchedule`, or null when the market charges none (`feesEnabled: false`, or no schedule). */
+export function feeScheduleOf(raw: Record<string, unknown>): FeeSchedule | null {
+  const f = raw.feeSchedule;
+  if (raw.feesEnabled === false || typeof f !== "object" || f === null) return null;
+  const { rate, exponent, takerOnly, rebateRate } = f as Record<string, unknown>;
+  const number = (v: unknown, field: string): number => {
+    if (typeof v !== "number" || !Number.isFinite(v))
+      throw new FieldError(`feeSchedule.${field} must be a number`);
+    return v;
+  };
+  return {
+    rate: number(rate, "rate"),
+    exponent: number(exponent, "exponent"),
+    takerOnly: takerOnly === true,
+    rebateRate: rebateRate === undefined ? 0 : number(rebateRate, "rebateRate"),
+  };
+}
+
+/**
+ * `eventMetadata` (on the event, or copied onto the market): `priceToBeat` and `finalPrice` once the
+ * upstream knows them, as numbers or decimal text.
+ */
+export function eventPricesOf(raw: Record<string, unknown>): {
+  priceToBeat: number | null;
+  finalPrice: number | null;
+} {
+  const events = Array.isArray(raw.events) ? (raw.events as unknown[]) : [];
+  const first = events[0] as Record<string, unknown> | undefined;
+  const meta = (first?.eventMetadata ?? raw.eventMetadata) as Record<string, unknown> | undefined;
+  if (typeof meta !== "object" || meta === null) return { priceToBeat: null, finalPrice: null };
+  return {
+    priceToBeat: amountOf(meta.priceToBeat, meta.priceToBeat),
+    finalPrice: amountOf(meta.finalPrice, meta.finalPrice),
+  };
 }
 
 /**
@@ -81,6 +140,18 @@ export function resolvedAtOf(raw: Record<string, unknown>): number | null {
   return null;
 }
 
+/**
+ * When Gamma created and last changed the record. A reduced record (the TWAP fixture) may lack both:
+ * `startDate` (when the market was listed) stands in for the creation, the creation for the change.
+ */
+export function recordTimesOf(raw: Record<string, unknown>): { createdAt: Micros; updatedAt: Micros } {
+  const createdAt = requireIso(raw.createdAt ?? raw.startDate, "createdAt");
+  return {
+    createdAt,
+    updatedAt: raw.updatedAt === undefined ? createdAt : requireIso(raw.updatedAt, "updatedAt"),
+  };
+}
+
 /** A list Gamma may send as a JSON array or as JSON text holding one. */
 function listField(v: unknown, field: string): unknown[] {
   let value = v;
@@ -104,13 +175,18 @@ export interface GammaMarket {
   tokenUp: string;
   tokenDown: string;
   closed: boolean;
-  /** Set once the market is closed and its outcome prices are 1 and 0. */
-  winner: Outcome | null;
+  /** Set once the market is closed and its outcome prices are 1 and 0 (or a final 0.5 and 0.5). */
+  winner: Winner | null;
   volume: number | null;
   liquidity: number | null;
   resolvedAt: number | null;
   createdAt: Micros;
   updatedAt: Micros;
+  twap: TwapConfig | null;
+  feeSchedule: FeeSchedule | null;
+  /** The upstream's own start and end prices, once it publishes them. */
+  priceToBeat: number | null;
+  finalPrice: number | null;
 }
 
 /**
@@ -136,11 +212,16 @@ export function parseGammaMarket(raw: Record<string, unknown>): GammaMarket {
     tokenUp: requireString(tokens[up], "clobTokenIds[Up]"),
     tokenDown: requireString(tokens[down], "clobTokenIds[Down]"),
     closed,
-    winner: closed && prices ? winnerFromPrices([prices[up], prices[down]]) : null,
+    winner:
+      closed && prices
+        ? winnerFromPrices([prices[up], prices[down]], raw.umaResolutionStatus === "resolved")
+        : null,
     volume: amountOf(raw.volumeNum, raw.volume),
     liquidity: amountOf(raw.liquidityNum, raw.liquidity),
     resolvedAt: resolvedAtOf(raw),
-    createdAt: requireIso(raw.createdAt, "createdAt"),
-    updatedAt: requireIso(raw.updatedAt, "updatedAt"),
+    ...recordTimesOf(raw),
+    twap: twapConfigOf(raw),
+    feeSchedule: feeScheduleOf(raw),
+    ...eventPricesOf(raw),
   };
 }

@@ -458,6 +458,59 @@ const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
       ],
     });
   },
+  "a 50-50 winner, a TWAP settlement and fees are kept as they are": async (marketStore) => {
+    const split = {
+      ...HAND_MARKET,
+      slug: "btc-updown-24h-1787414400",
+      coin: "btc",
+      marketType: "24h" as const,
+      winner: "50-50" as const,
+      settlement: { source: "binance" as const, lookbackS: null },
+      feeSchedule: null,
+    };
+    const twap = {
+      ...HAND_MARKET,
+      slug: "xrp-updown-5m-1787414400",
+      coin: "xrp",
+      marketType: "5m" as const,
+      settlement: { source: "chainlink_twap" as const, lookbackS: 60 },
+    };
+    for (const market of [split, twap]) {
+      const { key: _k, snapshotCount: _c, ...record } = await marketStore.upsertMarket(market);
+      assert.deepEqual(record, market);
+      const { key: _k2, snapshotCount: _c2, ...read } = (await marketStore.getMarket(market.slug))!;
+      assert.deepEqual(read, market);
+    }
+  },
+  "the series summary counts what the store holds, and what came since a time": async (marketStore) => {
+    const { markets } = await marketStore.listMarkets({ limit: 1000, offset: 0 });
+    const summary = await marketStore.seriesSummary(0);
+    const names = [...new Set(markets.map((m) => `${m.coin} ${m.marketType}`))].sort();
+    assert.deepEqual(
+      summary.map((s) => `${s.coin} ${s.marketType}`),
+      names,
+    );
+    for (const s of summary) {
+      const own = markets.filter((m) => m.coin === s.coin && m.marketType === s.marketType);
+      assert.equal(s.markets, own.length);
+      assert.equal(
+        s.snapshots,
+        own.reduce((n, m) => n + m.snapshotCount, 0),
+      );
+      assert.equal(s.snapshotsSince, s.snapshots, "everything is after second 0");
+      assert.equal(s.firstStart, Math.min(...own.map((m) => m.startTime)));
+      assert.equal(s.lastStart, Math.max(...own.map((m) => m.startTime)));
+    }
+    // HAND_MARKET's snapshots are at 1784851200 and 1784851201.5: a second in between splits them.
+    const since = 1784851201;
+    for (const s of await marketStore.seriesSummary(since)) {
+      let expected = 0;
+      for (const m of markets.filter((m) => m.coin === s.coin && m.marketType === s.marketType)) {
+        expected += await marketStore.countSnapshots(m.key, since * 1e6);
+      }
+      assert.equal(s.snapshotsSince, expected, `${s.coin} ${s.marketType}`);
+    }
+  },
 };
 
 /**

@@ -35,6 +35,8 @@ export interface TestApp {
   keys: KeyService;
   key: string;
   keyFor(plan: PlanName): Promise<string>;
+  /** Answers outside the API document so far (close() fails while there are any). */
+  contractMismatches: readonly string[];
   get(url: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
@@ -95,6 +97,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     keys,
     key,
     keyFor,
+    contractMismatches: contract.mismatches,
     get: (url, headers = {}) => app.inject({ method: "GET", url, headers: { "x-api-key": key, ...headers } }),
     close: async () => {
       await app.close();
@@ -125,6 +128,8 @@ export const HAND_MARKET: Market = {
   resolvedAt: 1784852118,
   createdAt: 1784764800_000001,
   updatedAt: 1784852118_178216,
+  settlement: { source: "chainlink", lookbackS: null },
+  feeSchedule: { rate: 0.07, exponent: 1, takerOnly: true, rebateRate: 0.2 },
 };
 
 /** Two seconds of HAND_MARKET: the second one without recorded books. */

@@ -7,7 +7,8 @@ import type { Level, OrderBook } from "../../src/domain/book.ts";
 /**
  * Local servers that play Polymarket's upstream protocols for collector tests: the Gamma REST API
  * (`/markets?slug=`, `/events?slug=`), the CLOB market channel (subscribe, PING/PONG, `book`,
- * `price_change`, `last_trade_price`, `tick_size_change`) and the real-time data socket (coin prices).
+ * `price_change`, `last_trade_price`, `tick_size_change`, `market_resolved`) and the real-time data
+ * socket (coin prices: Chainlink's instantaneous and TWAP streams, Binance's).
  * The CLOB server keeps the true book of every token, so a test can compare what was recorded with
  * what the upstream said at that second.
  */
@@ -26,12 +27,15 @@ export class FakeGamma {
   readonly onlyInEvents = new Set<string>();
   /** Called for a slug not in `markets`; may create it (a process test serves any slug it is asked). */
   fallback: ((slug: string) => Record<string, unknown> | null) | null = null;
+  /** Slugs whose look-ups are never answered: an upstream that hangs. */
+  readonly stalled = new Set<string>();
   requests: string[] = [];
 
   handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? "/", "http://x");
     this.requests.push(`${url.pathname}${url.search}`);
     const slug = url.searchParams.get("slug") ?? "";
+    if (this.stalled.has(slug)) return;
     let market = this.markets.get(slug) ?? null;
     if (!market && this.fallback) {
       market = this.fallback(slug);
@@ -91,6 +95,9 @@ export class FakeClob {
   private held: { ws: WebSocket; ids: string[] }[] = [];
   /** While refusing, new connections are closed at once. */
   refusing = false;
+  /** Trades sent so far; the last `replayTrades` of a token are sent again to each new subscription. */
+  readonly tradeLog: Record<string, unknown>[] = [];
+  replayTrades = 0;
   /** Gives a book to a token subscribed before any was set (a process test serves any market). */
   autoBook: ((id: string) => OrderBook) | null = null;
   connections = 0;
@@ -138,6 +145,10 @@ export class FakeClob {
     // The initial dump: every subscribed book in one frame, as an array.
     const books = ids.filter((id) => this.books.has(id)).map((id) => this.bookMessage(id));
     if (books.length > 0) this.send(ws, JSON.stringify(books));
+    if (this.replayTrades > 0) {
+      const recent = this.tradeLog.filter((t) => ids.includes(String(t.asset_id))).slice(-this.replayTrades);
+      if (recent.length > 0) this.send(ws, JSON.stringify(recent));
+    }
   }
 
   private send(ws: WebSocket, text: string): void {
@@ -209,10 +220,37 @@ export class FakeClob {
     );
   }
 
-  trade(id: string, price: number): void {
+  /** A trade in the fixture's shape; time, size and side as given (the fixture's own otherwise). */
+  trade(
+    id: string,
+    price: number,
+    trade: { timestampMs?: number; size?: string; side?: "BUY" | "SELL" } = {},
+  ): void {
     this.lastTrade.set(id, price);
     const base = protocolFixture("ws-market-last-trade-price.json");
-    this.broadcast([id], JSON.stringify({ ...base, asset_id: id, price: String(price) }));
+    const message = {
+      ...base,
+      asset_id: id,
+      price: String(price),
+      ...(trade.timestampMs === undefined ? {} : { timestamp: String(trade.timestampMs) }),
+      ...(trade.size === undefined ? {} : { size: trade.size }),
+      ...(trade.side === undefined ? {} : { side: trade.side }),
+    };
+    this.tradeLog.push(message);
+    this.broadcast([id], JSON.stringify(message));
+  }
+
+  /** The fixture's `market_resolved`, for a market of these two tokens: `winner` won. */
+  resolve(tokens: [string, string], winner: string, timestampMs: number): void {
+    const base = protocolFixture("ws-market-resolved.json");
+    const message = {
+      ...base,
+      assets_ids: tokens,
+      winning_asset_id: winner,
+      winning_outcome: winner === tokens[0] ? "Up" : "Down",
+      timestamp: String(timestampMs),
+    };
+    this.broadcast(tokens, JSON.stringify(message));
   }
 
   tickSizeChange(id: string, size: string): void {
@@ -288,7 +326,28 @@ export class FakeRtds {
         full_accuracy_value: value,
       },
     };
-    const text = JSON.stringify(message);
+    this.sendAll(JSON.stringify(message));
+  }
+
+  /** A TWAP stream's update (`crypto_prices_twap_sixty` or `_thirty`), in the shape of the fixture. */
+  twap(lookbackS: 30 | 60, coin: string, timestampMs: number, scaled: string): void {
+    const base = protocolFixture("rtds-crypto-twap-sixty-update.json");
+    const message = {
+      ...base,
+      topic: lookbackS === 60 ? "crypto_prices_twap_sixty" : "crypto_prices_twap_thirty",
+      timestamp: timestampMs + 50,
+      payload: {
+        symbol: `${coin}/usd`,
+        timestamp: timestampMs,
+        value: Number(scaledToDecimal(scaled)),
+        full_accuracy_value: scaled,
+        window_s: lookbackS,
+      },
+    };
+    this.sendAll(JSON.stringify(message));
+  }
+
+  private sendAll(text: string): void {
     for (const ws of this.clients) {
       this.framesSent++;
       ws.send(text);
@@ -296,7 +355,7 @@ export class FakeRtds {
   }
 }
 
-function scaledToDecimal(scaled: string): string {
+export function scaledToDecimal(scaled: string): string {
   const padded = scaled.padStart(19, "0");
   return `${padded.slice(0, -18)}.${padded.slice(-18)}`;
 }
@@ -340,6 +399,7 @@ export async function startPolymarketUpstream(): Promise<PolymarketUpstream> {
     rtdsUrl: `ws://127.0.0.1:${port}/rtds`,
     close: async () => {
       for (const wss of [clobWss, rtdsWss]) for (const ws of wss.clients) ws.terminate();
+      server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
@@ -362,4 +422,27 @@ export async function until(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, poll ? 50 : 2));
   }
+}
+
+/**
+ * The Gamma record of a 5-minute market settled on the 60 s TWAP stream (the fixture captured after
+ * the switch), for a market of our choosing: live, its price to beat not known yet unless given.
+ */
+export function twapGammaMarket(
+  slug: string,
+  id: number,
+  tokens: [string, string],
+  startTime: number,
+): Record<string, unknown> {
+  const raw = protocolFixture("gamma-market-twap-btc-5m.json");
+  return {
+    ...raw,
+    id: String(id),
+    slug,
+    conditionId: `0xcondition${id}`,
+    clobTokenIds: JSON.stringify(tokens),
+    eventStartTime: new Date(startTime * 1000).toISOString(),
+    endDate: new Date((startTime + 300) * 1000).toISOString(),
+    outcomePrices: '["0.5", "0.5"]',
+  };
 }

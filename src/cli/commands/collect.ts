@@ -1,6 +1,6 @@
 import { toConfig } from "../../config.ts";
 import { collect } from "../../record/collect.ts";
-import { defineCommand } from "../command.ts";
+import { defineCommand, openDatabase } from "../command.ts";
 
 export const collectCommand = defineCommand({
   name: "collect",
@@ -19,8 +19,9 @@ trades, 1m candles, mark price, funding rates and open interest. --types none or
 one side out.
 Upstream addresses: POLYMARKET_GAMMA_URL, POLYMARKET_CLOB_WS_URL, POLYMARKET_RTDS_URL,
 BINANCE_SPOT_WS_URL, BINANCE_FUTURES_WS_URL, BINANCE_FUTURES_REST_URL (or their flags, below).
-SIGTERM or Ctrl-C stops cleanly; after a kill, the next start continues and records the time it was down
-as a gap. See docs/collector.md.`,
+SIGTERM or Ctrl-C stops cleanly: upstream calls in flight get up to DRAIN_SECONDS (default 5) before
+they are abandoned, then open gaps are closed, buffered rows written and the database closed. After a
+kill, the next start continues and records the time it was down as a gap. See docs/collector.md.`,
   options: [
     "databaseUrl",
     "coins",
@@ -28,6 +29,7 @@ as a gap. See docs/collector.md.`,
     "lookahead",
     "venues",
     "snapshotIntervalMs",
+    "drainSeconds",
     "polymarketGammaUrl",
     "polymarketClobWsUrl",
     "polymarketRtdsUrl",
@@ -36,7 +38,8 @@ as a gap. See docs/collector.md.`,
     "binanceFuturesRestUrl",
   ],
   run: async (values) => {
-    await collect(toConfig(values), {
+    const { store } = await openDatabase(values.databaseUrl);
+    await collect(store, toConfig(values), {
       coins: values.coins,
       marketTypes: values.types,
       lookahead: values.lookahead,

@@ -1,19 +1,20 @@
 import { exportArchive, openOutput } from "../../archive/archive.ts";
-import { defineCommand, UsageError, withStore } from "../command.ts";
+import { defineCommand, requireFolderFor, UsageError, withStore } from "../command.ts";
 import { Progress } from "../progress.ts";
 
 export const exportCommand = defineCommand({
   name: "export",
-  summary: "Export markets and snapshots (NDJSON archive, CSV or Parquet)",
+  summary: "Export markets, snapshots and trades (NDJSON archive, CSV or Parquet)",
   help: `updown export --out FILE|- [--format ndjson|csv|parquet] [--books] [--coin C] [--type T]
               [--from TIME] [--to TIME] [--slug S]...
 
 Writes markets and their snapshots oldest first, with progress on stderr. ndjson (default) is our
-archive format, importable with 'updown import archive'; csv is one snapshot a row for analysis tools;
-parquet has typed columns (time as a UTC microsecond timestamp, prices as doubles, books as lists of
-{price, size}) for pandas, polars and DuckDB. --books includes both order books. A FILE ending in .gz
-is gzipped. Filters: --coin, --type, --from and --to (a series over a time range: the markets that
-overlap it, their snapshots within it), or one or more --slug.`,
+archive format, importable with 'updown import archive', and holds each market's Polymarket trades
+after its snapshots; csv is one snapshot a row for analysis tools (no trades); parquet has typed
+columns (time as a UTC microsecond timestamp, prices as doubles, books as lists of {price, size}) for
+pandas, polars and DuckDB (no trades). --books includes both order books. A FILE ending in .gz is
+gzipped. Filters: --coin, --type, --from and --to (a series over a time range: the markets that
+overlap it, their snapshots and trades within it), or one or more --slug.`,
   options: [
     "databaseUrl",
     "out",
@@ -28,6 +29,7 @@ overlap it, their snapshots within it), or one or more --slug.`,
   run: async (values) => {
     const path = values.out;
     if (path === null) throw new UsageError("export needs --out FILE (or - for stdout)");
+    if (path !== "-") requireFolderFor(path, "--out");
     const from = values.exportFrom ?? undefined;
     const to = values.exportTo ?? undefined;
     if (from !== undefined && to !== undefined && from > to)
@@ -37,6 +39,7 @@ overlap it, their snapshots within it), or one or more --slug.`,
       const { out, done } = openOutput(path);
       const r = await exportArchive({
         store: store.markets,
+        trades: store.trades,
         out,
         format: values.format,
         books: values.books,
@@ -48,7 +51,9 @@ overlap it, their snapshots within it), or one or more --slug.`,
         onProgress: (markets, snapshots) => progress.count(snapshots, `snapshots (${markets} markets)`),
       });
       await done();
-      progress.done(`${r.markets} markets, ${r.snapshots} snapshots`);
+      // Only the archive carries trades.
+      const trades = values.format === "ndjson" ? `, ${r.trades ?? 0} trades` : "";
+      progress.done(`${r.markets} markets, ${r.snapshots} snapshots${trades}`);
     });
   },
 });

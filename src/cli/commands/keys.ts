@@ -13,8 +13,9 @@ updown keys revoke KEY_ID
 create prints only the new key on stdout (shown once; only its SHA-256 is stored). --account (default
 "default") is who holds the key: a plan allows a number of active keys per account (keys_per_account
 in the plans file), and create refuses past it with exit status 1. --per-minute and --per-day set an
-enterprise key's own limits (default: the plan's). list shows ids, plans, accounts, states and names,
-never keys. revoke takes the id shown by list (the 8 characters after ud_) and takes effect at once.`;
+enterprise key's own limits (default: the plan's). list shows ids, plans, accounts, states and names
+(a header row, then one key a line, tab-separated), never keys. revoke takes the id shown by list
+(the 8 characters after ud_) and takes effect at once.`;
 
 type KeyValues = Values<"plan" | "account" | "keyName" | "perMinute" | "perDay">;
 
@@ -31,6 +32,7 @@ async function create(keys: KeyService, values: KeyValues): Promise<void> {
 }
 
 async function list(keys: KeyService): Promise<void> {
+  process.stdout.write("id\tplan\taccount\tstate\tname\n");
   for (const k of await keys.list()) {
     const state = k.revokedAt === null ? "active" : "revoked";
     process.stdout.write(`${k.id}\t${k.plan}\t${k.account}\t${state}\t${k.name ?? ""}\n`);

@@ -52,9 +52,14 @@ const Account = Type.Object(
     ),
     btc_history: Nullable(
       Type.Record(Type.String(), Type.Integer(), {
-        description: "How many of the latest BTC markets of each type the plan opens; null: all",
+        description:
+          "How many of the latest BTC markets of each type the plan opens; null: all (history.btc)",
       }),
     ),
+    history: Type.Record(Type.String(), Type.Record(Type.String(), Type.Integer()), {
+      description:
+        "Per coin, how many of its latest markets of each type the plan opens; a coin not named is open in full",
+    }),
     keys_per_account: Nullable(Type.Integer()),
   },
   { $id: "Account", additionalProperties: false },
@@ -90,7 +95,7 @@ function windowToWire(w: WindowState) {
   };
 }
 
-function quotaToWire(q: QuotaStatus) {
+export function quotaToWire(q: QuotaStatus) {
   return {
     included: q.included,
     month: q.month,
@@ -118,7 +123,8 @@ export function accountRoutes(app: Api, ctx: AppContext): void {
       usage: { minute: windowToWire(decision.minute), day: windowToWire(decision.day) },
       quota: quotaToWire(await ctx.quota.status(key)),
       features: plan.features,
-      btc_history: plan.btcHistory,
+      btc_history: plan.history.btc ?? null,
+      history: plan.history,
       keys_per_account: plan.keysPerAccount,
     };
   });

@@ -10,7 +10,7 @@ import {
   openInterestToWire,
   tradeToWire,
 } from "../../domain/exchange-wire.ts";
-import { COINS, type Coin, parseCoin } from "../../domain/market.ts";
+import { type Coin, knownCoin } from "../../domain/market.ts";
 import type { RangeQuery } from "../../store/exchange-store.ts";
 import type { Api, AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
@@ -34,7 +34,8 @@ import {
  * any unknown path; a plan without the venue's feature gets 403.
  */
 
-const CoinParam = Type.Enum([...COINS], { description: "The coin (any case accepted)" });
+/** A configured coin (the document's Coin enum, from the `COINS` option); any case accepted. */
+const CoinParam = Type.Unsafe<string>(Type.Ref("Coin"));
 
 /** Routes of both venues; `future` and any case are accepted and read as the venue they name. */
 const VenueParams = Type.Object({
@@ -132,19 +133,21 @@ export function futuresOnlyHint(path: string): string | null {
  * Reads the coin and venue of a path as the canonical names the schema's enums hold (any case;
  * `future` for futures), and answers an unknown one with 404 like any unknown path.
  */
-async function canonicalPath(req: FastifyRequest): Promise<void> {
-  const params = req.params as { coin?: string; venue?: string };
-  if (params.coin !== undefined) {
-    const coin = parseCoin(params.coin);
-    if (!coin) throw notFound(`No coin ${params.coin}; coins are ${COINS.join(", ")}.`);
-    params.coin = coin;
-  }
-  if (params.venue !== undefined) {
-    const venue = parseVenue(params.venue);
-    if (!venue) throw notFound(`No venue ${params.venue}; venues are spot and futures.`);
-    params.venue = venue;
-  }
-}
+const canonicalPath =
+  (coins: readonly Coin[]) =>
+  async (req: FastifyRequest): Promise<void> => {
+    const params = req.params as { coin?: string; venue?: string };
+    if (params.coin !== undefined) {
+      const coin = knownCoin(params.coin, coins);
+      if (!coin) throw notFound(`No coin ${params.coin}; coins are ${coins.join(", ")}.`);
+      params.coin = coin;
+    }
+    if (params.venue !== undefined) {
+      const venue = parseVenue(params.venue);
+      if (!venue) throw notFound(`No venue ${params.venue}; venues are spot and futures.`);
+      params.venue = venue;
+    }
+  };
 
 function rangeQuery(q: RangeQueryWire): RangeQuery {
   const { from, to } = timeRange(q.start_time, q.end_time);
@@ -163,7 +166,7 @@ async function page<T>(
 }
 
 export function exchangeRoutes(app: Api, ctx: AppContext): void {
-  app.addHook("preValidation", canonicalPath);
+  app.addHook("preValidation", canonicalPath(ctx.config.coins));
   venueRoutes(app, ctx);
   futuresRoutes(app, ctx);
 }

@@ -32,7 +32,7 @@ const ExportQuery = Query({
 });
 
 const BulkQuery = Query({
-  coin: Type.String({ description: "btc, eth or sol (any case)" }),
+  coin: Type.String({ description: "A configured coin (the Coin values), any case" }),
   market_type: Type.String({ description: "5m, 15m, 1h, 4h, 24h (1hr, 4hr, 24hr accepted)" }),
   format: FORMAT,
   include_orderbook: Type.Boolean({ default: false }),
@@ -176,7 +176,7 @@ export function exportRoutes(app: Api, ctx: AppContext): void {
 
   app.get("/snapshots/export", { schema: bulkSchema }, async (req, reply) => {
     const q = req.query;
-    const coin = coinParam(q.coin);
+    const coin = coinParam(q.coin, ctx.config.coins);
     const marketType = marketTypeParam(q.market_type);
     const { from, to } = timeRange(q.start_time, q.end_time);
     const plan = callerOf(req).plan;

@@ -17,7 +17,7 @@ import {
 } from "../schemas.ts";
 
 const ListQuery = Query({
-  coin: Type.Optional(Type.String({ description: "btc, eth or sol (any case)" })),
+  coin: Type.Optional(Type.String({ description: "A configured coin (the Coin values), any case" })),
   market_type: Type.Optional(Type.String({ description: "5m, 15m, 1h, 4h, 24h (1hr, 4hr, 24hr accepted)" })),
   resolved: Type.Optional(Type.Boolean()),
   start_time: Type.Optional(TimeParam("Markets starting at or after")),
@@ -55,16 +55,21 @@ const detailSchema = {
   response: v1Responses({ 200: answer(ref("Market"), "The market record") }, { errors: [400, 403, 404] }),
 };
 
-/** Says what the list leaves out, when the caller's plan hides older BTC markets. */
-function hiddenWarning(ctx: AppContext, plan: PlanName): string {
-  const windows = ctx.plans[plan].btcHistory ?? {};
-  const counts = Object.entries(windows)
-    .map(([type, n]) => `${n} (${type})`)
-    .join(", ");
-  const required = cheapestPlanWith(ctx.plans, (p) => p.btcHistory === null);
+/** Says what the list leaves out, when the caller's plan hides older markets of some coins. */
+function hiddenWarning(ctx: AppContext, plan: PlanName, coins: string[]): string {
+  const countsOf = (coin: string) =>
+    Object.entries(ctx.plans[plan].history[coin] ?? {})
+      .map(([type, n]) => `${n} (${type})`)
+      .join(", ");
+  const windows =
+    coins.length === 1
+      ? countsOf(coins[0])
+      : coins.map((c) => `${c.toUpperCase()}: ${countsOf(c)}`).join("; ");
+  const required = cheapestPlanWith(ctx.plans, (p) => coins.every((coin) => p.history[coin] === undefined));
+  const names = coins.map((c) => c.toUpperCase()).join(", ");
   return (
-    `The ${plan} plan opens only the latest BTC markets of each type: ${counts}. Older BTC markets are ` +
-    `left out of this list and of total${required ? `; upgrade to ${required} for the full history` : ""}.`
+    `The ${plan} plan opens only the latest ${names} markets of each type: ${windows}. Older ${names} ` +
+    `markets are left out of this list and of total${required ? `; upgrade to ${required} for the full history` : ""}.`
   );
 }
 
@@ -72,9 +77,9 @@ export function marketRoutes(app: Api, ctx: AppContext): void {
   app.get("/markets", { schema: listSchema }, async (req) => {
     const q = req.query;
     const { from, to } = timeRange(q.start_time, q.end_time);
-    const coin = coinParam(q.coin);
+    const coin = coinParam(q.coin, ctx.config.coins);
     const plan = callerOf(req).plan;
-    const hidden = coin === undefined || coin === "btc" ? await ctx.access.hiddenSeries(plan) : [];
+    const hidden = await ctx.access.hiddenSeries(plan, coin);
     const { markets, total } = await ctx.store.markets.listMarkets({
       coin,
       marketType: marketTypeParam(q.market_type),
@@ -85,7 +90,8 @@ export function marketRoutes(app: Api, ctx: AppContext): void {
       limit: q.limit,
       offset: q.offset,
     });
-    const warning = hidden.length === 0 ? null : hiddenWarning(ctx, plan);
+    const warning =
+      hidden.length === 0 ? null : hiddenWarning(ctx, plan, [...new Set(hidden.map((h) => h.coin))]);
     return { markets: markets.map(marketToWire), total, limit: q.limit, offset: q.offset, warning };
   });
 

@@ -62,6 +62,8 @@ export interface RecorderOptions {
   /** Futures funding rates and open interest are polled this often over REST; 0: never. Default 5 min. */
   pollMs?: number;
   futuresWeightLimit?: number;
+  /** Aborted when the process stops waiting for upstream calls: a REST poll in flight fails at once. */
+  signal?: AbortSignal;
   /** 0..1, spreads reconnect delays by ±20 % so that replicas do not reconnect in step. */
   random?: () => number;
   onEvent?: (event: RecorderEvent) => void;
@@ -118,6 +120,7 @@ class Recorder implements BinanceRecorder {
       scheduler: this.scheduler,
       log: this.log,
       maxAttempts: 2,
+      signal: options.signal,
     });
   }
 

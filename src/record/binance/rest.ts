@@ -34,6 +34,8 @@ export interface RestOptions {
   maxAttempts?: number;
   /** Per request, in real milliseconds. */
   timeoutMs?: number;
+  /** Aborted when the process stops waiting for upstream calls: a call in flight or waiting fails at once. */
+  signal?: AbortSignal;
 }
 
 const MINUTE_MS = 60_000;
@@ -45,7 +47,8 @@ const MINUTE_MS = 60_000;
  * seconds and tries again; a 418 (banned) throws BinanceBannedError at once.
  */
 export class BinanceRest {
-  private readonly options: Required<Omit<RestOptions, "log">> & { log: Logger };
+  private readonly options: Required<Omit<RestOptions, "log" | "signal">> & { log: Logger };
+  private readonly signal: AbortSignal | null;
   private usedWeight = 0;
   private usedMinute = -1;
   /** Milliseconds spent waiting for the weight budget or Retry-After, for reports. */
@@ -59,6 +62,7 @@ export class BinanceRest {
       log: silentLogger,
       ...options,
     };
+    this.signal = options.signal ?? null;
   }
 
   /** The weight used in the current minute, as last known. */
@@ -70,7 +74,19 @@ export class BinanceRest {
 
   private async wait(ms: number): Promise<void> {
     this.waitedMs += ms;
-    await sleep(this.options.scheduler, ms);
+    const signal = this.signal;
+    if (!signal) return sleep(this.options.scheduler, ms);
+    signal.throwIfAborted();
+    let onAbort = () => {};
+    const aborted = new Promise<never>((_resolve, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      await Promise.race([sleep(this.options.scheduler, ms), aborted]);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
   }
 
   /** Waits for the next minute when `weight` more would pass the budget. */
@@ -105,9 +121,10 @@ export class BinanceRest {
       await this.pace(weight);
       let res: Response;
       try {
-        res = await fetch(url, { signal: AbortSignal.timeout(this.options.timeoutMs) });
+        const timeout = AbortSignal.timeout(this.options.timeoutMs);
+        res = await fetch(url, { signal: this.signal ? AbortSignal.any([timeout, this.signal]) : timeout });
       } catch (err) {
-        if (attempt >= this.options.maxAttempts) throw err;
+        if (attempt >= this.options.maxAttempts || this.signal?.aborted) throw err;
         this.options.log.warn(
           { url, err: errorMessage(err) },
           `Binance ${url}: ${errorMessage(err)}; retrying`,

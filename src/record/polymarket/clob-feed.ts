@@ -1,4 +1,5 @@
 import type { Level } from "../../domain/book.ts";
+import type { TradeSide } from "../../domain/trade.ts";
 import type { SocketDownCause } from "../socket/reconnecting-socket.ts";
 import { SocketFeed, type SocketFeedOptions } from "./socket-feed.ts";
 import { LocalBook } from "./local-book.ts";
@@ -15,6 +16,23 @@ export interface NotReady {
   detail: string;
 }
 
+/** A trade of a followed token, as `last_trade_price` reported it; the collector knows its market. */
+export interface ReceivedTrade {
+  assetId: string;
+  timeMs: number;
+  side: TradeSide;
+  price: number;
+  size: number;
+  feeRateBps: number;
+}
+
+/** A `market_resolved` message: the winning token of a market whose tokens are `assetIds`. */
+export interface MarketResolved {
+  assetIds: string[];
+  winningAssetId: string;
+  timeMs: number | null;
+}
+
 interface TokenState {
   book: LocalBook;
   /** Null when the book is trustworthy. */
@@ -23,6 +41,9 @@ interface TokenState {
 
 export class ClobFeed extends SocketFeed {
   private readonly tokens = new Map<string, TokenState>();
+  private trades: ReceivedTrade[] = [];
+  /** By each token of the resolved market. */
+  private readonly resolved = new Map<string, MarketResolved>();
 
   constructor(opts: SocketFeedOptions) {
     super("clob", opts, { heartbeatIntervalMs: 10_000, silenceLimitMs: 30_000 });
@@ -30,7 +51,9 @@ export class ClobFeed extends SocketFeed {
 
   protected subscribe(send: (text: string) => void): void {
     const ids = [...this.tokens.keys()];
-    if (ids.length > 0) send(JSON.stringify({ assets_ids: ids, type: "market" }));
+    // custom_feature_enabled: the channel sends market_resolved (and new_market) only when asked.
+    if (ids.length > 0)
+      send(JSON.stringify({ assets_ids: ids, type: "market", custom_feature_enabled: true }));
   }
 
   protected override down(cause: SocketDownCause, detail: string): void {
@@ -57,7 +80,22 @@ export class ClobFeed extends SocketFeed {
    * coming until the next reconnect; they are ignored.
    */
   unfollow(ids: string[]): void {
-    for (const id of ids) this.tokens.delete(id);
+    for (const id of ids) {
+      this.tokens.delete(id);
+      this.resolved.delete(id);
+    }
+  }
+
+  /** The trades received since the last call, oldest first. */
+  takeTrades(): ReceivedTrade[] {
+    const taken = this.trades;
+    this.trades = [];
+    return taken;
+  }
+
+  /** The resolution the channel announced for the market holding this token, if any. */
+  resolutionOf(id: string): MarketResolved | null {
+    return this.resolved.get(id) ?? null;
   }
 
   book(id: string): LocalBook | null {
@@ -103,8 +141,21 @@ export class ClobFeed extends SocketFeed {
         return;
       }
       case "last_trade_price": {
-        const state = this.tokens.get(String(m.asset_id));
-        if (state) state.book.lastTradePrice = decimal(m.price);
+        const id = String(m.asset_id);
+        const state = this.tokens.get(id);
+        if (!state) return;
+        const price = decimal(m.price);
+        state.book.lastTradePrice = price;
+        if (m.size !== undefined) this.trades.push(tradeOf(id, price, m));
+        return;
+      }
+      case "market_resolved": {
+        const ids = Array.isArray(m.assets_ids) ? m.assets_ids.map(String) : [];
+        const winning = String(m.winning_asset_id ?? "");
+        if (!ids.includes(winning)) throw new Error("market_resolved names no winner among its tokens");
+        const timeMs = m.timestamp === undefined ? null : decimal(m.timestamp);
+        for (const id of ids)
+          if (this.tokens.has(id)) this.resolved.set(id, { assetIds: ids, winningAssetId: winning, timeMs });
         return;
       }
       case "tick_size_change": {
@@ -113,7 +164,7 @@ export class ClobFeed extends SocketFeed {
         return;
       }
       default:
-        // best_bid_ask, new_market, market_resolved and future types: nothing a snapshot needs.
+        // best_bid_ask, new_market and future types: nothing the collector needs.
         return;
     }
   }
@@ -126,6 +177,19 @@ function decimal(v: unknown): number {
     throw new Error(`not a decimal: ${JSON.stringify(v)}`);
   }
   return n;
+}
+
+function tradeOf(assetId: string, price: number, m: Record<string, unknown>): ReceivedTrade {
+  const side = m.side === "BUY" || m.side === "SELL" ? m.side : null;
+  if (side === null) throw new Error(`last_trade_price side ${String(m.side)}`);
+  return {
+    assetId,
+    timeMs: decimal(m.timestamp),
+    side,
+    price,
+    size: decimal(m.size),
+    feeRateBps: m.fee_rate_bps === undefined ? 0 : decimal(m.fee_rate_bps),
+  };
 }
 
 function levels(v: unknown): Level[] {

@@ -18,15 +18,19 @@ export class UpstreamError extends Error {
 export interface GammaClientOptions {
   baseUrl: string;
   timeoutMs?: number;
+  /** Aborted when the process stops waiting for upstream calls: every call in flight or to come fails. */
+  signal?: AbortSignal;
 }
 
 export class GammaClient {
   private readonly baseUrl: string;
   private readonly timeoutMs: number;
+  private readonly signal: AbortSignal | null;
 
   constructor(opts: GammaClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
     this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.signal = opts.signal ?? null;
   }
 
   /** The market with this upstream slug, or null when Gamma does not list it (yet). */
@@ -48,7 +52,9 @@ export class GammaClient {
   private async getList(path: string): Promise<unknown[]> {
     let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
+      const timeout = AbortSignal.timeout(this.timeoutMs);
+      const signal = this.signal ? AbortSignal.any([timeout, this.signal]) : timeout;
+      response = await fetch(`${this.baseUrl}${path}`, { signal });
     } catch (err) {
       throw new UpstreamError(`GET ${path}: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -1,24 +1,38 @@
-import { type Coin, COINS, type SettlementFeed } from "../../domain/market.ts";
+import { type Coin, DEFAULT_COINS, parseCoin, type Settlement } from "../../domain/market.ts";
+import { settlementName } from "../../domain/settlement.ts";
 import type { Clock } from "../../domain/time.ts";
 import { PriceFeed, scaledDecimalToNumber } from "../../upstream/price-feed.ts";
 import { SocketFeed, type SocketFeedOptions } from "./socket-feed.ts";
 
 /**
- * Coin prices from Polymarket's real-time data socket: the Chainlink topic settles 5m, 15m and 4h
- * markets, the Binance topic 1h and 24h ones (SETTLEMENT_FEED). Every tick goes into a PriceFeed per
- * source and coin, the same code the importer settles recorded markets with.
+ * Coin prices from Polymarket's real-time data socket: the Chainlink topic settles 4h markets and the
+ * 5m and 15m ones from before the switch to TWAP, the TWAP topics (30 s and 60 s lookback) the 5m and
+ * 15m ones after it, the Binance topic gives 1h and 24h markets their coin price (DESIGN 3.4). Every
+ * tick goes into a PriceFeed per stream and coin, the same code the importer settles recorded markets
+ * with.
  */
 
-const TOPIC_SOURCE: Record<string, SettlementFeed> = {
-  crypto_prices_chainlink: "chainlink",
-  crypto_prices: "binance",
+const TOPIC_STREAM: Record<string, Settlement> = {
+  crypto_prices_chainlink: { source: "chainlink", lookbackS: null },
+  crypto_prices_twap_thirty: { source: "chainlink_twap", lookbackS: 30 },
+  crypto_prices_twap_sixty: { source: "chainlink_twap", lookbackS: 60 },
+  crypto_prices: { source: "binance", lookbackS: null },
 };
 
-/** Chainlink names pairs `btc/usd`, the Binance topic `btcusdt`. */
+/** Chainlink's streams name pairs `btc/usd`, the Binance topic `btcusdt`. */
 function coinOfSymbol(symbol: string): Coin | null {
   const lower = symbol.toLowerCase();
-  for (const coin of COINS) if (lower === `${coin}/usd` || lower === `${coin}usdt`) return coin;
-  return null;
+  const code = lower.endsWith("/usd")
+    ? lower.slice(0, -4)
+    : lower.endsWith("usdt")
+      ? lower.slice(0, -4)
+      : null;
+  return code === null ? null : parseCoin(code);
+}
+
+export interface RtdsFeedOptions extends SocketFeedOptions {
+  /** The coins whose Binance prices are asked for (the Chainlink topics send every pair). Default DEFAULT_COINS. */
+  coins?: readonly Coin[];
 }
 
 /**
@@ -36,10 +50,12 @@ function tickValue(payload: Record<string, unknown>): number {
 export class RtdsFeed extends SocketFeed {
   private readonly clock: Clock;
   private readonly feeds = new Map<string, PriceFeed>();
+  private readonly coins: readonly Coin[];
 
-  constructor(opts: SocketFeedOptions) {
+  constructor(opts: RtdsFeedOptions) {
     super("rtds", opts, { heartbeatIntervalMs: 5_000, silenceLimitMs: 20_000 });
     this.clock = opts.scheduler;
+    this.coins = opts.coins ?? DEFAULT_COINS;
   }
 
   protected subscribe(send: (text: string) => void): void {
@@ -47,15 +63,18 @@ export class RtdsFeed extends SocketFeed {
       JSON.stringify({
         action: "subscribe",
         subscriptions: [
-          { topic: "crypto_prices", type: "update", filters: COINS.map((c) => `${c}usdt`).join(",") },
+          { topic: "crypto_prices", type: "update", filters: this.coins.map((c) => `${c}usdt`).join(",") },
           { topic: "crypto_prices_chainlink", type: "*", filters: "" },
+          { topic: "crypto_prices_twap_thirty", type: "*", filters: "" },
+          { topic: "crypto_prices_twap_sixty", type: "*", filters: "" },
         ],
       }),
     );
   }
 
-  feed(source: SettlementFeed, coin: Coin): PriceFeed {
-    const key = `${source}:${coin}`;
+  /** The ticks of one stream (a market's settlement) for one coin. */
+  feed(stream: Settlement, coin: Coin): PriceFeed {
+    const key = `${settlementName(stream)}:${coin}`;
     let feed = this.feeds.get(key);
     if (!feed) {
       feed = new PriceFeed();
@@ -70,7 +89,7 @@ export class RtdsFeed extends SocketFeed {
   }
 
   protected apply(m: Record<string, unknown>): void {
-    const source = TOPIC_SOURCE[String(m.topic)];
+    const source = TOPIC_STREAM[String(m.topic)];
     if (!source || typeof m.payload !== "object" || m.payload === null) return;
     const payload = m.payload as Record<string, unknown>;
     const coin = coinOfSymbol(String(payload.symbol));

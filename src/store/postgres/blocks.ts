@@ -33,7 +33,7 @@ const STATE_SQL = `SELECT id, winner IS NOT NULL OR EXISTS (SELECT 1 FROM snapsh
     EXISTS (SELECT 1 FROM snapshots s WHERE s.market = m.id)
   FROM markets m WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`;
 
-/** Resolved markets whose snapshots are still in the rows (before version 5, or mid-upgrade). */
+/** Resolved markets whose snapshots are still in the rows (before version 7, or mid-upgrade). */
 export const PENDING_SQL = `SELECT id FROM markets m WHERE winner IS NOT NULL
   AND EXISTS (SELECT 1 FROM snapshots s WHERE s.market = m.id) ORDER BY id`;
 

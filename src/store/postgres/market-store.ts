@@ -11,7 +11,7 @@ import type {
   SnapshotSpan,
   StoredMarket,
 } from "../market-store.ts";
-import { gapFromRow, MARKET_COLUMNS, marketFromRow, marketValues } from "../rows.ts";
+import { gapFromRow, MARKET_COLUMNS, upsertMarketSql, marketFromRow, marketValues } from "../rows.ts";
 import { marketListSql } from "../rules/market-filter.ts";
 import {
   allBlocks,
@@ -20,6 +20,13 @@ import {
   readBlockPage,
   spanOfBlocks,
 } from "../rules/snapshot-blocks.ts";
+import {
+  addBlockCounts,
+  type SeriesSummaryRow,
+  seriesSummaryFromRow,
+  seriesSummarySql,
+  straddlingBlockedSql,
+} from "../rules/series-summary.ts";
 import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../rules/snapshot-page.ts";
 import { blockSource, lockForInsert, mergeIntoBlocks, PENDING_SQL, sealRows } from "./blocks.ts";
 import type { MonthlyPartitions } from "./partitions.ts";
@@ -30,19 +37,9 @@ import type { PoolClient } from "pg";
 type Row = Record<string, unknown>;
 type ArrayRow = unknown[];
 
-const UPSERT_MARKET_SQL = `INSERT INTO markets (slug, polymarket_slug, coin, market_type, market_id, event_id,
-    start_time, end_time, coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner,
-    final_volume, final_liquidity, resolved_at, created_at, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-  ON CONFLICT (slug) DO UPDATE SET polymarket_slug = excluded.polymarket_slug, coin = excluded.coin,
-    market_type = excluded.market_type, market_id = excluded.market_id, event_id = excluded.event_id,
-    start_time = excluded.start_time, end_time = excluded.end_time,
-    coin_price_start = excluded.coin_price_start, coin_price_end = excluded.coin_price_end,
-    condition_id = excluded.condition_id, clob_token_up = excluded.clob_token_up,
-    clob_token_down = excluded.clob_token_down, winner = excluded.winner,
-    final_volume = excluded.final_volume, final_liquidity = excluded.final_liquidity,
-    resolved_at = excluded.resolved_at, created_at = excluded.created_at, updated_at = excluded.updated_at
-  RETURNING ${MARKET_COLUMNS}`;
+const SERIES_SUMMARY_SQL = seriesSummarySql((i) => `$${i}`);
+const STRADDLING_BLOCKED_SQL = straddlingBlockedSql((i) => `$${i}`);
+const UPSERT_MARKET_SQL = upsertMarketSql((i) => `$${i}`);
 
 /**
  * Our slug, else the earliest market with that Polymarket alias, in one round trip. Both branches are
@@ -156,7 +153,7 @@ export class PostgresMarketStore implements MarketStore {
 
   /**
    * Moves the snapshots of every resolved market still holding rows into blocks, a market a
-   * transaction (migrate() runs it: version 5's upgrade of existing databases, resumable).
+   * transaction (migrate() runs it: version 7's upgrade of existing databases, resumable).
    */
   async sealPendingMarkets(): Promise<number> {
     const { rows } = await this.pool.query<Row>(PENDING_SQL);
@@ -187,6 +184,14 @@ export class PostgresMarketStore implements MarketStore {
       [coin, marketType, count],
     );
     return rows.map((r) => r.start_time as number);
+  }
+
+  async seriesSummary(since: number): Promise<SeriesSummaryRow[]> {
+    const { rows } = await this.pool.query<Row>(SERIES_SUMMARY_SQL, [since, since * 1e6]);
+    const straddling = await this.pool.query<Row>(STRADDLING_BLOCKED_SQL, [since]);
+    return addBlockCounts(rows.map(seriesSummaryFromRow), straddling.rows, (key) =>
+      this.countSnapshots(key, since * 1e6),
+    );
   }
 
   async countMarkets(): Promise<number> {

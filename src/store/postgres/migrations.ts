@@ -197,7 +197,88 @@ CREATE TABLE exchange_mark_price (
   {
     version: 5,
     sql: `
--- Snapshot blocks, as SQLite's version 5 (src/store/rules/snapshot-blocks.ts): a resolved market's
+-- SQLite's version 5: how markets settle and their fees, 50-50 winners, and Polymarket trades.
+ALTER TABLE markets DROP CONSTRAINT markets_winner_check;
+ALTER TABLE markets ADD CONSTRAINT markets_winner_check CHECK (winner IN ('Up', 'Down', '50-50'));
+ALTER TABLE markets ADD COLUMN settlement_source TEXT NOT NULL DEFAULT 'chainlink';
+UPDATE markets SET settlement_source = 'binance' WHERE market_type IN ('1h', '24h');
+ALTER TABLE markets ALTER COLUMN settlement_source DROP DEFAULT;
+ALTER TABLE markets ADD COLUMN settlement_lookback_s BIGINT;
+ALTER TABLE markets ADD COLUMN fee_schedule TEXT;
+
+CREATE TABLE market_trades (
+  market BIGINT NOT NULL,
+  time_us BIGINT NOT NULL,
+  outcome TEXT COLLATE "C" NOT NULL CHECK (outcome IN ('Up', 'Down')),
+  side TEXT COLLATE "C" NOT NULL CHECK (side IN ('BUY', 'SELL')),
+  price DOUBLE PRECISION NOT NULL,
+  size DOUBLE PRECISION NOT NULL,
+  fee_rate_bps DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY (market, time_us, outcome, side, price, size)
+);
+`,
+  },
+  {
+    version: 6,
+    sql: `
+-- SQLite's version 6: backtest strategies, runs and their per-market results.
+CREATE TABLE backtest_strategies (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  key_id TEXT COLLATE "C" NOT NULL,
+  name TEXT NOT NULL,
+  definition TEXT NOT NULL,
+  source TEXT NOT NULL CHECK (source IN ('prompt', 'preset', 'definition')),
+  prompt TEXT,
+  preset TEXT,
+  generator TEXT,
+  model TEXT,
+  notes TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  charge_id TEXT COLLATE "C" UNIQUE,
+  idempotency_key TEXT,
+  request_hash TEXT
+);
+CREATE INDEX backtest_strategies_by_key ON backtest_strategies (key_id, created_at DESC, id);
+
+CREATE TABLE backtest_runs (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  key_id TEXT COLLATE "C" NOT NULL,
+  strategy_id TEXT COLLATE "C",
+  definition TEXT NOT NULL,
+  selection TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'complete', 'failed')),
+  created_at BIGINT NOT NULL,
+  started_at BIGINT,
+  finished_at BIGINT,
+  error TEXT,
+  markets_done INTEGER NOT NULL DEFAULT 0,
+  markets_total INTEGER,
+  aggregate TEXT,
+  unresolved TEXT,
+  runner TEXT,
+  lease_until BIGINT,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  idempotency_key TEXT,
+  request_hash TEXT
+);
+CREATE UNIQUE INDEX backtest_runs_by_idempotency_key ON backtest_runs (key_id, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+CREATE INDEX backtest_runs_in_flight ON backtest_runs (key_id) WHERE status IN ('queued', 'running');
+CREATE INDEX backtest_runs_by_lease ON backtest_runs (lease_until) WHERE status IN ('queued', 'running');
+
+CREATE TABLE backtest_results (
+  run_id TEXT COLLATE "C" NOT NULL,
+  seq INTEGER NOT NULL,
+  slug TEXT NOT NULL,
+  result TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+`,
+  },
+  {
+    version: 7,
+    sql: `
+-- Snapshot blocks, as SQLite's version 7 (src/store/rules/snapshot-blocks.ts): a resolved market's
 -- snapshots as runs of up to 256 seconds, one row a run; rows of markets resolved before this version
 -- are moved here by migrate() after this script, one market a transaction. Not partitioned: a block
 -- row stands for hundreds of seconds. The blobs are kept out of line and not compressed again (the

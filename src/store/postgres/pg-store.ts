@@ -1,11 +1,13 @@
 import pg, { type Pool, type PoolConfig } from "pg";
-import type { Store } from "../store.ts";
+import type { MigrationReport, Store } from "../store.ts";
+import { PostgresBacktestStore } from "./backtest-store.ts";
 import { PostgresExchangeStore } from "./exchange-store.ts";
 import { PostgresKeyStore } from "./key-store.ts";
 import { PostgresMarketStore } from "./market-store.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
 import { MonthlyPartitions } from "./partitions.ts";
 import { PostgresQuotaLedger } from "./quota-ledger.ts";
+import { PostgresTradeStore } from "./trade-store.ts";
 import { SCHEMA_LOCK, STORE_TYPES, inTransaction } from "./pg-util.ts";
 
 type Row = Record<string, unknown>;
@@ -24,11 +26,15 @@ export class PostgresStore implements Store {
   readonly kind = "postgres" as const;
   readonly pool: Pool;
   readonly markets: PostgresMarketStore;
+  readonly trades: PostgresTradeStore;
   readonly keys: PostgresKeyStore;
   readonly quota: PostgresQuotaLedger;
   readonly exchange: PostgresExchangeStore;
+  readonly backtests: PostgresBacktestStore;
+  readonly url: string;
 
   constructor(connectionString: string, options: PostgresStoreOptions = {}) {
+    this.url = connectionString;
     this.pool = new pg.Pool({
       connectionTimeoutMillis: 10_000,
       ...options.pool,
@@ -47,14 +53,16 @@ export class PostgresStore implements Store {
     this.pool.on("error", () => {});
     const partitions = new MonthlyPartitions(this.pool);
     this.markets = new PostgresMarketStore(this.pool, partitions);
+    this.trades = new PostgresTradeStore(this.pool);
     this.keys = new PostgresKeyStore(this.pool);
     this.quota = new PostgresQuotaLedger(this.pool);
     this.exchange = new PostgresExchangeStore(this.pool, partitions);
+    this.backtests = new PostgresBacktestStore(this.pool);
   }
 
   /** Applies the missing migrations in one transaction, after any other process migrating has finished. */
-  async migrate(): Promise<void> {
-    await inTransaction(this.pool, async (client) => {
+  async migrate(): Promise<MigrationReport> {
+    const report = await inTransaction(this.pool, async (client) => {
       await client.query("SELECT pg_advisory_xact_lock($1, $2)", [
         SCHEMA_LOCK.namespace,
         SCHEMA_LOCK.migrations,
@@ -64,14 +72,27 @@ export class PostgresStore implements Store {
       );
       const { rows } = await client.query<Row>("SELECT version FROM schema_migrations");
       const done = new Set(rows.map((r) => r.version as number));
+      const applied: number[] = [];
       for (const m of POSTGRES_MIGRATIONS) {
         if (done.has(m.version)) continue;
         await client.query(m.sql);
         await client.query("INSERT INTO schema_migrations VALUES ($1, $2)", [m.version, Date.now()]);
+        applied.push(m.version);
       }
+      const tables = await client.query<Row>(
+        `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+         ORDER BY c.relname`,
+      );
+      return {
+        applied,
+        version: Math.max(0, ...done, ...applied),
+        tables: tables.rows.map((r) => r.name as string),
+      };
     });
-    // Version 5's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
+    // Version 7's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
     await this.markets.sealPendingMarkets();
+    return report;
   }
 
   async close(): Promise<void> {

@@ -43,14 +43,14 @@ export class PostgresQuotaLedger implements QuotaLedger {
   async chargeQuota(c: QuotaCharge): Promise<QuotaChargeResult> {
     return inTransaction(this.pool, async (client) => {
       await lockQuotaOf(client, c.keyId);
-      return runFlowAsync(chargeFlow(c), ledgerSteps(client));
+      return runFlowAsync(chargeFlow(c), postgresLedgerSteps(client));
     });
   }
 
   async refundQuota(keyId: string, chargeId: string, at: Micros): Promise<boolean> {
     return inTransaction(this.pool, async (client) => {
       await lockQuotaOf(client, keyId);
-      return runFlowAsync(refundFlow(keyId, chargeId, at), ledgerSteps(client));
+      return runFlowAsync(refundFlow(keyId, chargeId, at), postgresLedgerSteps(client));
     });
   }
 
@@ -105,8 +105,11 @@ export class PostgresQuotaLedger implements QuotaLedger {
   }
 }
 
-/** The quota flows' reads and writes on a client holding the key's lock in its transaction. */
-function ledgerSteps(client: PoolClient): AsyncLedgerSteps {
+/**
+ * The quota flows' reads and writes on a client holding the key's lock in its transaction (the
+ * ledger's, or the backtest store's, which charges in the transaction that stores a strategy).
+ */
+export function postgresLedgerSteps(client: PoolClient): AsyncLedgerSteps {
   return {
     async chargeWithIdempotencyKey(keyId, idempotencyKey) {
       const { rows } = await client.query<Row>(
@@ -152,10 +155,18 @@ function ledgerSteps(client: PoolClient): AsyncLedgerSteps {
         month,
       ]);
     },
+    async recordResult(keyId, chargeId, result) {
+      await client.query("UPDATE quota_charges SET result = $1 WHERE id = $2 AND key_id = $3", [
+        result,
+        chargeId,
+        keyId,
+      ]);
+    },
   };
 }
 
-async function lockQuotaOf(client: PoolClient, keyId: string): Promise<void> {
+/** Serializes a key's charges (and its backtest runs' admission) across connections and processes. */
+export async function lockQuotaOf(client: PoolClient, keyId: string): Promise<void> {
   await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [QUOTA_LOCK_NAMESPACE, keyId]);
 }
 

@@ -25,6 +25,8 @@ export interface LedgerSteps {
   markRefunded(keyId: string, chargeId: string, at: Micros): string | null;
   /** Takes one unit off the key's month. */
   releaseUnit(keyId: string, month: string): void;
+  /** Keeps what a live charge bought (QuotaChargeRecord.result). */
+  recordResult(keyId: string, chargeId: string, result: string): void;
 }
 
 /** LedgerSteps of a dialect whose driver answers asynchronously (PostgreSQL). */

@@ -11,7 +11,14 @@ import type {
   SnapshotSpan,
   StoredMarket,
 } from "../market-store.ts";
-import { gapFromRow, MARKET_COLUMNS, marketFromArray, marketFromRow, marketValues } from "../rows.ts";
+import {
+  gapFromRow,
+  MARKET_COLUMNS,
+  upsertMarketSql,
+  marketFromArray,
+  marketFromRow,
+  marketValues,
+} from "../rows.ts";
 import { marketListSql } from "../rules/market-filter.ts";
 import {
   affectedBlocks,
@@ -27,6 +34,13 @@ import {
   spanOfBlocks,
   type StoredBlock,
 } from "../rules/snapshot-blocks.ts";
+import {
+  addBlockCounts,
+  type SeriesSummaryRow,
+  seriesSummaryFromRow,
+  seriesSummarySql,
+  straddlingBlockedSql,
+} from "../rules/series-summary.ts";
 import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../rules/snapshot-page.ts";
 import { attachConcatenatedBooks } from "./concatenated-books.ts";
 import type { SqliteConnection } from "./connection.ts";
@@ -34,19 +48,9 @@ import type { SqliteConnection } from "./connection.ts";
 type Row = Record<string, SQLInputValue>;
 type ArrayRow = SQLOutputValue[];
 
-const UPSERT_MARKET_SQL = `INSERT INTO markets (slug, polymarket_slug, coin, market_type, market_id, event_id,
-    start_time, end_time, coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner,
-    final_volume, final_liquidity, resolved_at, created_at, updated_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (slug) DO UPDATE SET polymarket_slug = excluded.polymarket_slug, coin = excluded.coin,
-    market_type = excluded.market_type, market_id = excluded.market_id, event_id = excluded.event_id,
-    start_time = excluded.start_time, end_time = excluded.end_time,
-    coin_price_start = excluded.coin_price_start, coin_price_end = excluded.coin_price_end,
-    condition_id = excluded.condition_id, clob_token_up = excluded.clob_token_up,
-    clob_token_down = excluded.clob_token_down, winner = excluded.winner,
-    final_volume = excluded.final_volume, final_liquidity = excluded.final_liquidity,
-    resolved_at = excluded.resolved_at, created_at = excluded.created_at, updated_at = excluded.updated_at
-  RETURNING ${MARKET_COLUMNS}`;
+const SERIES_SUMMARY_SQL = seriesSummarySql((i) => `?${i}`);
+const STRADDLING_BLOCKED_SQL = straddlingBlockedSql((i) => `?${i}`);
+const UPSERT_MARKET_SQL = upsertMarketSql(() => "?");
 
 const MARKET_BY_SLUG_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ?`;
 const MARKET_BY_ALIAS_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE polymarket_slug = ? ORDER BY start_time, id LIMIT 1`;
@@ -96,7 +100,7 @@ const SEALED_SQL = `SELECT winner IS NOT NULL AS resolved,
     EXISTS (SELECT 1 FROM snapshot_blocks WHERE market = ?1) AS blocked,
     EXISTS (SELECT 1 FROM snapshots WHERE market = ?1) AS rowed
   FROM markets WHERE id = ?1`;
-/** Resolved markets whose snapshots are still in the rows (before version 5, or mid-upgrade). */
+/** Resolved markets whose snapshots are still in the rows (before version 7, or mid-upgrade). */
 const PENDING_SQL = `SELECT id FROM markets m WHERE winner IS NOT NULL
   AND EXISTS (SELECT 1 FROM snapshots s WHERE s.market = m.id) ORDER BY id`;
 
@@ -157,6 +161,14 @@ export class SqliteMarketStore implements MarketStore {
       )
       .all(coin, marketType, count) as Row[];
     return rows.map((r) => r.start_time as number);
+  }
+
+  async seriesSummary(since: number): Promise<SeriesSummaryRow[]> {
+    const rows = this.conn.stmt(SERIES_SUMMARY_SQL).all(since, since * 1e6) as Row[];
+    const straddling = this.conn.stmt(STRADDLING_BLOCKED_SQL).all(since) as Row[];
+    return addBlockCounts(rows.map(seriesSummaryFromRow), straddling, (key) =>
+      this.countSnapshots(key, since * 1e6),
+    );
   }
 
   async countMarkets(): Promise<number> {
@@ -261,7 +273,7 @@ export class SqliteMarketStore implements MarketStore {
 
   /**
    * Moves the snapshots of every resolved market still holding rows into blocks, a market a
-   * transaction (migrate() runs it: version 5's upgrade of existing databases, resumable).
+   * transaction (migrate() runs it: version 7's upgrade of existing databases, resumable).
    */
   async sealPendingMarkets(onMarket?: (done: number, total: number) => void): Promise<number> {
     const ids = (this.conn.stmt(PENDING_SQL).all() as Row[]).map((r) => r.id as number);

@@ -187,6 +187,122 @@ CREATE TABLE exchange_mark_price (
   {
     version: 5,
     sql: `
+-- Markets record how they settle (DESIGN 3.4) and their fees, and may resolve 50-50. SQLite cannot
+-- change a CHECK constraint, so the table is made again with the same rows and ids; the settlement of
+-- markets stored before is their type's feed (TWAP markets came after), their fees unknown.
+CREATE TABLE markets_v5 (
+  id INTEGER PRIMARY KEY,
+  slug TEXT NOT NULL UNIQUE,
+  polymarket_slug TEXT,
+  coin TEXT NOT NULL,
+  market_type TEXT NOT NULL,
+  market_id TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  start_time INTEGER NOT NULL,
+  end_time INTEGER NOT NULL,
+  coin_price_start REAL,
+  coin_price_end REAL,
+  condition_id TEXT NOT NULL,
+  clob_token_up TEXT NOT NULL,
+  clob_token_down TEXT NOT NULL,
+  winner TEXT CHECK (winner IN ('Up', 'Down', '50-50')),
+  final_volume REAL,
+  final_liquidity REAL,
+  resolved_at INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  snapshot_count INTEGER NOT NULL DEFAULT 0,
+  settlement_source TEXT NOT NULL,
+  settlement_lookback_s INTEGER,
+  -- JSON: {"rate", "exponent", "takerOnly", "rebateRate"}; NULL when the market charges no fees.
+  fee_schedule TEXT
+);
+INSERT INTO markets_v5 SELECT id, slug, polymarket_slug, coin, market_type, market_id, event_id, start_time,
+  end_time, coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner,
+  final_volume, final_liquidity, resolved_at, created_at, updated_at, snapshot_count,
+  CASE WHEN market_type IN ('1h', '24h') THEN 'binance' ELSE 'chainlink' END, NULL, NULL
+  FROM markets;
+DROP TABLE markets;
+ALTER TABLE markets_v5 RENAME TO markets;
+CREATE INDEX markets_by_alias ON markets (polymarket_slug);
+CREATE INDEX markets_by_start ON markets (start_time DESC, slug);
+CREATE INDEX markets_by_series ON markets (coin, market_type, start_time DESC);
+
+-- Polymarket trades of a market's tokens (src/store/trade-store.ts). The upstream gives a trade no id:
+-- all its values are its identity, so a trade received twice is stored once.
+CREATE TABLE market_trades (
+  market INTEGER NOT NULL,
+  time_us INTEGER NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('Up', 'Down')),
+  side TEXT NOT NULL CHECK (side IN ('BUY', 'SELL')),
+  price REAL NOT NULL,
+  size REAL NOT NULL,
+  fee_rate_bps REAL NOT NULL,
+  PRIMARY KEY (market, time_us, outcome, side, price, size)
+) WITHOUT ROWID;
+`,
+  },
+  {
+    version: 6,
+    sql: `
+-- Backtests (DESIGN 3.7, src/store/backtest-store.ts): strategies, each stored with the quota charge
+-- that paid for it; runs, executed as jobs under a runner's lease; one result row per market replayed.
+CREATE TABLE backtest_strategies (
+  id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  definition TEXT NOT NULL,
+  source TEXT NOT NULL CHECK (source IN ('prompt', 'preset', 'definition')),
+  prompt TEXT,
+  preset TEXT,
+  generator TEXT,
+  model TEXT,
+  notes TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  charge_id TEXT UNIQUE,
+  idempotency_key TEXT,
+  request_hash TEXT
+);
+CREATE INDEX backtest_strategies_by_key ON backtest_strategies (key_id, created_at DESC, id);
+
+CREATE TABLE backtest_runs (
+  id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  strategy_id TEXT,
+  definition TEXT NOT NULL,
+  selection TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'complete', 'failed')),
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  finished_at INTEGER,
+  error TEXT,
+  markets_done INTEGER NOT NULL DEFAULT 0,
+  markets_total INTEGER,
+  aggregate TEXT,
+  unresolved TEXT,
+  runner TEXT,
+  lease_until INTEGER,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  idempotency_key TEXT,
+  request_hash TEXT
+);
+CREATE UNIQUE INDEX backtest_runs_by_idempotency_key ON backtest_runs (key_id, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+CREATE INDEX backtest_runs_in_flight ON backtest_runs (key_id) WHERE status IN ('queued', 'running');
+CREATE INDEX backtest_runs_by_lease ON backtest_runs (lease_until) WHERE status IN ('queued', 'running');
+
+CREATE TABLE backtest_results (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  slug TEXT NOT NULL,
+  result TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+`,
+  },
+  {
+    version: 7,
+    sql: `
 -- Snapshot blocks (src/store/rules/snapshot-blocks.ts): a resolved market's snapshots as runs of up to
 -- 256 consecutive seconds, one row a run (times, prices and the book blobs end to end), so that a page
 -- reads a handful of rows. A market's snapshots are all here or all in snapshots/snapshot_books. Rows

@@ -28,7 +28,7 @@ export class SqliteQuotaLedger implements QuotaLedger {
 
   constructor(conn: SqliteConnection) {
     this.conn = conn;
-    this.steps = ledgerSteps(conn);
+    this.steps = sqliteLedgerSteps(conn);
   }
 
   async chargeQuota(c: QuotaCharge): Promise<QuotaChargeResult> {
@@ -40,9 +40,7 @@ export class SqliteQuotaLedger implements QuotaLedger {
   }
 
   async recordChargeResult(keyId: string, chargeId: string, result: string): Promise<void> {
-    this.conn
-      .stmt("UPDATE quota_charges SET result = ? WHERE id = ? AND key_id = ?")
-      .run(result, chargeId, keyId);
+    this.steps.recordResult(keyId, chargeId, result);
   }
 
   async quotaUsed(keyId: string, month: string): Promise<number> {
@@ -79,8 +77,11 @@ export class SqliteQuotaLedger implements QuotaLedger {
   }
 }
 
-/** The quota flows' reads and writes on the connection; the ledger runs them inside its transactions. */
-function ledgerSteps(conn: SqliteConnection): LedgerSteps {
+/**
+ * The quota flows' reads and writes on the connection; the ledger runs them inside its transactions,
+ * and so does the backtest store, which charges in the transaction that stores a strategy.
+ */
+export function sqliteLedgerSteps(conn: SqliteConnection): LedgerSteps {
   return {
     chargeWithIdempotencyKey(keyId, idempotencyKey) {
       const row = conn
@@ -127,6 +128,11 @@ function ledgerSteps(conn: SqliteConnection): LedgerSteps {
     },
     releaseUnit(keyId, month) {
       conn.stmt("UPDATE quota_usage SET used = used - 1 WHERE key_id = ? AND month = ?").run(keyId, month);
+    },
+    recordResult(keyId, chargeId, result) {
+      conn
+        .stmt("UPDATE quota_charges SET result = ? WHERE id = ? AND key_id = ?")
+        .run(result, chargeId, keyId);
     },
   };
 }

@@ -1,0 +1,294 @@
+/**
+ * Backtests (issue 13), in two parts over 100 resolved BTC 15m markets with 20-level books (about
+ * 90,000 snapshots) in a SQLite file of their own:
+ *
+ * 1. Replay throughput: snapshots per second through the engine (src/backtest/jobs/replay.ts, reading
+ *    pages from the store exactly as a run does) for two threshold strategies, as a ratio to only
+ *    reading the same snapshots from the store and decoding every book, measured in the same process,
+ *    alternately, BENCH_BACKTEST_ROUNDS times (default 5; medians). One strategy thresholds the Up price
+ *    (the engine decodes a book only where a fill needs it); the other a book feature (every book is
+ *    decoded, as in the baseline). Target: at least 0.5 for both.
+ * 2. Isolation: the p99 latency of a small request (one market record) from an app whose backtest runs
+ *    execute on worker threads, idle and then while runs are kept in flight back to back. Target: p99
+ *    in flight within 2x of idle.
+ */
+import { decodeBooks } from "../src/domain/book-codec.ts";
+import { DEFINITION_DEFAULTS, type StrategyDefinition } from "../src/backtest/definition.ts";
+import { readSnapshots, replayMarkets } from "../src/backtest/jobs/replay.ts";
+import { KeyService } from "../src/access/keys.ts";
+import { loadPlans } from "../src/access/plans.ts";
+import { systemClock } from "../src/domain/time.ts";
+import { buildApp } from "../src/http/app.ts";
+import { seedDemo } from "../src/demo/seed.ts";
+import type { StoredMarket } from "../src/store/market-store.ts";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
+import { join } from "node:path";
+import type { LoadJob, LoadResult } from "./load.ts";
+
+const THROUGHPUT_TARGET = 0.5;
+const LATENCY_TARGET = 2;
+/** 2026-07-24T00:20:34Z, as the other benchmarks. */
+const ANCHOR = 1784852434;
+
+interface Load {
+  run(job: LoadJob): Promise<LoadResult>;
+}
+
+export interface StrategyThroughput {
+  strategy: string;
+  /** Where the strategy's features come from. */
+  reads: string;
+  snapshotsPerSec: number[];
+  median: number;
+  ratio: number;
+  target: number;
+  pass: boolean;
+  trades: number;
+}
+
+export interface BacktestBenchResult {
+  markets: number;
+  snapshots: number;
+  rounds: number;
+  baselineSnapshotsPerSec: number[];
+  baselineMedian: number;
+  strategies: StrategyThroughput[];
+  latency: {
+    path: string;
+    idle: LoadResult;
+    inFlight: LoadResult;
+    runsCompletedDuring: number;
+    runMsMedian: number;
+    p99Ratio: number;
+    target: number;
+    pass: boolean;
+  };
+}
+
+const exitNone = { ...DEFINITION_DEFAULTS.exit };
+
+/** Two threshold strategies: on the displayed price, and on the book's best ask and bid. */
+const STRATEGIES: { name: string; reads: string; definition: StrategyDefinition }[] = [
+  {
+    name: "price threshold",
+    reads: "price_up (books decoded only at fills)",
+    definition: {
+      ...DEFINITION_DEFAULTS,
+      side: "UP",
+      name: "buy Up under 0.40, sell over 0.60",
+      entry: [{ feature: "price_up", op: "<", value: 0.4 }],
+      exit: { ...exitNone, conditions: [{ feature: "price_up", op: ">", value: 0.6 }] },
+      max_entries_per_market: 3,
+    },
+  },
+  {
+    name: "book threshold",
+    reads: "best_ask_up, best_bid_up (every book decoded)",
+    definition: {
+      ...DEFINITION_DEFAULTS,
+      side: "UP",
+      name: "buy Up when the ask is under 0.40, sell when the bid is over 0.60",
+      entry: [{ feature: "best_ask_up", op: "<", value: 0.4 }],
+      exit: { ...exitNone, conditions: [{ feature: "best_bid_up", op: ">", value: 0.6 }] },
+      max_entries_per_market: 3,
+    },
+  },
+];
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The baseline: the same pages read from the store, every book decoded, nothing else. */
+async function readAndDecode(store: SqliteStore, markets: StoredMarket[]): Promise<number> {
+  let n = 0;
+  for (const m of markets) {
+    for (const row of await readSnapshots(store.markets, m.key)) {
+      if (row.books !== null) decodeBooks(row.books);
+      n++;
+    }
+  }
+  return n;
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t0 = performance.now();
+  const value = await work();
+  return { value, ms: performance.now() - t0 };
+}
+
+async function throughput(
+  store: SqliteStore,
+  markets: StoredMarket[],
+  rounds: number,
+  log: (l: string) => void,
+) {
+  const snapshots = await readAndDecode(store, markets); // warms the file's pages
+  const baseline: number[] = [];
+  const perStrategy = STRATEGIES.map(() => [] as number[]);
+  const trades = STRATEGIES.map(() => 0);
+  for (let round = 0; round < rounds; round++) {
+    const b = await timed(() => readAndDecode(store, markets));
+    baseline.push(b.value / (b.ms / 1000));
+    for (const [i, s] of STRATEGIES.entries()) {
+      const r = await timed(() => replayMarkets(store.markets, s.definition, markets));
+      perStrategy[i].push(snapshots / (r.ms / 1000));
+      trades[i] = r.value?.aggregate.trades ?? 0;
+    }
+    log(
+      `  round ${round + 1}: read+decode ${Math.round(baseline[round])}/s, ` +
+        STRATEGIES.map((s, i) => `${s.name} ${Math.round(perStrategy[i][round])}/s`).join(", "),
+    );
+  }
+  const baselineMedian = median(baseline);
+  const strategies = STRATEGIES.map((s, i): StrategyThroughput => {
+    const m = median(perStrategy[i]);
+    const ratio = m / baselineMedian;
+    return {
+      strategy: s.name,
+      reads: s.reads,
+      snapshotsPerSec: perStrategy[i],
+      median: m,
+      ratio,
+      target: THROUGHPUT_TARGET,
+      pass: ratio >= THROUGHPUT_TARGET,
+      trades: trades[i],
+    };
+  });
+  return { snapshots, baseline, baselineMedian, strategies };
+}
+
+interface RunKeeper {
+  stop(): Promise<{ completed: number; runMs: number[] }>;
+}
+
+/** Keeps one run in flight at a time until stopped: a new one as soon as the last has finished. */
+function keepRunsInFlight(origin: string, key: string, body: object): RunKeeper {
+  let stopping = false;
+  let completed = 0;
+  const runMs: number[] = [];
+  const headers = { "x-api-key": key, "content-type": "application/json" };
+  const loop = (async () => {
+    while (!stopping) {
+      const t0 = performance.now();
+      const posted = await fetch(`${origin}/v1/backtest-ai/run`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ ...body, wait: 0 }),
+      });
+      const { run } = (await posted.json()) as { run: { id: string } };
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 50));
+        const now = await fetch(`${origin}/v1/backtest-ai/runs/${run.id}`, { headers });
+        const status = ((await now.json()) as { run: { status: string } }).run.status;
+        if (status === "complete" || status === "failed") break;
+      }
+      completed++;
+      runMs.push(performance.now() - t0);
+    }
+  })();
+  return {
+    async stop() {
+      stopping = true;
+      await loop;
+      return { completed, runMs };
+    },
+  };
+}
+
+async function isolation(
+  store: SqliteStore,
+  slug: string,
+  o: { load: Load; seconds: number; warmupSeconds: number; connections: number },
+) {
+  const app = await buildApp({ store, logger: false });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  try {
+    const { key } = await new KeyService(store.keys, systemClock, loadPlans()).create({
+      plan: "enterprise",
+      account: "bench-backtest",
+    });
+    const path = `/v1/markets/${slug}`;
+    const job = (seconds: number): LoadJob => ({
+      origin,
+      headers: { "x-api-key": key },
+      seconds,
+      connections: o.connections,
+      path,
+    });
+    const body = { definition: STRATEGIES[1].definition, coin: "btc", market_type: "15m", market_count: 100 };
+    // One run first, so that the worker threads have started and loaded their code before measuring.
+    await keepRunsInFlight(origin, key, body).stop();
+    if (o.warmupSeconds > 0) await o.load.run(job(o.warmupSeconds));
+    const idle = await o.load.run(job(o.seconds));
+    const keeper = keepRunsInFlight(origin, key, body);
+    const inFlight = await o.load.run(job(o.seconds));
+    const { completed, runMs } = await keeper.stop();
+    const p99Ratio = inFlight.p99Ms / idle.p99Ms;
+    return {
+      path,
+      idle,
+      inFlight,
+      runsCompletedDuring: completed,
+      runMsMedian: median(runMs),
+      p99Ratio,
+      target: LATENCY_TARGET,
+      pass: p99Ratio <= LATENCY_TARGET,
+    };
+  } finally {
+    await app.close();
+  }
+}
+
+export async function measureBacktest(options: {
+  tmp: string;
+  load: Load;
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+  log: (line: string) => void;
+}): Promise<BacktestBenchResult> {
+  const { log } = options;
+  const rounds = Math.max(1, Number(process.env.BENCH_BACKTEST_ROUNDS ?? 5));
+  const store = new SqliteStore(join(options.tmp, "backtest.db"));
+  try {
+    await store.migrate();
+    log("\nbacktest: seeding 100 resolved btc 15m markets");
+    await seedDemo(store, {
+      seed: 42,
+      anchor: ANCHOR,
+      counts: { "5m": 0, "15m": 101, "1h": 0, "4h": 0, "24h": 0 },
+      coins: ["btc"],
+    });
+    const listed = await store.markets.listMarkets({
+      coin: "btc",
+      marketType: "15m",
+      resolved: true,
+      limit: 100,
+      offset: 0,
+    });
+    const markets = listed.markets.reverse();
+    const t = await throughput(store, markets, rounds, log);
+    for (const s of t.strategies) {
+      log(
+        `  ${s.strategy}: ${Math.round(s.median)} snapshots/s vs ${Math.round(t.baselineMedian)} read+decode -> ${s.ratio.toFixed(3)} (target >= ${s.target}): ${s.pass ? "PASS" : "FAIL"}`,
+      );
+    }
+    log("backtest: small requests while runs are in flight (runs on worker threads)");
+    const latency = await isolation(store, markets[0].slug, options);
+    log(
+      `  GET ${latency.path}: p99 ${latency.idle.p99Ms.toFixed(2)} ms idle, ${latency.inFlight.p99Ms.toFixed(2)} ms with runs in flight ` +
+        `(${latency.runsCompletedDuring} runs of ~${Math.round(latency.runMsMedian)} ms) -> ${latency.p99Ratio.toFixed(2)}x (target <= ${latency.target}): ${latency.pass ? "PASS" : "FAIL"}`,
+    );
+    return {
+      markets: markets.length,
+      snapshots: t.snapshots,
+      rounds,
+      baselineSnapshotsPerSec: t.baseline,
+      baselineMedian: t.baselineMedian,
+      strategies: t.strategies,
+      latency,
+    };
+  } finally {
+    await store.close();
+  }
+}

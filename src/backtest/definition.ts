@@ -1,0 +1,253 @@
+import { type Static, type TSchema, Type } from "typebox";
+import { Value } from "typebox/value";
+
+/**
+ * The strategy definition (DESIGN 3.7): versioned JSON, and its JSON schema. DEFINITION_SCHEMA is the
+ * one schema of a definition: it validates what users and generators give, is served at
+ * `GET /v1/backtest-ai/schema`, constrains the output of a language model, and is the `StrategyDefinition`
+ * component of the API document. Every field is required and every optional one nullable, so that the
+ * schema is one a model's structured output can follow strictly; users may leave fields out, and
+ * normalizeDefinition fills them in with the defaults the descriptions name.
+ */
+
+export const DEFINITION_VERSION = 1;
+
+/** Features with a depth in ticks take it as a suffix (`depth_bid_up_3`); without one, 5 ticks. */
+export const DEFAULT_DEPTH_TICKS = 5;
+
+export const FEATURE_PATTERN =
+  "^(price_(up|down)|best_(bid|ask)_(up|down)|spread_(up|down)|depth_(bid|ask)_(up|down)(_[1-9][0-9]?)?|" +
+  "book_imbalance_(up|down)(_[1-9][0-9]?)?|coin_price|coin_return_bps|elapsed_s|remaining_s|remaining_pct)$";
+const FEATURE_RE = new RegExp(FEATURE_PATTERN);
+
+export const OPERATORS = ["<", "<=", ">", ">=", "crosses_above", "crosses_below"] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+const Feature = Type.String({
+  pattern: FEATURE_PATTERN,
+  description:
+    "price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] " +
+    "(shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, " +
+    "coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct",
+});
+
+const Condition = Type.Object(
+  {
+    feature: Feature,
+    op: Type.Enum([...OPERATORS]),
+    value: Type.Union([Type.Number(), Feature], {
+      description: "A number, or another feature to compare with",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const Exit = Type.Object(
+  {
+    conditions: Type.Array(Condition, {
+      maxItems: 10,
+      description: "Any of them closes the position (a market sell)",
+    }),
+    take_profit_pct: Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 10000 }), Type.Null()], {
+      description: "Sell once the best bid is this many percent above the entry price; null: none",
+    }),
+    stop_loss_pct: Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 100 }), Type.Null()], {
+      description: "Sell once the best bid is this many percent below the entry price; null: none",
+    }),
+    time_limit_s: Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
+      description: "Sell once the position is this many seconds old; null: none",
+    }),
+    hold_to_resolution: Type.Boolean({
+      description: "true: no exit rule, every position settles (the other exit fields must be empty)",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const LimitPrice = Type.Object(
+  {
+    reference: Type.Enum(["best_bid", "best_ask", "mid", "fixed"], {
+      description: "The price the limit is set from, at the decision; fixed: offset is the price",
+    }),
+    offset: Type.Number({ minimum: -1, maximum: 1, description: "Added to the reference price" }),
+  },
+  { additionalProperties: false },
+);
+
+export const DEFINITION_SCHEMA = Type.Object(
+  {
+    version: Type.Literal(DEFINITION_VERSION),
+    name: Type.String({ minLength: 1, maxLength: 120 }),
+    side: Type.Enum(["UP", "DOWN"], { description: "The outcome token bought" }),
+    entry: Type.Array(Condition, {
+      maxItems: 10,
+      description: "All must hold to enter; none: enter at the first snapshot",
+    }),
+    exit: Exit,
+    order_type: Type.Enum(["MARKET", "LIMIT"], {
+      description: "How entries are placed (exits sell at market)",
+    }),
+    limit_price: Type.Union([LimitPrice, Type.Null()], {
+      description: "A LIMIT entry's price rule; null for MARKET (default for LIMIT: the best bid)",
+    }),
+    limit_expiry_s: Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
+      description: "A resting limit order is cancelled after this many seconds; null: at the market's end",
+    }),
+    position_size: Type.Number({ minimum: 1, maximum: 10000, description: "Shares bought per entry" }),
+    max_fill_price: Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 1 }), Type.Null()], {
+      description: "A buy takes no level above this price; null: no cap",
+    }),
+    max_loss_percent: Type.Union([Type.Number({ minimum: 1, maximum: 100 }), Type.Null()], {
+      description:
+        "No new entry once the run's realized loss reaches this percent of its capital (position_size USDC); null: none",
+    }),
+    max_entries_per_market: Type.Integer({ minimum: 1, maximum: 100 }),
+    latency_ms: Type.Union([Type.Integer({ minimum: 0, maximum: 60000 }), Type.Null()], {
+      description:
+        "An order fills at the first snapshot at or after decision + latency; null (default): the next snapshot",
+    }),
+  },
+  {
+    $id: "StrategyDefinition",
+    additionalProperties: false,
+    description: "A backtest strategy (version 1); docs/backtests.md explains every rule",
+  },
+);
+
+export type StrategyDefinition = Static<typeof DEFINITION_SCHEMA>;
+export type Condition = Static<typeof Condition>;
+export type ExitRules = Static<typeof Exit>;
+export type LimitPriceRule = Static<typeof LimitPrice>;
+
+/** A definition's field names, and what a definition left out becomes. */
+export const DEFINITION_DEFAULTS: Omit<StrategyDefinition, "side"> = {
+  version: DEFINITION_VERSION,
+  name: "Custom strategy",
+  entry: [],
+  exit: {
+    conditions: [],
+    take_profit_pct: null,
+    stop_loss_pct: null,
+    time_limit_s: null,
+    hold_to_resolution: false,
+  },
+  order_type: "MARKET",
+  limit_price: null,
+  limit_expiry_s: null,
+  position_size: 100,
+  max_fill_price: null,
+  max_loss_percent: null,
+  max_entries_per_market: 1,
+  latency_ms: null,
+};
+
+export const DEFAULT_LIMIT_PRICE: LimitPriceRule = { reference: "best_bid", offset: 0 };
+
+/** A field that breaks a rule: where (a JSON pointer into what the caller sent) and what is wrong. */
+export class DefinitionError extends Error {
+  readonly pointer: string;
+  /** What is wrong, without the pointer: `must be <= 1`. */
+  readonly rule: string;
+  constructor(pointer: string, rule: string) {
+    super(`${pointer || "the body"} ${rule}`);
+    this.pointer = pointer;
+    this.rule = rule;
+  }
+}
+
+export function isFeature(name: string): boolean {
+  return FEATURE_RE.test(name);
+}
+
+/** The first way `value` breaks `schema`, as a pointer (relative to `value`) and words. */
+export function schemaProblem(schema: TSchema, value: unknown): { pointer: string; message: string } | null {
+  const errors: SchemaError[] = [...Value.Errors(schema, value)];
+  if (errors.length === 0) return null;
+  for (const e of errors) {
+    const params = e.params as { additionalProperties?: string[]; requiredProperties?: string[] };
+    if (e.keyword === "additionalProperties" && params.additionalProperties?.length) {
+      return {
+        pointer: `${e.instancePath}/${params.additionalProperties[0]}`,
+        message: "is not a known field",
+      };
+    }
+    if (e.keyword === "required" && params.requiredProperties?.length) {
+      return { pointer: `${e.instancePath}/${params.requiredProperties[0]}`, message: "is required" };
+    }
+  }
+  const depth = (p: string) => (p === "" ? 0 : p.split("/").length);
+  const deepest = Math.max(...errors.map((e) => depth(e.instancePath)));
+  const here = errors.filter((e) => depth(e.instancePath) === deepest && e.keyword !== "boolean");
+  const pointer = here[0]?.instancePath ?? errors[0].instancePath;
+  return { pointer, message: describeErrors(here.length > 0 ? here : errors) };
+}
+
+interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  params: unknown;
+  message: string;
+}
+
+function describeErrors(errors: SchemaError[]): string {
+  const enumError = errors.find((e) => e.keyword === "enum" || e.keyword === "const");
+  if (enumError) {
+    const p = enumError.params as { allowedValues?: unknown[]; allowedValue?: unknown };
+    const allowed = p.allowedValues ?? [p.allowedValue];
+    return `must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`;
+  }
+  const alternatives = errors.filter((e) => e.keyword !== "anyOf").map((e) => e.message);
+  const unique = [...new Set(alternatives)];
+  if (unique.length === 0) return errors[0].message;
+  return unique.join(" or ");
+}
+
+/** Whether a condition's value names a feature rather than a number. */
+export function comparesFeatures(c: Condition): c is Condition & { value: string } {
+  return typeof c.value === "string";
+}
+
+/**
+ * Rules the schema cannot say: a LIMIT order has a price rule and a MARKET one none; holding to
+ * resolution means no other exit rule. Pointers are relative to the definition.
+ */
+export function definitionProblem(d: StrategyDefinition): { pointer: string; message: string } | null {
+  if (d.order_type === "MARKET" && d.limit_price !== null) {
+    return { pointer: "/limit_price", message: "must be null for a MARKET order (or set order_type LIMIT)" };
+  }
+  if (d.order_type === "MARKET" && d.limit_expiry_s !== null) {
+    return { pointer: "/limit_expiry_s", message: "must be null for a MARKET order" };
+  }
+  const x = d.exit;
+  const rules = x.conditions.length > 0 || x.take_profit_pct !== null || x.stop_loss_pct !== null;
+  if (x.hold_to_resolution && (rules || x.time_limit_s !== null)) {
+    return {
+      pointer: "/exit/hold_to_resolution",
+      message: "must be false when the exit has conditions, a take profit, a stop loss or a time limit",
+    };
+  }
+  return null;
+}
+
+/** The same definition with its fields in the schema's order, so that equal definitions are equal bytes. */
+function canonical(d: StrategyDefinition): StrategyDefinition {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(DEFINITION_SCHEMA.properties)) out[key] = d[key as keyof StrategyDefinition];
+  const exit: Record<string, unknown> = {};
+  for (const key of Object.keys(Exit.properties)) exit[key] = d.exit[key as keyof ExitRules];
+  out.exit = exit;
+  const condition = (c: Condition): Condition => ({ feature: c.feature, op: c.op, value: c.value });
+  out.entry = d.entry.map(condition);
+  exit.conditions = d.exit.conditions.map(condition);
+  return out as StrategyDefinition;
+}
+
+/** A complete definition checked against the schema and the rules above; throws DefinitionError. */
+export function checkDefinition(value: unknown, at = ""): StrategyDefinition {
+  const problem = schemaProblem(DEFINITION_SCHEMA, value);
+  if (problem) throw new DefinitionError(at + problem.pointer, problem.message);
+  const d = value as StrategyDefinition;
+  const rule = definitionProblem(d);
+  if (rule) throw new DefinitionError(at + rule.pointer, rule.message);
+  return canonical(d);
+}

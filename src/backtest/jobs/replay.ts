@@ -1,0 +1,144 @@
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import type { MarketType } from "../../domain/market.ts";
+import { isoSeconds } from "../../domain/time.ts";
+import type { MarketStore, StoredMarket } from "../../store/market-store.ts";
+import type { BacktestStore } from "../../store/backtest-store.ts";
+import type { StrategyDefinition } from "../definition.ts";
+import { type MarketResult, replayMarket, type RunState } from "../engine.ts";
+import type { ReplayMarket, ReplaySnapshot } from "../features.ts";
+import { type Aggregate, aggregate } from "../metrics.ts";
+import type { StoredSelection, UnresolvedWire } from "../wire.ts";
+
+/**
+ * Executing a run (DESIGN 3.7): select its markets, read each one's snapshots with their books oldest
+ * first, hand them to the engine, and keep each market's result as it comes. The worker threads run
+ * this with a store connection of their own; `updown backtest` runs the same replay in its process.
+ */
+
+/** Snapshots read from the store at a time. */
+const PAGE_ROWS = 5000;
+
+export interface SelectedMarkets {
+  /** The resolved markets to replay, oldest first. */
+  replay: StoredMarket[];
+  /** Markets in the selection's span that have not resolved, newest first. */
+  unresolved: UnresolvedWire[];
+}
+
+/** The latest `market_count` resolved markets of the series (within the range, when given), and the unresolved ones beside them. */
+export async function selectMarkets(markets: MarketStore, sel: StoredSelection): Promise<SelectedMarkets> {
+  const filter = {
+    coin: sel.coin,
+    marketType: sel.market_type as MarketType,
+    startFrom: sel.start_time ?? undefined,
+    startTo: sel.end_time ?? undefined,
+    hiddenBefore: sel.hidden.map((h) => ({ ...h, marketType: h.marketType as MarketType })),
+    offset: 0,
+  };
+  const resolved = await markets.listMarkets({ ...filter, resolved: true, limit: sel.market_count });
+  const replay = resolved.markets.reverse();
+  const oldest = replay[0]?.startTime;
+  const open = await markets.listMarkets({
+    ...filter,
+    resolved: false,
+    startFrom: oldest === undefined ? filter.startFrom : Math.max(oldest, filter.startFrom ?? oldest),
+    limit: 100,
+  });
+  const unresolved = open.markets.map((m) => ({
+    slug: m.slug,
+    start_time: isoSeconds(m.startTime),
+    end_time: isoSeconds(m.endTime),
+  }));
+  return { replay, unresolved };
+}
+
+export function replayMarketOf(m: StoredMarket): ReplayMarket {
+  return {
+    slug: m.slug,
+    coin: m.coin,
+    marketType: m.marketType,
+    startTime: m.startTime,
+    endTime: m.endTime,
+    coinPriceStart: m.coinPriceStart,
+    winner: m.winner,
+    feeSchedule: m.feeSchedule,
+  };
+}
+
+/** Every snapshot of a market with its books, oldest first, read a page at a time by time. */
+export async function readSnapshots(markets: MarketStore, key: number): Promise<ReplaySnapshot[]> {
+  const out: ReplaySnapshot[] = [];
+  let from: number | undefined;
+  for (;;) {
+    const page = await markets.snapshotPage(key, {
+      order: "asc",
+      limit: PAGE_ROWS,
+      offset: 0,
+      from,
+      books: true,
+    });
+    for (const row of page) out.push(row);
+    if (page.length < PAGE_ROWS) return out;
+    from = page[page.length - 1].time + 1;
+  }
+}
+
+export interface ReplayProgress {
+  /** Called after each market; false stops the replay (the run is no longer ours). */
+  onMarket?(seq: number, market: StoredMarket, result: MarketResult): Promise<boolean>;
+}
+
+/** Replays the selected markets in order, carrying the run's state from one to the next. */
+export async function replayMarkets(
+  markets: MarketStore,
+  definition: StrategyDefinition,
+  replay: readonly StoredMarket[],
+  progress: ReplayProgress = {},
+): Promise<{ results: MarketResult[]; aggregate: Aggregate } | null> {
+  const state: RunState = { realizedPnl: 0 };
+  const results: MarketResult[] = [];
+  for (let seq = 0; seq < replay.length; seq++) {
+    const m = replay[seq];
+    const result = replayMarket(definition, replayMarketOf(m), await readSnapshots(markets, m.key), state);
+    results.push(result);
+    if (progress.onMarket && !(await progress.onMarket(seq, m, result))) return null;
+    // Lets a process replaying on its own event loop (an in-memory store) answer between markets.
+    await yieldToLoop();
+  }
+  return { results, aggregate: aggregate(results) };
+}
+
+export interface RunStores {
+  markets: MarketStore;
+  backtests: BacktestStore;
+}
+
+/**
+ * Executes a run claimed by `runner`: selects, replays and records it, and finishes it complete, or
+ * failed with the reason. Stops without a word once the run is no longer the runner's (a lease lost).
+ */
+export async function executeRun(
+  stores: RunStores,
+  runId: string,
+  runner: string,
+  now: () => number,
+): Promise<void> {
+  const run = await stores.backtests.getRun(runId);
+  if (run === null || run.runner !== runner || run.status !== "running") return;
+  try {
+    const definition = JSON.parse(run.definition) as StrategyDefinition;
+    const selected = await selectMarkets(stores.markets, JSON.parse(run.selection) as StoredSelection);
+    const unresolved = JSON.stringify(selected.unresolved);
+    if (!(await stores.backtests.setSelected(runId, runner, selected.replay.length, unresolved))) return;
+    const done = await replayMarkets(stores.markets, definition, selected.replay, {
+      onMarket: (seq, m, result) =>
+        stores.backtests.putResult(runId, runner, seq, m.slug, JSON.stringify(result)),
+    });
+    if (done === null) return;
+    const outcome = { status: "complete" as const, aggregate: JSON.stringify(done.aggregate) };
+    await stores.backtests.finishRun(runId, runner, outcome, now());
+  } catch (err) {
+    const error = `The run failed: ${(err as Error).message}`;
+    await stores.backtests.finishRun(runId, runner, { status: "failed", error }, now());
+  }
+}

@@ -1,0 +1,305 @@
+import { createHash, randomUUID } from "node:crypto";
+import type { HiddenSeries } from "../access/market-access.ts";
+import type { QuotaService, QuotaStatus } from "../access/quota.ts";
+import type { ApiKeyRecord } from "../domain/api-key.ts";
+import type { Coin } from "../domain/market.ts";
+import type { Clock } from "../domain/time.ts";
+import type { NewRun, RunRecord, StrategyRecord } from "../store/backtest-store.ts";
+import type { Store } from "../store/store.ts";
+import { DefinitionError, type StrategyDefinition } from "./definition.ts";
+import { GenerationError, type GeneratedStrategy, type StrategyGenerator } from "./generate/generator.ts";
+import { presetDefinition } from "./generate/presets.ts";
+import type { RunScheduler } from "./jobs/scheduler.ts";
+import { applyOverrides, type BacktestRequest, type Endpoint, readBacktestBody } from "./request.ts";
+import { runAnswer, type StoredSelection, strategyToWire } from "./wire.ts";
+
+/**
+ * The backtest endpoints' work (DESIGN 3.7), between the routes and the store: read the body,
+ * generate, charge the quota in the transaction that stores the strategy, create runs under the
+ * in-flight limit, hand them to the scheduler and wait for them. What it refuses it says with a
+ * BacktestRefusal, which the routes turn into HTTP answers.
+ */
+
+/** Runs a key may have queued or running at once (DESIGN 3.7). */
+export const MAX_RUNS_IN_FLIGHT = 2;
+
+export type Refusal =
+  | { kind: "invalid"; pointer: string; message: string }
+  | { kind: "not_included" }
+  | { kind: "quota_exhausted"; quota: QuotaStatus }
+  | { kind: "busy"; inFlight: number; limit: number }
+  | { kind: "generation_failed"; reason: string }
+  | { kind: "not_found"; message: string }
+  | { kind: "idempotency_conflict" };
+
+export class BacktestRefusal extends Error {
+  readonly refusal: Refusal;
+  constructor(refusal: Refusal) {
+    super(refusal.kind);
+    this.refusal = refusal;
+  }
+}
+
+export interface Generators {
+  /** The built-in generator: presets always, prompts when no provider is configured. */
+  offline: StrategyGenerator;
+  /** An OpenAI-compatible provider for prompts, when configured. */
+  provider: StrategyGenerator | null;
+}
+
+export interface BacktestServiceOptions {
+  store: Store;
+  quota: QuotaService;
+  clock: Clock;
+  generators: Generators;
+  scheduler: RunScheduler;
+  coins: readonly Coin[];
+}
+
+/** Who asks, and how their request may be retried. */
+export interface Caller {
+  key: ApiKeyRecord;
+  idempotencyKey: string | null;
+  /** The series the caller's plan hides (runs never replay them). */
+  hidden: HiddenSeries[];
+}
+
+export type RunAnswer = ReturnType<typeof runAnswer>;
+
+function hashOf(endpoint: Endpoint, body: unknown): string {
+  return createHash("sha256")
+    .update(`${endpoint}\n${JSON.stringify(body ?? null)}`)
+    .digest("hex");
+}
+
+const refuse = (refusal: Refusal): never => {
+  throw new BacktestRefusal(refusal);
+};
+
+export class BacktestService {
+  private readonly o: BacktestServiceOptions;
+
+  constructor(options: BacktestServiceOptions) {
+    this.o = options;
+  }
+
+  get scheduler(): RunScheduler {
+    return this.o.scheduler;
+  }
+
+  private read(endpoint: Endpoint, body: unknown): BacktestRequest {
+    try {
+      return readBacktestBody(endpoint, body, this.o.coins);
+    } catch (err) {
+      if (err instanceof DefinitionError)
+        return refuse({ kind: "invalid", pointer: err.pointer, message: err.message });
+      throw err;
+    }
+  }
+
+  /** The unit a request would spend, refused at once when the month's quota is already used up. */
+  private async chargeFor(caller: Caller) {
+    const charge = this.o.quota.chargeOf(caller.key, caller.idempotencyKey);
+    if (charge === null) return refuse({ kind: "not_included" });
+    const status = await this.o.quota.status(caller.key);
+    if (status.limit !== null && status.used >= status.limit)
+      refuse({ kind: "quota_exhausted", quota: status });
+    return charge;
+  }
+
+  private async generated(req: BacktestRequest): Promise<GeneratedStrategy | null> {
+    const { source } = req;
+    if (source.kind === "preset") {
+      const definition = presetDefinition(source.preset) as StrategyDefinition;
+      return { definition, generator: this.o.generators.offline.kind, model: null, notes: [] };
+    }
+    if (source.kind !== "prompt") return null;
+    const generator = this.o.generators.provider ?? this.o.generators.offline;
+    try {
+      return await generator.generate(source.prompt);
+    } catch (err) {
+      if (err instanceof GenerationError) return refuse({ kind: "generation_failed", reason: err.message });
+      throw err;
+    }
+  }
+
+  private strategyRecord(caller: Caller, req: BacktestRequest, hash: string, g: GeneratedStrategy | null) {
+    const src = req.source;
+    const base = g?.definition ?? (src.kind === "definition" ? src.definition : null);
+    if (base === null) throw new Error("a strategy needs a definition");
+    const definition = applyOverrides(base, req.overrides, req.name);
+    const record: StrategyRecord = {
+      id: randomUUID(),
+      keyId: caller.key.id,
+      name: definition.name,
+      definition: JSON.stringify(definition),
+      source: src.kind === "prompt" || src.kind === "preset" ? src.kind : "definition",
+      prompt: src.kind === "prompt" ? src.prompt : null,
+      preset: src.kind === "preset" ? src.preset : null,
+      generator: g?.generator ?? null,
+      model: g?.model ?? null,
+      notes: JSON.stringify(g?.notes ?? []),
+      createdAt: this.o.clock.nowMicros(),
+      chargeId: null,
+      idempotencyKey: caller.idempotencyKey,
+      requestHash: hash,
+    };
+    return { record, definition };
+  }
+
+  /** `POST /v1/backtest-ai/generate`: a strategy from a prompt or preset, for one unit of the quota. */
+  async generate(
+    caller: Caller,
+    body: unknown,
+  ): Promise<{ strategy: ReturnType<typeof strategyToWire>; quota: QuotaStatus }> {
+    const req = this.read("generate", body);
+    const hash = hashOf("generate", body);
+    const earlier = await this.replay(caller, hash);
+    if (earlier)
+      return { strategy: strategyToWire(earlier.strategy), quota: await this.o.quota.status(caller.key) };
+    const charge = await this.chargeFor(caller);
+    const { record } = this.strategyRecord(caller, req, hash, await this.generated(req));
+    const made = await this.o.store.backtests.createStrategy(record, charge, null, MAX_RUNS_IN_FLIGHT);
+    if (made.status === "exhausted")
+      return refuse({ kind: "quota_exhausted", quota: this.status(caller, charge.month, made.used) });
+    if (made.status === "busy") throw new Error("generate makes no run");
+    if (made.strategy === null || made.strategy.requestHash !== hash)
+      return refuse({ kind: "idempotency_conflict" });
+    return { strategy: strategyToWire(made.strategy), quota: this.status(caller, charge.month, made.used) };
+  }
+
+  private status(caller: Caller, month: string, used: number): QuotaStatus {
+    return this.o.quota.statusOf(caller.key, month, used);
+  }
+
+  /** What an earlier request with the caller's idempotency key bought; a different request with it is refused. */
+  private async replay(caller: Caller, hash: string) {
+    if (caller.idempotencyKey === null) return null;
+    const earlier = await this.o.store.backtests.boughtWith(caller.key.id, caller.idempotencyKey);
+    if (earlier && earlier.strategy.requestHash !== hash) refuse({ kind: "idempotency_conflict" });
+    return earlier;
+  }
+
+  private newRun(
+    caller: Caller,
+    req: BacktestRequest,
+    definition: StrategyDefinition,
+    strategyId: string | null,
+    hash: string,
+  ): NewRun {
+    const m = req.markets;
+    if (m === null) throw new Error("a run needs markets");
+    const selection: StoredSelection = {
+      coin: m.coin,
+      market_type: m.marketType,
+      market_count: m.count,
+      start_time: m.from,
+      end_time: m.to,
+      hidden: caller.hidden,
+    };
+    return {
+      id: randomUUID(),
+      keyId: caller.key.id,
+      strategyId,
+      definition: JSON.stringify(definition),
+      selection: JSON.stringify(selection),
+      createdAt: this.o.clock.nowMicros(),
+      runner: this.o.scheduler.runner,
+      leaseUntil: this.o.scheduler.leaseUntil(),
+      idempotencyKey: caller.idempotencyKey,
+      requestHash: hash,
+    };
+  }
+
+  /** `POST /v1/backtest-ai/strategy`: a strategy (one unit) and its run over the selected markets. */
+  async strategy(caller: Caller, body: unknown): Promise<{ complete: boolean; answer: RunAnswer }> {
+    const req = this.read("strategy", body);
+    const hash = hashOf("strategy", body);
+    const earlier = await this.replay(caller, hash);
+    if (earlier?.run) return this.settle(earlier.run, earlier.strategy, req.wait);
+    if (earlier) return refuse({ kind: "idempotency_conflict" });
+    const charge = await this.chargeFor(caller);
+    const { record, definition } = this.strategyRecord(caller, req, hash, await this.generated(req));
+    const run = this.newRun(caller, req, definition, record.id, hash);
+    const made = await this.o.store.backtests.createStrategy(record, charge, run, MAX_RUNS_IN_FLIGHT);
+    if (made.status === "exhausted")
+      return refuse({ kind: "quota_exhausted", quota: this.status(caller, charge.month, made.used) });
+    if (made.status === "busy")
+      return refuse({ kind: "busy", inFlight: made.inFlight, limit: MAX_RUNS_IN_FLIGHT });
+    if (made.strategy === null || made.run === null || made.strategy.requestHash !== hash) {
+      return refuse({ kind: "idempotency_conflict" });
+    }
+    if (made.status === "created") this.o.scheduler.submit(made.run.id);
+    return this.settle(made.run, made.strategy, req.wait);
+  }
+
+  /** `POST /v1/backtest-ai/run`: a stored strategy or a definition over the selected markets (no unit). */
+  async run(caller: Caller, body: unknown): Promise<{ complete: boolean; answer: RunAnswer }> {
+    const req = this.read("run", body);
+    const hash = hashOf("run", body);
+    if (caller.idempotencyKey !== null) {
+      const earlier = await this.o.store.backtests.runByIdempotencyKey(caller.key.id, caller.idempotencyKey);
+      if (earlier && earlier.requestHash !== hash) refuse({ kind: "idempotency_conflict" });
+      if (earlier) return this.settle(earlier, await this.strategyOf(caller, earlier), req.wait);
+    }
+    let strategy: StrategyRecord | null = null;
+    let base: StrategyDefinition;
+    if (req.source.kind === "stored") {
+      strategy = await this.o.store.backtests.getStrategy(caller.key.id, req.source.strategyId);
+      if (strategy === null)
+        return refuse({ kind: "not_found", message: `No strategy ${req.source.strategyId}.` });
+      base = JSON.parse(strategy.definition) as StrategyDefinition;
+    } else if (req.source.kind === "definition") {
+      base = req.source.definition;
+    } else {
+      throw new Error("run takes a strategy id or a definition");
+    }
+    const run = this.newRun(
+      caller,
+      req,
+      applyOverrides(base, req.overrides, req.name),
+      strategy?.id ?? null,
+      hash,
+    );
+    const made = await this.o.store.backtests.createRun(run, MAX_RUNS_IN_FLIGHT);
+    if (made.status === "busy")
+      return refuse({ kind: "busy", inFlight: made.inFlight, limit: MAX_RUNS_IN_FLIGHT });
+    if (made.status === "created") this.o.scheduler.submit(made.run.id);
+    if (made.run.requestHash !== hash) return refuse({ kind: "idempotency_conflict" });
+    return this.settle(made.run, strategy ?? (await this.strategyOf(caller, made.run)), req.wait);
+  }
+
+  private strategyOf(caller: Caller, run: RunRecord): Promise<StrategyRecord | null> {
+    return run.strategyId === null
+      ? Promise.resolve(null)
+      : this.o.store.backtests.getStrategy(caller.key.id, run.strategyId);
+  }
+
+  /** Waits up to `wait` seconds for the run, then answers with it as it stands. */
+  private async settle(run: RunRecord, strategy: StrategyRecord | null, wait: number) {
+    await this.o.scheduler.waitFor(run.id, wait * 1000);
+    const now = (await this.o.store.backtests.getRun(run.id)) ?? run;
+    const done = now.status === "complete" || now.status === "failed";
+    const results = await this.o.store.backtests.listResults(run.id);
+    return { complete: done, answer: runAnswer(now, strategy, results) };
+  }
+
+  async getRun(key: ApiKeyRecord, id: string): Promise<RunAnswer> {
+    const run = await this.o.store.backtests.getRun(id);
+    if (run === null || run.keyId !== key.id) return refuse({ kind: "not_found", message: `No run ${id}.` });
+    const strategy =
+      run.strategyId === null ? null : await this.o.store.backtests.getStrategy(key.id, run.strategyId);
+    return runAnswer(run, strategy, await this.o.store.backtests.listResults(id));
+  }
+
+  async getStrategy(key: ApiKeyRecord, id: string) {
+    const strategy = await this.o.store.backtests.getStrategy(key.id, id);
+    if (strategy === null) return refuse({ kind: "not_found", message: `No strategy ${id}.` });
+    return strategyToWire(strategy);
+  }
+
+  async listStrategies(key: ApiKeyRecord, limit: number, offset: number) {
+    const { strategies, total } = await this.o.store.backtests.listStrategies(key.id, limit, offset);
+    return { strategies: strategies.map(strategyToWire), total, limit, offset };
+  }
+}
