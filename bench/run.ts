@@ -43,7 +43,17 @@
  * Always exits 0 once it has run, whether targets pass or fail; non-zero only if it crashed.
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import http from "node:http";
 import { Session } from "node:inspector/promises";
 import os from "node:os";
 import { dirname, join } from "node:path";
@@ -53,6 +63,7 @@ import { loadPlans } from "../src/access/plans.ts";
 import type { MarketType } from "../src/domain/market.ts";
 import { systemClock } from "../src/domain/time.ts";
 import { buildApp } from "../src/http/app.ts";
+import { serverLog } from "../src/log.ts";
 import { Rng } from "../src/demo/demo.ts";
 import { seedDemo } from "../src/demo/seed.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
@@ -103,12 +114,22 @@ const COINS = ["btc", "eth", "sol"] as const;
 /** Cold pages take the last COLD_ROWS offsets of each market: 1..COLD_ROWS rows each, like a 5m market's offsets 0..299. */
 const COLD_ROWS = 300;
 
+/** Pages of 1000 snapshots (the default limit); page scenarios use the 1h and 4h markets of PAGE_COUNTS. */
+const PAGE = 1000;
+const PAGE_COUNTS: Record<MarketType, number> = { "5m": 60, "15m": 30, "1h": 8, "4h": 2, "24h": 0 };
+
 const TARGETS = {
-  "warm, no books": 0.5,
-  "warm, books": 0.5,
-  "cold, no books": 0.05,
-  "cold, books": 0.1,
+  "warm, no books": 0.6,
+  "warm, books": 0.9,
+  "cold, no books": 0.2,
+  "cold, books": 0.3,
+  "warm, books, br": 0.6,
 } as const;
+/** br bytes on the wire per snapshot with books, against its JSON. */
+const WIRE_TARGET = 1 / 8;
+/** Snapshots per second of a Parquet bulk export, against the NDJSON one. */
+const EXPORT_TARGET = 0.5;
+
 const STORAGE_TARGET = 1 / 8;
 
 type ScenarioName = keyof typeof TARGETS;
@@ -250,10 +271,9 @@ async function measureStorage(dir: string): Promise<StorageResult> {
       counts: { "5m": 20, "15m": 0, "1h": 0, "4h": 0, "24h": 0 },
       coins: ["btc"],
     });
+    // Resolved markets keep their snapshots in blocks, the live one in the row tables: count both ways.
     const count = (sql: string) => (store.db.prepare(sql).get() as { n: number }).n;
-    const snapshots = count("SELECT count(*) AS n FROM snapshots");
-    const withBooks = count("SELECT count(*) AS n FROM snapshot_books");
-    if (withBooks !== snapshots) throw new Error(`${snapshots} snapshots but ${withBooks} with books`);
+    const snapshots = count("SELECT sum(snapshot_count) AS n FROM markets");
     store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     store.db.exec("VACUUM");
     store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -353,8 +373,132 @@ function shuffle<T>(items: T[], rng: Rng): T[] {
   return items;
 }
 
+/** A page as users ask for it: the default limit (1000). */
 function pagePath(slug: string, offset: number, books: boolean): string {
-  return `/v1/markets/${slug}/snapshots?limit=1000&offset=${offset}${books ? "&include_orderbook=true" : ""}`;
+  return `/v1/markets/${slug}/snapshots?offset=${offset}${books ? "&include_orderbook=true" : ""}`;
+}
+
+/** An answer's raw bytes (never decompressed) and the headers a baseline must send with them. */
+function capture(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ body: Buffer; headers: Record<string, string> }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          if (res.statusCode !== 200) return reject(new Error(`${url}: ${res.statusCode}`));
+          const sent: Record<string, string> = { "content-type": String(res.headers["content-type"]) };
+          if (res.headers["content-encoding"]) sent["content-encoding"] = res.headers["content-encoding"];
+          resolve({ body: Buffer.concat(chunks), headers: sent });
+        });
+      })
+      .on("error", reject);
+  });
+}
+
+/** The plain node:http baseline (bench/baseline.ts) in a child process of its own. */
+class BaselineChild {
+  readonly origin: string;
+  private readonly child: ChildProcess;
+  private nextId = 1;
+
+  private constructor(child: ChildProcess, port: number) {
+    this.child = child;
+    this.origin = `http://127.0.0.1:${port}`;
+  }
+
+  static start(): Promise<BaselineChild> {
+    const child = fork(join(BENCH_DIR, "baseline.ts"), [], {
+      execArgv: [],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    return new Promise((resolve, reject) => {
+      child.once("message", (raw) => {
+        const msg = raw as { type: string; port: number };
+        if (msg.type === "ready") resolve(new BaselineChild(child, msg.port));
+      });
+      child.once("exit", (code) => reject(new Error(`baseline exited (${code})`)));
+    });
+  }
+
+  /** From now on every answer is `body` with `headers` (Content-Length added). */
+  serve(body: Buffer, headers: Record<string, string>, file: string): Promise<void> {
+    writeFileSync(file, body);
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const onMessage = (raw: unknown) => {
+        const msg = raw as { type: string; id: number };
+        if (msg.type !== "ok" || msg.id !== id) return;
+        this.child.off("message", onMessage);
+        resolve();
+      };
+      this.child.on("message", onMessage);
+      this.child.send({ type: "body", id, path: file, headers });
+    });
+  }
+
+  close(): void {
+    if (this.child.connected) this.child.send({ type: "exit" });
+  }
+}
+
+interface ExportResult {
+  books: boolean;
+  snapshotsPerExport: number;
+  ndjson: Measured;
+  parquet: Measured;
+  ndjsonBytes: number;
+  parquetBytes: number;
+  ndjsonSnapshotsPerSec: number;
+  parquetSnapshotsPerSec: number;
+  ratio: number;
+  target: number;
+  pass: boolean;
+}
+
+/** A bulk export of one 1h market's range, as NDJSON and as Parquet, one connection at a time. */
+async function measureExports(
+  load: LoadGenerator,
+  origin: string,
+  headers: Record<string, string>,
+  market: StoredMarket,
+): Promise<ExportResult[]> {
+  const range = `coin=${market.coin}&market_type=${market.marketType}&start_time=${market.startTime * 1000}&end_time=${market.endTime * 1000 - 1}`;
+  const out: ExportResult[] = [];
+  for (const books of [true, false]) {
+    const path = (format: string) =>
+      `/v1/snapshots/export?${range}&format=${format}${books ? "&include_orderbook=true" : ""}`;
+    const bytes: Record<string, number> = {};
+    const runs: Record<string, Measured> = {};
+    for (const format of ["ndjson", "parquet"]) {
+      bytes[format] = (await capture(origin + path(format), headers)).body.length;
+      const job = { origin, headers, seconds: SECONDS, connections: 1, path: path(format) };
+      if (WARMUP_SECONDS > 0) await load.run({ ...job, seconds: WARMUP_SECONDS });
+      runs[format] = measured(await load.run(job));
+    }
+    const n = market.snapshotCount;
+    const ratio = runs.parquet.reqPerSec / runs.ndjson.reqPerSec;
+    out.push({
+      books,
+      snapshotsPerExport: n,
+      ndjson: runs.ndjson,
+      parquet: runs.parquet,
+      ndjsonBytes: bytes.ndjson,
+      parquetBytes: bytes.parquet,
+      ndjsonSnapshotsPerSec: runs.ndjson.reqPerSec * n,
+      parquetSnapshotsPerSec: runs.parquet.reqPerSec * n,
+      ratio,
+      target: EXPORT_TARGET,
+      pass: ratio >= EXPORT_TARGET,
+    });
+    console.log(
+      `  ${books ? "with" : "without"} books: NDJSON ${fmt(runs.ndjson.reqPerSec * n)} snapshots/s, Parquet ${fmt(runs.parquet.reqPerSec * n)} -> ${fmt(ratio, 3)}`,
+    );
+  }
+  return out;
 }
 
 function fmt(n: number, digits = 0): string {
@@ -363,6 +507,21 @@ function fmt(n: number, digits = 0): string {
 
 function pad(text: string, width: number, left = false): string {
   return left ? text.padEnd(width) : text.padStart(width);
+}
+
+/** br bytes per snapshot with books against the JSON's, from the warm pages' bodies. */
+function wireBytes(results: readonly ScenarioResult[]) {
+  const json = results.find((r) => r.scenario === "warm, books");
+  const br = results.find((r) => r.scenario === "warm, books, br");
+  if (!json || !br) return null;
+  const ratio = br.baselineBodyBytes / json.baselineBodyBytes;
+  return {
+    brPerSnapshot: br.baselineBodyBytes / PAGE,
+    jsonPerSnapshot: json.baselineBodyBytes / PAGE,
+    ratio,
+    target: WIRE_TARGET,
+    pass: ratio <= WIRE_TARGET,
+  };
 }
 
 function backtestSection(tmp: string, load: LoadGenerator): Promise<BacktestBenchResult> {
@@ -379,6 +538,7 @@ function backtestSection(tmp: string, load: LoadGenerator): Promise<BacktestBenc
 async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), "updown-bench-"));
   let load: LoadGenerator | null = null;
+  let baseline: BaselineChild | null = null;
   const cleanup = () => rmSync(tmp, { recursive: true, force: true });
   process.once("SIGINT", () => {
     cleanup();
@@ -442,7 +602,12 @@ async function main(): Promise<void> {
     const dbPath = join(tmp, "bench.db");
     const store = new SqliteStore(dbPath);
     await store.migrate();
-    const seeded = await seedDemo(store, { seed: SEED, anchor: ANCHOR, counts: COUNTS, coins: [...COINS] });
+    const seeded = await seedDemo(store, {
+      seed: SEED,
+      anchor: ANCHOR,
+      counts: PAGE_COUNTS,
+      coins: [...COINS],
+    });
     console.log(
       `seeded ${seeded.markets} markets, ${fmt(seeded.snapshots)} snapshots (${fmt(performance.now() - t0)} ms)`,
     );
@@ -461,37 +626,37 @@ async function main(): Promise<void> {
       return snapshotPage(marketKey, q);
     };
 
-    const app = await buildApp({ store, logger: false });
+    // The API server as `updown serve` runs it: request logging at info through the asynchronous
+    // destination (to a file here, so that the report stays readable; lines counted at the end).
+    const logPath = join(tmp, "requests.log");
+    const requestLog = serverLog("info", openSync(logPath, "w"));
+    const app = await buildApp({ store, loggerInstance: requestLog.logger });
     const { key } = await new KeyService(store.keys, systemClock, loadPlans()).create({
       plan: "enterprise",
       account: "bench",
     });
-    let staticBody = Buffer.alloc(0);
-    app.get("/bench/static", { schema: { hide: true } }, (_req, reply) =>
-      reply.type("application/json; charset=utf-8").send(staticBody),
-    );
     await app.listen({ host: "127.0.0.1", port: 0 });
     const address = app.server.address();
     if (!address || typeof address === "string") throw new Error("no server address");
     const origin = `http://127.0.0.1:${address.port}`;
     const headers = { "x-api-key": key };
+    baseline = await BaselineChild.start();
+    console.log(
+      `baseline: a plain node:http server in a process of its own (bench/baseline.ts), ${baseline.origin}`,
+    );
 
-    // Markets: one resolved 1h market for the warm page (a full page of 1000), one resolved 5m market
-    // for the cold baseline body; the cold lists use every other resolved market.
+    // Pages of 1000 (the default limit) of resolved 1h and 4h markets: the warm page is the first page
+    // of one 1h market; the cold lists are every (market, offset) with a full page of the others, but
+    // for one market kept out for the cold baseline's bytes.
     const resolved = (await store.markets.listMarkets({ resolved: true, limit: 10_000, offset: 0 })).markets;
-    const pick = (type: MarketType): StoredMarket => {
-      const m = resolved.find((x) => x.coin === "btc" && x.marketType === type);
-      if (!m) throw new Error(`no resolved btc ${type} market`);
-      return m;
-    };
-    const warmMarket = pick("1h");
-    const coldSample = pick("5m");
+    const long = resolved.filter((m) => m.snapshotCount >= 2 * PAGE);
+    const warmMarket = long.find((m) => m.coin === "btc" && m.marketType === "1h");
+    const coldSample = long.find((m) => m.coin === "eth" && m.marketType === "1h");
+    if (!warmMarket || !coldSample) throw new Error("no resolved 1h markets");
     const coldPairs: [string, number][] = [];
-    for (const m of resolved) {
+    for (const m of long) {
       if (m === warmMarket || m === coldSample) continue;
-      for (let offset = Math.max(0, m.snapshotCount - COLD_ROWS); offset < m.snapshotCount; offset++) {
-        coldPairs.push([m.slug, offset]);
-      }
+      for (let offset = 0; offset + PAGE <= m.snapshotCount; offset++) coldPairs.push([m.slug, offset]);
     }
     const coldLists = {
       "no books": shuffle(
@@ -504,14 +669,12 @@ async function main(): Promise<void> {
       ),
     };
     if (new Set(coldLists["no books"]).size !== coldPairs.length) throw new Error("cold list repeats a path");
-    // The body the cold baseline serves: a page of the mean size (COLD_ROWS / 2 rows), outside the lists.
-    const coldSampleOffset = coldSample.snapshotCount - COLD_ROWS / 2;
 
     load = LOAD_MODE === "child" ? new LoadChild() : new InProcessLoad();
     await load.sendList("cold, no books", coldLists["no books"]);
     await load.sendList("cold, books", coldLists.books);
     console.log(
-      `cold lists: ${fmt(coldPairs.length)} distinct pages each (${resolved.length - 2} resolved markets, 1..${COLD_ROWS} rows a page)`,
+      `cold lists: ${fmt(coldPairs.length)} distinct pages each (${long.length - 2} resolved 1h and 4h markets, every page 1000 snapshots)`,
     );
 
     const session = PROFILE_DIR ? new Session() : null;
@@ -521,34 +684,40 @@ async function main(): Promise<void> {
       await session.post("Profiler.enable");
     }
 
-    const scenarios: { name: ScenarioName; path: string; capture: string; list?: string }[] = [
-      {
-        name: "warm, no books",
-        path: pagePath(warmMarket.slug, 0, false),
-        capture: pagePath(warmMarket.slug, 0, false),
-      },
-      {
-        name: "warm, books",
-        path: pagePath(warmMarket.slug, 0, true),
-        capture: pagePath(warmMarket.slug, 0, true),
-      },
+    const br = { "accept-encoding": "br" };
+    const warmPath = (books: boolean) => pagePath(warmMarket.slug, 0, books);
+    const scenarios: {
+      name: ScenarioName;
+      path: string;
+      capture: string;
+      list?: string;
+      extra?: Record<string, string>;
+    }[] = [
+      { name: "warm, no books", path: warmPath(false), capture: warmPath(false) },
+      { name: "warm, books", path: warmPath(true), capture: warmPath(true) },
       {
         name: "cold, no books",
         path: "(rotating)",
-        capture: pagePath(coldSample.slug, coldSampleOffset, false),
+        capture: pagePath(coldSample.slug, 500, false),
         list: "cold, no books",
       },
       {
         name: "cold, books",
         path: "(rotating)",
-        capture: pagePath(coldSample.slug, coldSampleOffset, true),
+        capture: pagePath(coldSample.slug, 500, true),
         list: "cold, books",
       },
+      { name: "warm, books, br", path: warmPath(true), capture: warmPath(true), extra: br },
     ];
 
-    const job = (seconds: number, target: { path?: string; list?: string }): LoadJob => ({
-      origin,
-      headers,
+    const job = (
+      o: string,
+      seconds: number,
+      target: { path?: string; list?: string },
+      extra: Record<string, string> = {},
+    ): LoadJob => ({
+      origin: o,
+      headers: { ...headers, ...extra },
       seconds,
       connections: CONNECTIONS,
       ...target,
@@ -557,19 +726,19 @@ async function main(): Promise<void> {
     let reissuedTotal = 0;
     for (const s of scenarios) {
       if (ONLY !== null && !s.name.includes(ONLY)) continue;
-      // The scenario's own bytes, captured from the server (this also puts a warm page in the cache).
-      const res = await fetch(origin + s.capture, { headers });
-      if (res.status !== 200) throw new Error(`${s.capture}: ${res.status}`);
-      staticBody = Buffer.from(await res.arrayBuffer());
+      // The scenario's own bytes and headers, captured from the server (this also puts a warm page in
+      // the cache); the baseline sends the same body with the same Content-Type and Content-Encoding.
+      const captured = await capture(origin + s.capture, { ...headers, ...s.extra });
+      await baseline.serve(captured.body, captured.headers, join(tmp, "baseline.body"));
       const target = s.list !== undefined ? { list: s.list } : { path: s.path };
 
-      if (WARMUP_SECONDS > 0) await load.run(job(WARMUP_SECONDS, { path: "/bench/static" }));
-      const before = measured(await load.run(job(SECONDS, { path: "/bench/static" })));
-      if (WARMUP_SECONDS > 0) await load.run(job(WARMUP_SECONDS, target));
+      if (WARMUP_SECONDS > 0) await load.run(job(baseline.origin, WARMUP_SECONDS, { path: "/" }, s.extra));
+      const before = measured(await load.run(job(baseline.origin, SECONDS, { path: "/" }, s.extra)));
+      if (WARMUP_SECONDS > 0) await load.run(job(origin, WARMUP_SECONDS, target, s.extra));
       const reads0 = pageReads;
       const rereads0 = pageRereads;
       if (session) await session.post("Profiler.start");
-      const main = measured(await load.run(job(SECONDS, target)));
+      const main = measured(await load.run(job(origin, SECONDS, target, s.extra)));
       let profile: string | null = null;
       if (session && PROFILE_DIR) {
         const { profile: p } = await session.post("Profiler.stop");
@@ -578,7 +747,7 @@ async function main(): Promise<void> {
       }
       const reads = pageReads - reads0;
       const rereads = pageRereads - rereads0;
-      const after = measured(await load.run(job(SECONDS, { path: "/bench/static" })));
+      const after = measured(await load.run(job(baseline.origin, SECONDS, { path: "/" }, s.extra)));
       reissuedTotal += main.reissued;
 
       const baselineReqPerSec = (before.reqPerSec + after.reqPerSec) / 2;
@@ -586,7 +755,7 @@ async function main(): Promise<void> {
       const r: ScenarioResult = {
         scenario: s.name,
         path: s.path,
-        baselineBodyBytes: staticBody.length,
+        baselineBodyBytes: captured.body.length,
         result: main,
         baselineBefore: before,
         baselineAfter: after,
@@ -607,6 +776,12 @@ async function main(): Promise<void> {
       if (bad > 0) console.log(`  WARNING: ${s.name}: errors/timeouts/non-2xx responses: ${bad}`);
     }
     session?.disconnect();
+
+    let exports: ExportResult[] = [];
+    if (ONLY === null || ONLY.startsWith("export")) {
+      console.log("\nbulk export of one 1h market (GET /v1/snapshots/export), one connection");
+      exports = await measureExports(load, origin, headers, warmMarket);
+    }
 
     let metering: MeteringResult[] = [];
     if (ONLY === null || ONLY.startsWith("metering")) {
@@ -629,8 +804,13 @@ async function main(): Promise<void> {
     if (ONLY === null) backtest = await backtestSection(tmp, load);
     load.close();
     load = null;
+    baseline.close();
+    baseline = null;
     await app.close();
     await store.close();
+    const logLines = readFileSync(logPath, "utf8")
+      .split("\n")
+      .filter((l) => l.includes('"request completed"')).length;
 
     // ---- report
     const cols: [string, number][] = [
@@ -669,15 +849,30 @@ async function main(): Promise<void> {
     }
     console.log("");
     console.log(
-      "body bytes: the body the baseline serves (warm: the page itself; cold: a page of the mean size, 150 rows, of the 1..300-row cold pages)",
+      "body bytes: the body the baseline serves, a page of 1000 snapshots (warm: the page itself; cold: another page of 1000, outside the lists; br: the page's br bytes)",
     );
     for (const r of results.filter((x) => x.scenario.startsWith("cold"))) {
       console.log(
-        `${r.scenario}: ${fmt(r.storePageReads)} store page reads during the measurement, ${r.storePageRereads} of a page read before; ` +
+        `${r.scenario}: ${fmt(r.result.requests)} answers, ${fmt(r.storePageReads)} store page reads during the measurement, ${r.storePageRereads} of a page read before; ` +
           `avg response ${fmt(r.result.bytesPerResponse)} B vs baseline ${fmt(r.baselineBefore.bytesPerResponse)} B`,
       );
     }
     console.log(`cold paths handed out more than once in the run: ${reissuedTotal}`);
+    console.log(`request log lines written at info during the run: ${fmt(logLines)}`);
+    const wire = wireBytes(results);
+    if (wire) {
+      console.log(
+        `br on the wire: ${fmt(wire.brPerSnapshot, 1)} B/snapshot with books vs ${fmt(wire.jsonPerSnapshot, 1)} B/snapshot as JSON -> ` +
+          `1/${fmt(1 / wire.ratio, 1)}, target <= 1/8: ${wire.pass ? "PASS" : "FAIL"}`,
+      );
+    }
+    for (const e of exports) {
+      console.log(
+        `bulk export ${e.books ? "with" : "without"} books (${fmt(e.snapshotsPerExport)} snapshots; NDJSON ${fmt(e.ndjsonBytes)} B, Parquet ${fmt(e.parquetBytes)} B): ` +
+          `Parquet ${fmt(e.parquetSnapshotsPerSec)} snapshots/s vs NDJSON ${fmt(e.ndjsonSnapshotsPerSec)} -> ${fmt(e.ratio, 3)}, target >= ${e.target}: ${e.pass ? "PASS" : "FAIL"}`,
+      );
+    }
+
     if (metering.length > 0) {
       console.log("");
       console.log(
@@ -731,9 +926,13 @@ async function main(): Promise<void> {
         LOAD_MODE === "child"
           ? "autocannon in a child process; server in the parent"
           : "autocannon in the server's process and event loop",
-      data: { seed: SEED, anchor: ANCHOR, counts: COUNTS, coins: COINS, ...seeded },
+      data: { seed: SEED, anchor: ANCHOR, counts: PAGE_COUNTS, coins: COINS, ...seeded },
+      baseline: "a plain node:http server in a child process of its own (bench/baseline.ts)",
       coldDistinctPages: coldPairs.length,
       scenarios: results,
+      requestLogLines: logLines,
+      wire: wireBytes(results),
+      exports,
       metering,
       recording,
       storage,
@@ -742,6 +941,7 @@ async function main(): Promise<void> {
     });
   } finally {
     load?.close();
+    baseline?.close();
     cleanup();
   }
 }

@@ -1,3 +1,5 @@
+import { type Logger as PinoLogger, pino } from "pino";
+
 /**
  * The one logger interface of the service: structured fields and a message, at four levels. It is
  * the shape of pino's (Fastify's `app.log`) methods, so the server hands its own logger to anything
@@ -74,4 +76,68 @@ export function deferredLogger(current: () => Logger): Logger {
 /** An error's message for a log field or line, whatever was thrown. */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** The server's pino logger and how to write out what it still holds. */
+export interface ServerLog {
+  logger: PinoLogger;
+  /** Writes every buffered line; the server awaits it before it exits. */
+  flush(): Promise<void>;
+  /** The same, synchronously: for a stop that exits at once (the close grace passed). */
+  flushSync(): void;
+}
+
+/**
+ * The server's logger: pino's JSON lines on stdout through an asynchronous destination (sonic-boom),
+ * which gathers lines in memory and writes them in the background, 4 KiB or more at a time (or whatever
+ * has gathered, once a second), so that a request's log line costs the request a string and no write(2). What is still buffered when the
+ * server stops is written by `flush` (serve awaits it on SIGTERM and SIGINT, after the last answer).
+ */
+/** How long a line may wait in the server log's buffer before it is written anyway. */
+const LOG_FLUSH_MS = 1000;
+
+export function serverLog(level: string, fd = 1): ServerLog {
+  const destination = pino.destination({ dest: fd, sync: false, minLength: 4096 });
+  // A quiet server's lines would wait for 4 KiB more: written within a second however few they are.
+  let pending = false;
+  const logger = pino(
+    {
+      level,
+      hooks: {
+        streamWrite: (line) => {
+          pending = true;
+          return line;
+        },
+      },
+    },
+    destination,
+  );
+  setInterval(() => {
+    if (!pending) return;
+    pending = false;
+    try {
+      destination.flush();
+    } catch {
+      // Not open yet, or gone: the next tick or the stop's flush writes it.
+      pending = true;
+    }
+  }, LOG_FLUSH_MS).unref();
+  return {
+    logger,
+    flush: () =>
+      new Promise<void>((resolve) => {
+        try {
+          destination.flush(() => resolve());
+        } catch {
+          resolve();
+        }
+      }),
+    flushSync: () => {
+      try {
+        destination.flushSync();
+      } catch {
+        // Nothing buffered, or the descriptor is gone: nothing more to write.
+      }
+    },
+  };
 }

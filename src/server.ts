@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyServerOptions } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { openLimiter } from "./access/limiter/open.ts";
-import { deferredLogger, errorMessage, type Logger, stderrLogger } from "./log.ts";
+import { deferredLogger, errorMessage, type Logger, serverLog, stderrLogger } from "./log.ts";
 import { loadPlans } from "./access/plans.ts";
 import { openDatabase, UsageError } from "./cli/command.ts";
 import { Progress } from "./cli/progress.ts";
@@ -30,23 +30,6 @@ async function firstStart(store: Store, config: Config, plans: Plans): Promise<F
   return made;
 }
 
-/** Fastify's logger options: its own and pino's. */
-type LoggerOptions = Exclude<FastifyServerOptions["logger"], boolean | undefined>;
-
-/**
- * The server's log: pino's JSON lines at LOG_LEVEL, every request among them at the default level (an
- * access log is what an operator of a paid API needs first). The first start's banner is printed after
- * the start-up lines, so nothing is printed under it until requests come.
- */
-function logOptions(level: string): LoggerOptions & { level: string } {
-  return {
-    level,
-    // process.stdout rather than pino's own asynchronous writer: the lines keep their order with the
-    // banner and the "Serving" line, which go to stdout too.
-    stream: process.stdout,
-  };
-}
-
 /** How much longer than the drain a stop may take to close the database and Redis before exit 1. */
 const CLOSE_GRACE_MS = 5000;
 
@@ -58,7 +41,7 @@ const CLOSE_GRACE_MS = 5000;
  * Not Fastify's own close for the drain: it answers requests arriving while it closes with a 503 body
  * of its own, outside the API's error envelope, where these are served as usual.
  */
-function drainOnSignals(app: FastifyInstance, drainMs: number): void {
+function drainOnSignals(app: FastifyInstance, drainMs: number, flushLogSync: () => void): void {
   let draining = false;
   app.addHook("onRequest", (_req, reply, done) => {
     if (draining) reply.header("connection", "close");
@@ -79,6 +62,8 @@ function drainOnSignals(app: FastifyInstance, drainMs: number): void {
     });
     setTimeout(() => {
       app.log.error({}, `the database or Redis did not close within ${CLOSE_GRACE_MS / 1000} s; exiting`);
+      // The asynchronous log's buffer (the requests answered before the cut among it) goes out first.
+      flushLogSync();
       process.exit(1);
     }, CLOSE_GRACE_MS);
   };
@@ -136,16 +121,20 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     config.redisUrl,
     deferredLogger(() => log),
   );
-  // AppOptions names only the level; Fastify takes the rest of pino's options beside it.
-  const app = await buildApp({ store, config, plans, limiter, logger: logOptions(config.logLevel) });
+  const requestLog = serverLog(config.logLevel);
+  const app = await buildApp({ store, config, plans, limiter, loggerInstance: requestLog.logger });
   log = app.log;
   app.addHook("onClose", async () => {
     await limiter.close();
     await store.close();
+    // Last: every request has been answered (and logged) by now.
+    await requestLog.flush();
   });
   // Before listening, so that a signal during start-up also closes the store cleanly.
-  drainOnSignals(app, config.drainMs);
+  drainOnSignals(app, config.drainMs, requestLog.flushSync);
   const base = await listen(app, config);
+  // The start-up lines wait in the asynchronous log's buffer: out before the banner, not under it.
+  await requestLog.flush();
   // After the listening line, so that the keys are the last thing on screen until requests come.
   const banner = firstStartBanner(made, base);
   process.stdout.write(`${banner ? `\n${banner}\n\n` : ""}Serving ${base}/v1 (docs: ${base}/docs)\n`);

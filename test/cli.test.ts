@@ -108,7 +108,7 @@ describe("updown keys", () => {
     const unknownFlag = updown(["keys", "list", "--colour"]);
     assert.equal(unknownFlag.code, 2);
     assert.match(updown(["--help"]).stdout, /Commands:/);
-    assert.match(updown(["export", "--help"]).stdout, /--format ndjson\|csv/);
+    assert.match(updown(["export", "--help"]).stdout, /--format ndjson\|csv\|parquet/);
     assert.equal(updown(["frobnicate"]).code, 2);
   });
 });
@@ -382,6 +382,32 @@ describe("updown migrate, seed, export and import archive", () => {
     const csv = updown(["export", "--out", "-", "--format", "csv", "--type", "15m"], a);
     assert.equal(csv.stdout.split("\n")[0], "slug,time,coin_price,price_up,price_down");
     assert.equal(csv.stdout.trimEnd().split("\n").length, 1 + 335);
+  });
+
+  test("export --format parquet of a series over a time range, with progress, read back by DuckDB", async () => {
+    const env = { DATABASE_URL: `sqlite:${join(dir, "pq.db")}` };
+    const seedArgs = ["seed", "--seed", "3", "--anchor", "2026-07-24T00:20:34Z", "--coins", "sol"];
+    assert.equal(updown([...seedArgs, "--counts", "5m=3,15m=0,1h=0,4h=0,24h=0"], env).code, 0);
+    const file = join(dir, "sol-5m.parquet");
+    const range = ["--from", "2026-07-24T00:12:30Z", "--to", "2026-07-24T00:16:00Z"];
+    const args = ["export", "--format", "parquet", "--books", "--coin", "sol", "--type", "5m", ...range];
+    const res = updown([...args, "--out", file], env);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /Exporting: 2 markets, 211 snapshots in/);
+    const { DuckDBInstance } = await import("@duckdb/node-api");
+    const c = await (await DuckDBInstance.create(":memory:")).connect();
+    const rows = (
+      await c.runAndReadAll(
+        `SELECT slug, count(*)::INT AS n, min(time)::VARCHAR AS first, max(len(orderbook_up.bids))::INT AS levels
+         FROM '${file}' GROUP BY slug ORDER BY slug`,
+      )
+    ).getRowObjects();
+    c.closeSync();
+    assert.deepEqual(rows, [
+      { slug: "sol-updown-5m-1784851800", n: 150, first: "2026-07-24 00:12:30+00", levels: rows[0].levels },
+      { slug: "sol-updown-5m-1784852100", n: 61, first: "2026-07-24 00:15:00+00", levels: rows[1].levels },
+    ]);
+    assert.ok((rows[0].levels as number) > 0);
   });
 
   test("serve --no-seed leaves an empty database empty and makes no keys", async () => {

@@ -7,7 +7,7 @@ import type { LightMyRequestResponse } from "fastify";
 import type { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { loadPlans } from "../src/access/plans.ts";
 import { makeTestApp, type TestApp } from "./helpers/app.ts";
-import { checkAnswer } from "./helpers/contract.ts";
+import { checkAnswer, decoded } from "./helpers/contract.ts";
 import { type RawAnswer, rawRequest } from "./helpers/raw-http.ts";
 
 /**
@@ -665,7 +665,12 @@ describe(`fuzz from openapi.json (seed ${SEED})`, () => {
       });
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
       const problems = [
-        ...answerProblems(r.method, { status: res.statusCode, headers: res.headers, body: res.body }),
+        ...answerProblems(r.method, {
+          status: res.statusCode,
+          headers: res.headers,
+          // Answers are compressed when the request accepts an encoding (compression.ts).
+          body: decoded(res.rawPayload, res.headers["content-encoding"]).toString("utf8"),
+        }),
         ...t.contractMismatches.slice(mismatchesBefore),
       ];
       if (problems.length > 0) {

@@ -93,6 +93,28 @@ export function limiterContract(
       assert.equal((await limiter.peek(s, STARTER, LATE)).day.used, 60);
     });
 
+    test("charge adds units to the day alone, all or none; its refusal counts nothing", async () => {
+      const s = subject();
+      await limiter.consume(s, STARTER, LATE);
+      const charged = await limiter.charge(s, STARTER, 899, LATE);
+      assert.deepEqual([charged.admitted, charged.minute.used, charged.day.used], [true, 1, 900]);
+      const refused = await limiter.charge(s, STARTER, 101, LATE);
+      assert.deepEqual([refused.admitted, refused.rejectedBy, refused.day.used], [false, "day", 900]);
+      assert.equal((await limiter.charge(s, STARTER, 100, LATE)).day.used, 1000);
+      assert.equal((await limiter.consume(s, STARTER, LATE)).rejectedBy, "day");
+      const unlimited = await limiter.charge(s, { perMinute: null, perDay: null }, 5000, LATE);
+      assert.deepEqual([unlimited.admitted, unlimited.day.used], [true, 6000]);
+    });
+
+    test("concurrent charges never pass the day limit together", async () => {
+      const s = subject();
+      const decisions = await Promise.all(
+        Array.from({ length: 20 }, () => limiter.charge(s, STARTER, 120, LATE)),
+      );
+      assert.equal(decisions.filter((d) => d.admitted).length, 8);
+      assert.equal((await limiter.peek(s, STARTER, LATE)).day.used, 960);
+    });
+
     test("subjects are counted apart", async () => {
       const [a, b] = [subject(), subject()];
       for (let i = 0; i < 60; i++) await limiter.consume(a, STARTER, LATE);

@@ -67,7 +67,7 @@ function failingLimiter(code: string | null): RateLimiter {
   const fail = async (): Promise<never> => {
     throw Object.assign(new Error("limiter failed"), code ? { code } : {});
   };
-  return { kind: "memory", degraded: false, consume: fail, peek: fail, close: async () => {} };
+  return { kind: "memory", degraded: false, consume: fail, charge: fail, peek: fail, close: async () => {} };
 }
 
 describe("every operation's answers match the document", () => {
@@ -87,9 +87,11 @@ describe("every operation's answers match the document", () => {
     `/v1/markets/${slug}/snapshots?limit=2&include_orderbook=true`,
     `/v1/markets/${slug}/snapshots/at?time=2026-07-24T00:00:00Z`,
     `/v1/markets/${slug}/coverage`,
+    `/v1/markets/${slug}/series?points=16`,
     `/v1/markets/${slug}/trades?limit=3`,
     "/v1/series",
     `/v1/markets/${slug}/snapshots/export?format=csv`,
+    "/v1/snapshots/export?coin=btc&market_type=5m&start_time=2026-07-24T00:14:00Z&format=parquet",
     "/v1/btc/spot/latest",
     "/v1/btc/futures/trades/latest?limit=3",
     "/v1/btc/spot/snapshots?limit=2",

@@ -20,6 +20,27 @@ describe("page cache", () => {
     assert.ok(cache.get("e"));
   });
 
+  test("compressed bytes kept beside a page count in the budget, each encoding made once", async () => {
+    const cache = new PageCache(100_000);
+    const p = { body: Buffer.from(JSON.stringify({ text: "a".repeat(10_000) })), etag: '"x"' };
+    cache.set("p", p);
+    const first = cache.encoded("p", p, "br");
+    assert.equal(cache.encoded("p", p, "br"), first, "a second request shares the first compression");
+    const br = await first;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(cache.totalBytes, p.body.length + br.length);
+    const gz = await cache.encoded("p", p, "gzip");
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(cache.totalBytes, p.body.length + br.length + gz.length);
+    // Filling the cache evicts the page with its encodings.
+    cache.set("q", { body: Buffer.alloc(24_000), etag: '"q"' });
+    cache.set("r", { body: Buffer.alloc(24_000), etag: '"r"' });
+    cache.set("s", { body: Buffer.alloc(24_000), etag: '"s"' });
+    cache.set("t", { body: Buffer.alloc(24_000), etag: '"t"' });
+    assert.equal(cache.get("p"), undefined);
+    assert.equal(cache.totalBytes, 4 * 24_000);
+  });
+
   test("a page larger than a quarter of the budget is not cached, so 0 bytes disables caching", () => {
     const cache = new PageCache(1000);
     cache.set("big", page(251));

@@ -204,7 +204,13 @@ const POSTGRES_TESTS: StoreTests<PostgresStore, PostgresStore> = {
     assert.deepEqual(page, rows.slice(0, 1000));
   },
   "a month's partition dropped behind the store's back is made again": async (store) => {
-    const m = await store.markets.upsertMarket({ ...HAND_MARKET, slug: "dropped" });
+    // A live market: its seconds go to the partitioned row tables (a resolved one's go to blocks).
+    const m = await store.markets.upsertMarket({
+      ...HAND_MARKET,
+      slug: "dropped",
+      winner: null,
+      resolvedAt: null,
+    });
     const row: SnapshotRow = {
       time: 1810000000e6,
       coinPrice: 1,
@@ -215,6 +221,40 @@ const POSTGRES_TESTS: StoreTests<PostgresStore, PostgresStore> = {
     assert.equal(await store.markets.insertSnapshots(m.key, [row]), 1);
     await store.pool.query("DROP TABLE snapshots_2027_05, snapshot_books_2027_05");
     assert.equal(await store.markets.insertSnapshots(m.key, [row]), 1);
+  },
+  "migrating moves the rows of markets resolved before version 5 into blocks, reading the same": async (
+    store,
+  ) => {
+    const live = { ...HAND_MARKET, slug: "resolved-before-v5", winner: null, resolvedAt: null };
+    const m = await store.markets.upsertMarket(live);
+    const rows: SnapshotRow[] = Array.from({ length: 600 }, (_, i) => ({
+      time: (1784851200 + i) * 1e6,
+      coinPrice: 150 + i / 8,
+      priceUp: 0.5,
+      priceDown: 0.5,
+      books: i % 3 === 0 ? null : new Uint8Array([1, 2, 0, 1, 50, (i % 100) + 1, 0]),
+    }));
+    assert.equal(await store.markets.insertSnapshots(m.key, rows), 600);
+    // Resolved as a version-4 database would have it: the record changed, the rows left in place.
+    await store.pool.query("UPDATE markets SET winner = 'Up' WHERE id = $1", [m.key]);
+    await store.migrate();
+    const left = await store.pool.query("SELECT count(*)::int AS n FROM snapshots WHERE market = $1", [
+      m.key,
+    ]);
+    assert.equal(left.rows[0].n, 0);
+    const blocks = await store.pool.query(
+      "SELECT count(*)::int AS n FROM snapshot_blocks WHERE market = $1",
+      [m.key],
+    );
+    assert.equal(blocks.rows[0].n, 3);
+    const page = await store.markets.snapshotPage(m.key, {
+      order: "asc",
+      limit: 1000,
+      offset: 0,
+      books: true,
+    });
+    assert.deepEqual(page, rows);
+    assert.equal((await store.markets.getMarket(live.slug))!.snapshotCount, 600);
   },
   "two stores migrating one empty schema at once both succeed, each version applied once": async () => {
     const scratch = await scratchSchemas().create();

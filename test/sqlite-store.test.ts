@@ -49,7 +49,78 @@ test("an unsupported DATABASE_URL is refused with a clear message", async () => 
   await assert.rejects(openStore("mysql://x"), /DATABASE_URL must start with sqlite:/);
 });
 
-test("version 5 keeps a version 4 database's markets, ids and snapshots, and gives them their type's feed", async () => {
+test("an existing database upgrades: resolved markets' rows move into blocks and read the same", async () => {
+  const { DatabaseSync } = await import("node:sqlite");
+  const { SQLITE_MIGRATIONS } = await import("../src/store/sqlite/migrations.ts");
+  const { marketValues } = await import("../src/store/rows.ts");
+  const { encodeBooks } = await import("../src/domain/book-codec.ts");
+  const dir = mkdtempSync(join(tmpdir(), "updown-v4-"));
+  try {
+    // A database as version 4 left it, with a resolved market of 1300 seconds in the row tables.
+    const path = join(dir, "v4.db");
+    const old = new DatabaseSync(path);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)");
+    for (const m of SQLITE_MIGRATIONS.filter((x) => x.version <= 4)) {
+      old.exec(m.sql);
+      old.prepare("INSERT INTO schema_migrations VALUES (?, 0)").run(m.version);
+    }
+    old
+      .prepare(
+        `INSERT INTO markets (slug, polymarket_slug, coin, market_type, market_id, event_id, start_time, end_time,
+          coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner, final_volume,
+          final_liquidity, resolved_at, created_at, updated_at, snapshot_count)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1300)`,
+      )
+      .run(...marketValues(HAND_MARKET).slice(0, 19));
+    const rows = Array.from({ length: 1300 }, (_, i) => ({
+      time: (HAND_MARKET.startTime + i) * 1e6,
+      coinPrice: 150 + i / 8,
+      priceUp: 0.5,
+      priceDown: 0.5,
+      books:
+        i % 4 === 0
+          ? null
+          : encodeBooks(
+              { bids: [{ price: 0.5, size: i + 1 }], asks: [{ price: 0.52, size: 2 }] },
+              { bids: [{ price: 0.48, size: 2 }], asks: [{ price: 0.5, size: i + 1 }] },
+            ),
+    }));
+    for (const r of rows) {
+      old
+        .prepare("INSERT INTO snapshots VALUES (1, ?, ?, ?, ?)")
+        .run(r.time, r.coinPrice, r.priceUp, r.priceDown);
+      if (r.books) old.prepare("INSERT INTO snapshot_books VALUES (1, ?, ?)").run(r.time, r.books);
+    }
+    old.close();
+
+    const store = await openStore(`sqlite:${path}`);
+    try {
+      const count = (sql: string) => (store as SqliteStore).db.prepare(sql).get() as { n: number };
+      assert.equal(count("SELECT count(*) AS n FROM snapshots").n, 0, "the rows moved");
+      assert.equal(count("SELECT count(*) AS n FROM snapshot_books").n, 0);
+      assert.equal(
+        count("SELECT count(*) AS n FROM snapshot_blocks").n,
+        6,
+        "1300 seconds in 6 blocks of 256",
+      );
+      const m = (await store.markets.getMarket(HAND_MARKET.slug))!;
+      assert.equal(m.snapshotCount, 1300);
+      const page = await store.markets.snapshotPage(m.key, {
+        order: "desc",
+        limit: 1000,
+        offset: 150,
+        books: true,
+      });
+      assert.deepEqual(page, [...rows].reverse().slice(150, 1150));
+    } finally {
+      await store.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("versions 5 to 7 keep a version 4 database's markets, ids and snapshots, and gives them their type's feed", async () => {
   const store = new SqliteStore(":memory:");
   try {
     const db = store.db;

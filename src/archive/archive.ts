@@ -5,7 +5,7 @@ import type { Readable, Writable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { createGunzip, createGzip } from "node:zlib";
 import { BookEncodingError, decodeBooks } from "../domain/book-codec.ts";
-import type { Coin, MarketType } from "../domain/market.ts";
+import { type Coin, MARKET_TYPE_SECONDS, type MarketType } from "../domain/market.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { isoMicros, type Micros } from "../domain/time.ts";
 import type { TradeRow } from "../domain/trade.ts";
@@ -19,6 +19,7 @@ import {
   WireFormatError,
 } from "../domain/wire.ts";
 import type { MarketStore, StoredMarket } from "../store/market-store.ts";
+import { PARQUET_BATCH_ROWS, ParquetBatch, parquetStream } from "./parquet.ts";
 import type { TradeStore } from "../store/trade-store.ts";
 
 /**
@@ -30,9 +31,11 @@ import type { TradeStore } from "../store/trade-store.ts";
  * gives back the same API responses.
  *
  * CSV is offered for analysis tools: one snapshot a row, books as JSON text columns; it has no market
- * records, so it cannot be imported back.
+ * records, so it cannot be imported back. Parquet (parquet.ts) has the same rows with typed columns.
+ *
+ * Markets go oldest first, each market's snapshots oldest first.
  */
-export type ExportFormat = "ndjson" | "csv";
+export type ExportFormat = "ndjson" | "csv" | "parquet";
 
 /** Which markets and snapshots to export, and how. */
 export interface ExportSelection {
@@ -41,7 +44,9 @@ export interface ExportSelection {
   coin?: Coin;
   marketType?: MarketType;
   slugs?: string[];
-  /** Inclusive bounds on snapshot time. */
+  /** The markets, already chosen (the bulk export route's, counted and charged); wins over the rest. */
+  markets?: StoredMarket[];
+  /** Inclusive bounds on snapshot time; with a coin and a type, only the markets they overlap. */
   from?: Micros;
   to?: Micros;
 }
@@ -68,6 +73,10 @@ async function write(out: Writable, text: string): Promise<void> {
 }
 
 async function* marketsToExport(store: MarketStore, sel: ExportSelection): AsyncGenerator<StoredMarket> {
+  if (sel.markets) {
+    yield* sel.markets;
+    return;
+  }
   if (sel.slugs?.length) {
     for (const slug of sel.slugs) {
       const m = await store.getMarket(slug);
@@ -76,15 +85,33 @@ async function* marketsToExport(store: MarketStore, sel: ExportSelection): Async
     }
     return;
   }
+  yield* await seriesMarkets(store, sel);
+}
+
+/**
+ * The markets of a coin and type (or of all, when not given), oldest first; with a time range and a
+ * type, those whose span overlaps it (a market of a type lasts a fixed time, so its start says).
+ */
+export async function seriesMarkets(
+  store: MarketStore,
+  sel: { coin?: Coin; marketType?: MarketType; from?: Micros; to?: Micros },
+): Promise<StoredMarket[]> {
+  const length = sel.marketType ? MARKET_TYPE_SECONDS[sel.marketType] : null;
+  const startFrom =
+    sel.from !== undefined && length !== null ? Math.floor(sel.from / 1e6) - length + 1 : undefined;
+  const startTo = sel.to !== undefined ? Math.floor(sel.to / 1e6) : undefined;
+  const all: StoredMarket[] = [];
   for (let offset = 0; ; offset += 100) {
     const { markets } = await store.listMarkets({
       coin: sel.coin,
       marketType: sel.marketType,
+      startFrom,
+      startTo,
       limit: 100,
       offset,
     });
-    yield* markets;
-    if (markets.length < 100) return;
+    all.push(...markets);
+    if (markets.length < 100) return all.reverse();
   }
 }
 
@@ -99,33 +126,56 @@ function csvRow(slug: string, r: SnapshotRow, books: boolean): string {
   return `${base},${csvQuote(JSON.stringify(b.up))},${csvQuote(JSON.stringify(b.down))}\n`;
 }
 
+/** A market's snapshots of the range oldest first, a page at a time (keyset: each row read once). */
+async function* snapshotPages(
+  store: MarketStore,
+  m: StoredMarket,
+  sel: ExportSelection,
+  pageRows: number,
+): AsyncGenerator<SnapshotRow[]> {
+  let from = sel.from;
+  for (;;) {
+    const rows = await store.snapshotPage(m.key, {
+      order: "asc",
+      limit: pageRows,
+      offset: 0,
+      books: sel.books,
+      from,
+      to: sel.to,
+    });
+    if (rows.length > 0) yield rows;
+    if (rows.length < pageRows) return;
+    from = rows[rows.length - 1].time + 1;
+  }
+}
+
 /**
- * The export as text chunks (a few thousand snapshots each), oldest first, read page by page so that
- * memory stays flat however large the export. `counts` is kept up to date as chunks are taken.
+ * The export as chunks (text for NDJSON and CSV, bytes for Parquet), oldest first, read page by page
+ * so that memory stays flat however large the export. `counts` is kept up to date as chunks are taken.
  */
-export async function* exportChunks(
+export function exportChunks(
   store: MarketStore,
   sel: ExportSelection,
   counts: ExportCounts = { markets: 0, snapshots: 0 },
   trades: TradeStore | null = null,
+): AsyncGenerator<string | Uint8Array> {
+  return sel.format === "parquet"
+    ? parquetStream(parquetBatches(store, sel, counts), sel.books)
+    : textChunks(store, sel, counts, trades);
+}
+
+async function* textChunks(
+  store: MarketStore,
+  sel: ExportSelection,
+  counts: ExportCounts,
+  trades: TradeStore | null,
 ): AsyncGenerator<string> {
   if (sel.format === "csv") yield `${CSV_HEADER}${sel.books ? ",orderbook_up,orderbook_down" : ""}\n`;
   for await (const m of marketsToExport(store, sel)) {
     counts.markets++;
     if (sel.format === "ndjson") yield `{"type":"market","market":${JSON.stringify(marketToWire(m))}}\n`;
     const slugJson = JSON.stringify(m.slug);
-    // Keyset paging (after the last time seen) reads each row once, unlike OFFSET.
-    let from = sel.from;
-    for (;;) {
-      const rows = await store.snapshotPage(m.key, {
-        order: "asc",
-        limit: PAGE,
-        offset: 0,
-        books: sel.books,
-        from,
-        to: sel.to,
-      });
-      if (rows.length === 0) break;
+    for await (const rows of snapshotPages(store, m, sel, PAGE)) {
       let chunk = "";
       for (const r of rows) {
         chunk +=
@@ -135,8 +185,6 @@ export async function* exportChunks(
       }
       counts.snapshots += rows.length;
       yield chunk;
-      if (rows.length < PAGE) break;
-      from = rows[rows.length - 1].time + 1;
     }
     if (trades !== null && sel.format === "ndjson") yield* tradeLines(trades, m, sel, counts);
   }
@@ -167,9 +215,41 @@ async function* tradeLines(
   }
 }
 
+/** The rows of the export in Parquet record batches of a bounded size, across markets. */
+async function* parquetBatches(
+  store: MarketStore,
+  sel: ExportSelection,
+  counts: ExportCounts,
+): AsyncGenerator<ParquetBatch> {
+  const size = sel.books ? PARQUET_BATCH_ROWS.books : PARQUET_BATCH_ROWS.noBooks;
+  let batch = new ParquetBatch(sel.books, size);
+  for await (const m of marketsToExport(store, sel)) {
+    counts.markets++;
+    for await (const rows of snapshotPages(store, m, sel, size)) {
+      for (const r of rows) {
+        batch.add(m.slug, r);
+        if (batch.length === size) {
+          counts.snapshots += batch.length;
+          yield batch;
+          batch = new ParquetBatch(sel.books, size);
+        }
+      }
+    }
+  }
+  if (batch.length > 0) {
+    counts.snapshots += batch.length;
+    yield batch;
+  }
+}
+
 export async function exportArchive(o: ExportOptions): Promise<ExportCounts> {
   const counts: ExportCounts = { markets: 0, snapshots: 0 };
   for await (const chunk of exportChunks(o.store, o, counts, o.trades ?? null)) {
+    if (typeof chunk !== "string") {
+      if (!o.out.write(chunk)) await once(o.out, "drain");
+      o.onProgress?.(counts.markets, counts.snapshots);
+      continue;
+    }
     await write(o.out, chunk);
     o.onProgress?.(counts.markets, counts.snapshots);
   }

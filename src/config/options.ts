@@ -387,11 +387,11 @@ const COMMAND_OPTIONS = {
     default: null,
     doc: "where the export goes",
   }),
-  format: option<"ndjson" | "csv">({
+  format: option<"ndjson" | "csv" | "parquet">({
     flags: ["--format"],
-    type: choice(["ndjson", "csv"]),
+    type: choice(["ndjson", "csv", "parquet"]),
     default: "ndjson",
-    doc: "ndjson: our archive format (importable); csv: one snapshot a row",
+    doc: "ndjson: our archive format (importable); csv: one snapshot a row; parquet: typed columns",
   }),
   books: option({
     flags: ["--books"],
@@ -411,6 +411,18 @@ const COMMAND_OPTIONS = {
     type: optional(choice(MARKET_TYPES, parseMarketType), "every type"),
     default: null,
     doc: "only the markets of this type",
+  }),
+  exportFrom: option({
+    flags: ["--from"],
+    type: optional(time(parseUserTime, USER_TIME), "the first snapshot"),
+    default: null,
+    doc: "only snapshots at or after this time (with --type, only the markets that overlap the range)",
+  }),
+  exportTo: option({
+    flags: ["--to"],
+    type: optional(time(parseUserTime, USER_TIME), "the last snapshot"),
+    default: null,
+    doc: "only snapshots at or before this time",
   }),
   slugs: option({
     flags: ["--slug"],

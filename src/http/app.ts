@@ -4,6 +4,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, {
+  LogController,
   type FastifyError,
   type FastifyInstance,
   type FastifyPluginAsync,
@@ -17,6 +18,7 @@ import { isoMicros, systemClock } from "../domain/time.ts";
 import { DEFAULT_CONFIG } from "../config.ts";
 import { isStoreUnavailable } from "../store/errors.ts";
 import { clientErrorHandler, connectRefusal, frameworkErrorHandler } from "./client-errors.ts";
+import { compressAnswers } from "./compression.ts";
 import { type AppContext, type AppOptions, buildContext } from "./context.ts";
 import { corsAndSafeHeaders } from "./cors.ts";
 import {
@@ -35,6 +37,7 @@ import { exchangeRoutes, futuresOnlyHint } from "./routes/exchange.ts";
 import { exportRoutes } from "./routes/export.ts";
 import { marketRoutes } from "./routes/markets.ts";
 import { opsRoutes } from "./routes/ops.ts";
+import { marketSeriesComponents, marketSeriesRoutes } from "./routes/market-series.ts";
 import { snapshotRoutes } from "./routes/snapshots.ts";
 import { accountComponents } from "./routes/account.ts";
 import { coverageComponents } from "./routes/coverage.ts";
@@ -174,6 +177,11 @@ function requestHooks(app: FastifyInstance, ctx: AppContext, routes: RouteTable)
   app.addHook("preValidation", wellFormed);
   app.addHook("preValidation", numbersAsWritten);
   app.addHook("onResponse", async (req, reply) => {
+    // One line a request (Fastify's own request logging, two lines, is off).
+    req.log.info(
+      { method: req.method, url: req.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime },
+      "request completed",
+    );
     const route = req.routeOptions.url ?? "unmatched";
     ctx.metrics.requests.inc({ route, method: req.method, status: String(reply.statusCode) });
     ctx.metrics.latency.observe({ route }, reply.elapsedTime / 1000);
@@ -222,6 +230,7 @@ function v1Api(ctx: AppContext, routes: RouteTable): FastifyPluginAsync {
       accountRoutes,
       marketRoutes,
       snapshotRoutes,
+      marketSeriesRoutes,
       tradeRoutes,
       coverageRoutes,
       seriesRoutes,
@@ -249,11 +258,13 @@ export const updownApp = fp<AppOptions>(
     requestHooks(app, ctx, routes);
     backtestJobs(app, ctx);
     errorHandling(app, ctx, routes);
+    compressAnswers(app);
     for (const schema of [
       coinSchema(ctx.config.coins),
       ...COMPONENT_SCHEMAS,
       ...marketComponents,
       ...snapshotComponents,
+      ...marketSeriesComponents,
       ...coverageComponents,
       ...tradeComponents,
       ...seriesComponents,
@@ -290,8 +301,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
   // Node refuses a headers deadline past the request deadline: the shorter one governs both.
   const headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
+  const logging = options.loggerInstance
+    ? { loggerInstance: options.loggerInstance }
+    : { logger: options.logger ?? false };
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...logging,
+    // One line a request, from the onResponse hook, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestIdOf,
     requestIdHeader: false,
     trustProxy: config.trustProxy,

@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { KeyService } from "../access/keys.ts";
 import type { RateLimiter } from "../access/limiter/limiter.ts";
 import { MemoryLimiter } from "../access/limiter/memory.ts";
@@ -24,6 +24,8 @@ export interface AppOptions {
   config?: Partial<Config>;
   /** Fastify logger setting; false in tests. */
   logger?: boolean | { level: string };
+  /** A logger of the caller's (serve's, with its asynchronous destination); wins over `logger`. */
+  loggerInstance?: FastifyBaseLogger;
   /** Default: read from `config.plansFile` over config/plans.json. */
   plans?: Plans;
   /** Default: an in-process limiter owned (and closed) by the app. */

@@ -55,7 +55,7 @@ function draftFields(d: LimitDecision, nowMs: number): { policy: string; state: 
 }
 
 /** The headers every answer to a valid key carries (DESIGN 3.1). */
-function rateLimitHeaders(plan: PlanName, d: LimitDecision, nowMs: number): Record<string, string> {
+export function rateLimitHeaders(plan: PlanName, d: LimitDecision, nowMs: number): Record<string, string> {
   const daily = d.day.limit === null ? "unlimited" : null;
   const headers: Record<string, string> = {
     "x-ratelimit-limit": daily ?? String(d.day.limit),

@@ -1,13 +1,20 @@
-/** A rendered response body and the validator that names it. */
+import { compress, type Encoding } from "./compression.ts";
+
+/** A rendered response body, the validator that names it, and its compressed forms as made. */
 export interface CachedPage {
   body: Buffer;
   etag: string;
+  /** The body in each encoding asked for so far, compressed once each (a promise while it runs). */
+  encoded?: Partial<Record<Encoding, Promise<Buffer>>>;
+  /** Bytes the cache counts for this page: the body and every finished encoding. */
+  bytes?: number;
 }
 
 /**
- * Rendered pages of resolved markets, least recently used first out, bounded by total bytes. Resolved
- * markets never change, and each key names the market version (its updated_at and snapshot count), so
- * an entry is never stale: it is only ever evicted.
+ * Rendered pages of resolved markets, least recently used first out, bounded by total bytes: the
+ * JSON and the compressed bytes kept beside it (compression.ts) alike. Resolved markets never change,
+ * and each key names the market version (its updated_at and snapshot count), so an entry is never
+ * stale: it is only ever evicted.
  */
 export class PageCache {
   private readonly entries = new Map<string, CachedPage>();
@@ -32,15 +39,47 @@ export class PageCache {
     if (page.body.length > this.maxBytes / 4) return;
     const old = this.entries.get(key);
     if (old) {
-      this.bytes -= old.body.length;
+      this.bytes -= old.bytes ?? old.body.length;
       this.entries.delete(key);
     }
+    page.bytes = page.body.length;
     this.entries.set(key, page);
-    this.bytes += page.body.length;
+    this.bytes += page.bytes;
+    this.evict();
+  }
+
+  /**
+   * The page's body in `encoding`, compressed on first use and kept with the page (counted in the
+   * budget from then on); concurrent first requests share the one compression.
+   */
+  encoded(key: string, page: CachedPage, encoding: Encoding): Promise<Buffer> {
+    const encodings = (page.encoded ??= {});
+    let pending = encodings[encoding];
+    if (!pending) {
+      const made = compress(page.body, encoding);
+      encodings[encoding] = made;
+      pending = made;
+      made.then(
+        (bytes) => {
+          if (this.entries.get(key) !== page) return;
+          page.bytes = (page.bytes ?? page.body.length) + bytes.length;
+          this.bytes += bytes.length;
+          this.evict();
+        },
+        () => {
+          // A failed compression is not kept: the next request tries again.
+          if (encodings[encoding] === made) delete encodings[encoding];
+        },
+      );
+    }
+    return pending;
+  }
+
+  private evict(): void {
     for (const [k, v] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
       this.entries.delete(k);
-      this.bytes -= v.body.length;
+      this.bytes -= v.bytes ?? v.body.length;
     }
   }
 

@@ -80,6 +80,21 @@ const RETRY_AFTER = {
   },
 };
 
+/** Every JSON answer (compression.ts): compressed when the request accepts an encoding. */
+const COMPRESSION = {
+  "Content-Encoding": {
+    type: "string",
+    enum: ["br", "zstd", "gzip"],
+    description: "The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8)",
+  },
+  Vary: { type: "string", required: true, description: "`Accept-Encoding`: the body depends on it" },
+};
+
+/** Whether a declared answer is JSON (a streamed file declares its own content; a 304 has no body). */
+function isJsonAnswer(schema: object): boolean {
+  return !("content" in schema) && (schema as { type?: unknown }).type !== "null";
+}
+
 const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   400: "VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host)",
   401: "UNAUTHORIZED: the key is missing, unknown or revoked",
@@ -127,12 +142,14 @@ export function v1Responses(
   const out: Record<number, object> = {};
   for (const [status, schema] of Object.entries(successes)) {
     const own = (schema as { headers?: object }).headers ?? {};
-    out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...limitHeaders, ...own } };
+    const compression = isJsonAnswer(schema) ? COMPRESSION : {};
+    out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...limitHeaders, ...own, ...compression } };
   }
   const statuses = [...new Set([...errors, ...V1_ERRORS])].sort((a, b) => a - b);
   for (const status of statuses) {
     const description = quota && status === 429 ? QUOTA_429 : ERROR_DESCRIPTIONS[status];
-    out[status] = answer(ref("Error"), description, errorHeaders(status, limitHeaders));
+    const headers = { ...errorHeaders(status, limitHeaders), ...COMPRESSION };
+    out[status] = answer(ref("Error"), description, headers);
   }
   return out;
 }
@@ -153,10 +170,14 @@ export function opsResponses(
   errors: ErrorStatus[],
 ): Record<number, object> {
   const out: Record<number, object> = {};
-  for (const [status, schema] of Object.entries(successes))
-    out[Number(status)] = { ...schema, headers: REQUEST_ID };
+  for (const [status, schema] of Object.entries(successes)) {
+    const own = (schema as { headers?: object }).headers ?? {};
+    const compression = isJsonAnswer(schema) ? COMPRESSION : {};
+    out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...own, ...compression } };
+  }
   for (const status of [...new Set<ErrorStatus>([400, ...errors])].sort((a, b) => a - b)) {
-    out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], status === 503 ? RETRY_AFTER : {});
+    const headers = { ...(status === 503 ? RETRY_AFTER : {}), ...COMPRESSION };
+    out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], headers);
   }
   return out;
 }

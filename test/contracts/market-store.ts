@@ -21,6 +21,79 @@ function rows(fromSecond: number, count: number, books: boolean): SnapshotRow[] 
   }));
 }
 
+/** Seconds with holes and books that differ second to second (every fifth without). */
+function longRows(fromSecond: number, count: number): SnapshotRow[] {
+  return Array.from({ length: count }, (_, i) => ({
+    time: (fromSecond + i + Math.floor(i / 97) * 2) * 1e6 + (i % 3) * 1000,
+    coinPrice: 3000 + i / 7,
+    priceUp: 0.5 + (i % 40) / 100,
+    priceDown: 0.5 - (i % 40) / 100,
+    books:
+      i % 5 === 4
+        ? null
+        : encodeBooks(
+            { bids: [{ price: 0.5, size: i + 1 }], asks: [{ price: 0.52, size: (i % 9) + 1 }] },
+            { bids: [{ price: 0.48, size: 2 }], asks: [{ price: 0.5, size: i + 1 }] },
+          ),
+  }));
+}
+
+/** What a store must answer for a market holding exactly `rows` (in time order). */
+async function expectedOf(rows: SnapshotRow[]) {
+  const asc = rows;
+  const desc = [...rows].reverse();
+  const mid = rows[Math.floor(rows.length / 2)];
+  const from = rows[100].time;
+  const to = rows[rows.length - 100].time;
+  const inRange = asc.filter((r) => r.time >= from && r.time <= to);
+  const step = 1.5e6;
+  const holes: { after: number; before: number }[] = [];
+  for (let i = 1; i < asc.length; i++) {
+    if (asc[i].time - asc[i - 1].time > step) holes.push({ after: asc[i - 1].time, before: asc[i].time });
+  }
+  return {
+    pages: [
+      asc.slice(0, 1000),
+      asc.slice(1000, 2000),
+      desc.slice(0, 1000),
+      desc.slice(300, 1300),
+      desc.slice(1250, 1260),
+    ],
+    bare: desc.slice(7, 17).map((r) => ({ ...r, books: null })),
+    ranged: [inRange.slice(5, 505), [...inRange].reverse().slice(0, 1000)],
+    counts: [rows.length, inRange.length],
+    at: [mid, null, asc.at(-1)],
+    span: { first: asc[0].time, last: asc.at(-1)!.time, holes },
+  };
+}
+
+/** The same questions asked of a store. */
+async function readEverything(store: MarketStore, key: number, rows: SnapshotRow[]) {
+  const page = (order: "asc" | "desc", offset: number, limit: number, extra: object = {}) =>
+    store.snapshotPage(key, { order, offset, limit, books: true, ...extra });
+  const mid = rows[Math.floor(rows.length / 2)];
+  const from = rows[100].time;
+  const to = rows[rows.length - 100].time;
+  return {
+    pages: [
+      await page("asc", 0, 1000),
+      await page("asc", 1000, 1000),
+      await page("desc", 0, 1000, { total: rows.length }),
+      await page("desc", 300, 1000),
+      await page("desc", 1250, 10),
+    ],
+    bare: await store.snapshotPage(key, { order: "desc", offset: 7, limit: 10, books: false }),
+    ranged: [await page("asc", 5, 500, { from, to }), await page("desc", 0, 1000, { from, to })],
+    counts: [await store.countSnapshots(key), await store.countSnapshots(key, from, to)],
+    at: [
+      await store.snapshotAtOrBefore(key, mid.time + 1, true),
+      await store.snapshotAtOrBefore(key, rows[0].time - 1, true),
+      await store.snapshotAtOrBefore(key, rows.at(-1)!.time + 1e9, true),
+    ],
+    span: await store.snapshotSpan(key, 1.5e6),
+  };
+}
+
 const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
   "migrating again is a no-op": async (marketStore, store) => {
     await store.migrate();
@@ -293,6 +366,45 @@ const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
         `${order} within a range`,
       );
     }
+  },
+  "a live market's snapshots read the same after it resolves and they move into blocks": async (
+    marketStore,
+  ) => {
+    const live = {
+      ...HAND_MARKET,
+      slug: "eth-updown-1h-1784851200",
+      coin: "eth" as const,
+      marketType: "1h" as const,
+    };
+    const m = await marketStore.upsertMarket({ ...live, winner: null, resolvedAt: null });
+    const written = longRows(1784851200, 1300);
+    // In several inserts, as the collector writes: a second at a time, then batches.
+    for (const r of written.slice(0, 20)) await marketStore.insertSnapshots(m.key, [r]);
+    assert.equal(await marketStore.insertSnapshots(m.key, written.slice(20)), 1280);
+    const before = await readEverything(marketStore, m.key, written);
+    assert.deepEqual(before, await expectedOf(written));
+    const resolved = await marketStore.upsertMarket(live);
+    assert.equal(resolved.snapshotCount, 1300);
+    assert.deepEqual(await readEverything(marketStore, m.key, written), before);
+    // Inserts after the move land in the blocks: before the first, between, after the last; replays add nothing.
+    const extra = [
+      { ...written[0], time: written[0].time - 5e6 },
+      { ...written[700], time: written[700].time + 500_000 },
+      { ...written[1299], time: written[1299].time + 9e6, books: null },
+    ];
+    assert.equal(await marketStore.insertSnapshots(m.key, [...extra, written[5]]), 3);
+    assert.equal(await marketStore.insertSnapshots(m.key, extra), 0);
+    const all = [...written, ...extra].sort((a, b) => a.time - b.time);
+    assert.equal((await marketStore.getMarket(live.slug))!.snapshotCount, 1303);
+    assert.deepEqual(await readEverything(marketStore, m.key, all), await expectedOf(all));
+    // Marked live again (an older record imported), it keeps its blocks and takes inserts into them.
+    await marketStore.upsertMarket({ ...live, winner: null, resolvedAt: null });
+    const later = { ...written[1299], time: written[1299].time + 20e6 };
+    assert.equal(await marketStore.insertSnapshots(m.key, [later]), 1);
+    assert.deepEqual(
+      await readEverything(marketStore, m.key, [...all, later]),
+      await expectedOf([...all, later]),
+    );
   },
   "gaps are kept per market and start, a longer record of the same gap extending it": async (marketStore) => {
     const m = await marketStore.upsertMarket({

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from "node:zlib";
 import type { FastifyInstance } from "fastify";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
@@ -99,6 +100,14 @@ function bodyErrors(where: string, schema: object, body: string): string[] {
   return [`${where}: ${ajv.errorsText(validate.errors)}`];
 }
 
+/** A body as sent, decompressed by its Content-Encoding. */
+export function decoded(body: Buffer, encoding: unknown): Buffer {
+  if (encoding === "br") return brotliDecompressSync(body);
+  if (encoding === "zstd") return zstdDecompressSync(body);
+  if (encoding === "gzip") return gunzipSync(body);
+  return body;
+}
+
 /**
  * Checks every answer of `app` against the document. Mismatches are kept (and printed); `verify`
  * throws while there are any, and the process exits non-zero, so the suite fails either way.
@@ -106,8 +115,9 @@ function bodyErrors(where: string, schema: object, body: string): string[] {
 export function checkAnswersOf(app: FastifyInstance): { mismatches: string[]; verify(): void } {
   const mismatches: string[] = [];
   app.addHook("onSend", async (req, reply, payload) => {
-    const body =
-      typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString("utf8") : null;
+    const raw =
+      typeof payload === "string" ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
+    const body = raw === null ? null : decoded(raw, reply.getHeader("content-encoding")).toString("utf8");
     const problems = checkAnswer({
       method: req.method,
       route: req.routeOptions.url,

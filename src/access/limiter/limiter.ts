@@ -8,6 +8,7 @@ import type { RequestLimits } from "../../domain/plan.ts";
  * - `consume` checks both windows and counts the request in both, or in neither, as one atomic step;
  * - a rejected request counts nowhere, so a minute rejection never spends the day's allowance;
  * - a window with a null limit never rejects but still counts, so usage can be reported;
+ * - `charge` adds several units to the day window alone, all or none, in one atomic step;
  * - time comes from the caller (the app's injected clock), never from the limiter's own machine.
  */
 export interface RateLimiter {
@@ -15,6 +16,12 @@ export interface RateLimiter {
   /** True while a shared limiter cannot reach its backend and decides in this process instead. */
   readonly degraded: boolean;
   consume(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision>;
+  /**
+   * Counts `units` more in the day window (not the minute's), or refuses and counts nothing when the
+   * day has fewer than `units` left: what a request that costs more than one (a bulk export, DESIGN
+   * 3.8) pays beyond its own count, before its first byte.
+   */
+  charge(subject: string, limits: RequestLimits, units: number, nowMs: number): Promise<LimitDecision>;
   /** The windows as they stand, counting nothing; `admitted` tells whether one more would be. */
   peek(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision>;
   close(): Promise<void>;

@@ -53,6 +53,13 @@ export class MemoryLimiter implements RateLimiter {
     return decisionOf(limits, nowMs, c.minuteUsed, c.dayUsed, refused);
   }
 
+  async charge(subject: string, limits: RequestLimits, units: number, nowMs: number): Promise<LimitDecision> {
+    const c = this.countersOf(subject, nowMs);
+    const refused = limits.perDay !== null && c.dayUsed + units > limits.perDay;
+    if (!refused) c.dayUsed += units;
+    return decisionOf(limits, nowMs, c.minuteUsed, c.dayUsed, refused ? "day" : null);
+  }
+
   async peek(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision> {
     const c = this.counters.get(subject);
     const { minute, day } = windowsAt(nowMs);

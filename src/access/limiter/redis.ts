@@ -30,6 +30,25 @@ if d == 1 then redis.call('EXPIRE', KEYS[2], 172800) end
 return {0, m, d}
 `;
 const CONSUME_SHA = createHash("sha1").update(CONSUME_SCRIPT).digest("hex");
+
+/**
+ * Adds ARGV[2] units to the day counter, or refuses and counts nothing when that would pass the day
+ * limit ARGV[1] (-1: none), in one server-side step. KEYS: minute counter, day counter. Returns
+ * {refused (0 or 2), minute used, day used}.
+ */
+const CHARGE_SCRIPT = `
+local m = tonumber(redis.call('GET', KEYS[1]) or '0')
+local d = tonumber(redis.call('GET', KEYS[2]) or '0')
+local dl = tonumber(ARGV[1])
+local units = tonumber(ARGV[2])
+if dl >= 0 and d + units > dl then return {2, m, d} end
+d = redis.call('INCRBY', KEYS[2], units)
+if d == units then redis.call('EXPIRE', KEYS[2], 172800) end
+return {0, m, d}
+`;
+const CHARGE_SHA = createHash("sha1").update(CHARGE_SCRIPT).digest("hex");
+const CONSUME = { text: CONSUME_SCRIPT, sha: CONSUME_SHA };
+const CHARGE = { text: CHARGE_SCRIPT, sha: CHARGE_SHA };
 const REFUSED_BY: (WindowName | null)[] = [null, "minute", "day"];
 
 export interface RedisLimiterOptions {
@@ -93,20 +112,31 @@ export class RedisLimiter implements RateLimiter {
     return [`updown:rl:{${subject}}:m:${minute}`, `updown:rl:{${subject}}:d:${day}`];
   }
 
-  private async run(keys: [string, string], limits: RequestLimits): Promise<[number, number, number]> {
-    const args = [String(limits.perMinute ?? -1), String(limits.perDay ?? -1)];
+  private async run(
+    script: { text: string; sha: string },
+    keys: [string, string],
+    args: string[],
+  ): Promise<[number, number, number]> {
     try {
-      return (await this.redis.evalsha(CONSUME_SHA, 2, ...keys, ...args)) as [number, number, number];
+      return (await this.redis.evalsha(script.sha, 2, ...keys, ...args)) as [number, number, number];
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith("NOSCRIPT")) throw err;
-      return (await this.redis.eval(CONSUME_SCRIPT, 2, ...keys, ...args)) as [number, number, number];
+      return (await this.redis.eval(script.text, 2, ...keys, ...args)) as [number, number, number];
     }
   }
 
-  async consume(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision> {
+  /** One script's decision, or the fallback's while Redis is away. */
+  private async decide(
+    script: { text: string; sha: string },
+    subject: string,
+    limits: RequestLimits,
+    args: string[],
+    nowMs: number,
+    fallback: () => Promise<LimitDecision>,
+  ): Promise<LimitDecision> {
     if (this.redis.status === "ready") {
       try {
-        const [refused, minuteUsed, dayUsed] = await this.run(this.keysOf(subject, nowMs), limits);
+        const [refused, minuteUsed, dayUsed] = await this.run(script, this.keysOf(subject, nowMs), args);
         this.markRestored();
         return decisionOf(limits, nowMs, minuteUsed, dayUsed, REFUSED_BY[refused]);
       } catch (err) {
@@ -116,7 +146,21 @@ export class RedisLimiter implements RateLimiter {
       this.markDegraded(new Error(`redis is ${this.redis.status}`));
     }
     this.fallbackDecisions++;
-    return this.fallback.consume(subject, limits, nowMs);
+    return fallback();
+  }
+
+  consume(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision> {
+    const args = [String(limits.perMinute ?? -1), String(limits.perDay ?? -1)];
+    return this.decide(CONSUME, subject, limits, args, nowMs, () =>
+      this.fallback.consume(subject, limits, nowMs),
+    );
+  }
+
+  charge(subject: string, limits: RequestLimits, units: number, nowMs: number): Promise<LimitDecision> {
+    const args = [String(limits.perDay ?? -1), String(units)];
+    return this.decide(CHARGE, subject, limits, args, nowMs, () =>
+      this.fallback.charge(subject, limits, units, nowMs),
+    );
   }
 
   async peek(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision> {

@@ -7,6 +7,7 @@ import { JsonBytes } from "../../domain/json-bytes.ts";
 import { marketToWire, snapshotJson, writeSnapshotJson } from "../../domain/wire.ts";
 import type { StoredMarket } from "../../store/market-store.ts";
 import type { Api, AppContext } from "../context.ts";
+import { negotiate, varyOnEncoding } from "../compression.ts";
 import { notFound } from "../errors.ts";
 import type { CachedPage } from "../page-cache.ts";
 import { openMarket, timeParam, timeRange } from "../params.ts";
@@ -149,8 +150,12 @@ export function snapshotRoutes(app: Api, ctx: AppContext): void {
     }
     reply.header("etag", page.etag);
     reply.header("cache-control", "private, max-age=86400");
+    varyOnEncoding(reply);
     if (req.headers["if-none-match"] === page.etag) return reply.code(304).send();
-    return sendJson(reply, page.body);
+    const encoding = negotiate(req.headers["accept-encoding"]);
+    if (encoding === null) return sendJson(reply, page.body);
+    const bytes = await ctx.pageCache.encoded(key, page, encoding);
+    return sendJson(reply.header("content-encoding", encoding), bytes);
   });
 
   app.get("/markets/:slug/snapshots/at", { schema: atSchema }, async (req, reply) => {

@@ -13,16 +13,32 @@ import type {
 } from "../market-store.ts";
 import { gapFromRow, MARKET_COLUMNS, upsertMarketSql, marketFromRow, marketValues } from "../rows.ts";
 import { marketListSql } from "../rules/market-filter.ts";
-import { type SeriesSummaryRow, seriesSummaryFromRow, seriesSummarySql } from "../rules/series-summary.ts";
+import {
+  allBlocks,
+  atOrBeforeInBlocks,
+  countInBlocks,
+  readBlockPage,
+  spanOfBlocks,
+} from "../rules/snapshot-blocks.ts";
+import {
+  addBlockCounts,
+  type SeriesSummaryRow,
+  seriesSummaryFromRow,
+  seriesSummarySql,
+  straddlingBlockedSql,
+} from "../rules/series-summary.ts";
 import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../rules/snapshot-page.ts";
+import { blockSource, lockForInsert, mergeIntoBlocks, PENDING_SQL, sealRows } from "./blocks.ts";
 import type { MonthlyPartitions } from "./partitions.ts";
 import { inTransaction, type Queryable } from "./pg-util.ts";
+import type { PoolClient } from "pg";
 
 /** A row as node-pg returns it with STORE_TYPES: BIGINT and DOUBLE PRECISION as numbers, BYTEA as Buffer. */
 type Row = Record<string, unknown>;
 type ArrayRow = unknown[];
 
 const SERIES_SUMMARY_SQL = seriesSummarySql((i) => `$${i}`);
+const STRADDLING_BLOCKED_SQL = straddlingBlockedSql((i) => `$${i}`);
 const UPSERT_MARKET_SQL = upsertMarketSql((i) => `$${i}`);
 
 /**
@@ -124,9 +140,30 @@ export class PostgresMarketStore implements MarketStore {
     return (await this.one(sql, params))!.n as number;
   }
 
+  /** A market that is (now) resolved has its snapshots moved into blocks in the same transaction. */
   async upsertMarket(m: Market): Promise<StoredMarket> {
-    const row = await this.one(UPSERT_MARKET_SQL, marketValues(m));
-    return marketFromRow(row!);
+    if (m.winner === null) return marketFromRow((await this.one(UPSERT_MARKET_SQL, marketValues(m)))!);
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<Row>(UPSERT_MARKET_SQL, marketValues(m));
+      const stored = marketFromRow(rows[0]);
+      await sealRows(client, stored.key);
+      return stored;
+    });
+  }
+
+  /**
+   * Moves the snapshots of every resolved market still holding rows into blocks, a market a
+   * transaction (migrate() runs it: version 7's upgrade of existing databases, resumable).
+   */
+  async sealPendingMarkets(): Promise<number> {
+    const { rows } = await this.pool.query<Row>(PENDING_SQL);
+    for (const r of rows) {
+      await inTransaction(this.pool, async (client) => {
+        await lockForInsert(client, [r.id as number]);
+        await sealRows(client, r.id as number);
+      });
+    }
+    return rows.length;
   }
 
   async getMarket(slug: string): Promise<StoredMarket | null> {
@@ -151,7 +188,10 @@ export class PostgresMarketStore implements MarketStore {
 
   async seriesSummary(since: number): Promise<SeriesSummaryRow[]> {
     const { rows } = await this.pool.query<Row>(SERIES_SUMMARY_SQL, [since, since * 1e6]);
-    return rows.map(seriesSummaryFromRow);
+    const straddling = await this.pool.query<Row>(STRADDLING_BLOCKED_SQL, [since]);
+    return addBlockCounts(rows.map(seriesSummaryFromRow), straddling.rows, (key) =>
+      this.countSnapshots(key, since * 1e6),
+    );
   }
 
   async countMarkets(): Promise<number> {
@@ -160,43 +200,44 @@ export class PostgresMarketStore implements MarketStore {
 
   async insertSnapshots(marketKey: number, rows: SnapshotRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    const partitioned = [{ tables: SNAPSHOT_TABLES, times: rows.map((r) => r.time) }];
-    return this.partitions.writing(partitioned, () => this.insertChunks(marketKey, rows));
+    return this.insertSnapshotBatch([{ marketKey, rows }]);
   }
 
   /**
-   * One statement for a usual batch; a large one in chunks, all in one transaction. The chunks go in
-   * time order (a stable sort keeps a repeated second's first occurrence first), so that concurrent
-   * overlapping batches lock rows in the same order throughout, as each statement does within itself.
+   * One transaction: the markets' records locked first (in key order, see blocks.ts), then each
+   * market's rows into its blocks or its row tables. Row tables take chunks in time order (a stable
+   * sort keeps a repeated second's first occurrence first), so that concurrent overlapping batches lock
+   * rows in the same order throughout, as each statement does within itself.
    */
-  private async insertChunks(marketKey: number, rows: SnapshotRow[]): Promise<number> {
-    if (rows.length <= INSERT_CHUNK_ROWS) return insertChunk(this.pool, marketKey, rows);
-    const sorted = rows.toSorted((a, b) => a.time - b.time);
-    return inTransaction(this.pool, async (client) => {
-      let added = 0;
-      for (let i = 0; i < sorted.length; i += INSERT_CHUNK_ROWS) {
-        added += await insertChunk(client, marketKey, sorted.slice(i, i + INSERT_CHUNK_ROWS));
-      }
-      return added;
-    });
-  }
-
   async insertSnapshotBatch(batch: SnapshotBatch[]): Promise<number> {
     const times = batch.flatMap((b) => b.rows.map((r) => r.time));
     if (times.length === 0) return 0;
     const write = () =>
       inTransaction(this.pool, async (client) => {
+        const sorted = batch.filter((b) => b.rows.length > 0).toSorted((x, y) => x.marketKey - y.marketKey);
+        const states = await lockForInsert(client, [...new Set(sorted.map((b) => b.marketKey))]);
         let added = 0;
-        // Markets in key order, so that concurrent batches lock rows in one order.
-        for (const b of batch.toSorted((x, y) => x.marketKey - y.marketKey)) {
-          const rows = b.rows.toSorted((x, y) => x.time - y.time);
-          for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
-            added += await insertChunk(client, b.marketKey, rows.slice(i, i + INSERT_CHUNK_ROWS));
-          }
-        }
+        for (const b of sorted) added += await this.insertInto(client, b, states.get(b.marketKey));
         return added;
       });
     return this.partitions.writing([{ tables: SNAPSHOT_TABLES, times }], write);
+  }
+
+  private async insertInto(
+    client: PoolClient,
+    b: SnapshotBatch,
+    state: { blocks: boolean; rowsToMove: boolean } | undefined,
+  ): Promise<number> {
+    if (state?.blocks) {
+      if (state.rowsToMove) await sealRows(client, b.marketKey);
+      return mergeIntoBlocks(client, b.marketKey, b.rows);
+    }
+    const rows = b.rows.toSorted((x, y) => x.time - y.time);
+    let added = 0;
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
+      added += await insertChunk(client, b.marketKey, rows.slice(i, i + INSERT_CHUNK_ROWS));
+    }
+    return added;
   }
 
   async recordGap(marketKey: number, gap: RecordingGap): Promise<void> {
@@ -216,6 +257,8 @@ export class PostgresMarketStore implements MarketStore {
   }
 
   async snapshotSpan(marketKey: number, maxStep: Micros): Promise<SnapshotSpan> {
+    const blocks = await allBlocks(blockSource(this.pool, marketKey));
+    if (blocks.length > 0) return spanOfBlocks(blocks, maxStep);
     const ends = await this.pool.query<Row>(
       "SELECT min(time_us) AS first, max(time_us) AS last FROM snapshots WHERE market = $1",
       [marketKey],
@@ -235,6 +278,8 @@ export class PostgresMarketStore implements MarketStore {
   }
 
   async countSnapshots(marketKey: number, from?: Micros, to?: Micros): Promise<number> {
+    const inBlocks = await countInBlocks(blockSource(this.pool, marketKey), from, to);
+    if (inBlocks !== null) return inBlocks;
     return this.count(
       "SELECT count(*) AS n FROM snapshots WHERE market = $1 AND time_us >= $2 AND time_us <= $3",
       [marketKey, from ?? Number.MIN_SAFE_INTEGER, to ?? Number.MAX_SAFE_INTEGER],
@@ -246,6 +291,10 @@ export class PostgresMarketStore implements MarketStore {
    * books, one range scan of the books over the page's times, merged here (both come in page order).
    */
   async snapshotPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
+    return (await readBlockPage(blockSource(this.pool, marketKey), q)) ?? this.rowsPage(marketKey, q);
+  }
+
+  private async rowsPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
     const asc = q.order === "asc";
     const scan = pageScan(q);
     const prices = await this.pool.query<ArrayRow>({
@@ -272,6 +321,8 @@ export class PostgresMarketStore implements MarketStore {
   }
 
   async snapshotAtOrBefore(marketKey: number, time: Micros, books: boolean): Promise<SnapshotRow | null> {
+    const inBlocks = await atOrBeforeInBlocks(blockSource(this.pool, marketKey), time, books);
+    if (inBlocks !== undefined) return inBlocks;
     const { rows } = await this.pool.query<ArrayRow>({
       text: books ? SNAPSHOT_AT_OR_BEFORE_SQL.withBooks : SNAPSHOT_AT_OR_BEFORE_SQL.withoutBooks,
       values: [marketKey, time],

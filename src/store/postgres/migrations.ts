@@ -275,4 +275,24 @@ CREATE TABLE backtest_results (
 );
 `,
   },
+  {
+    version: 7,
+    sql: `
+-- Snapshot blocks, as SQLite's version 7 (src/store/rules/snapshot-blocks.ts): a resolved market's
+-- snapshots as runs of up to 256 seconds, one row a run; rows of markets resolved before this version
+-- are moved here by migrate() after this script, one market a transaction. Not partitioned: a block
+-- row stands for hundreds of seconds. The blobs are kept out of line and not compressed again (the
+-- book encoding is compact already, and pglz would cost every read).
+CREATE TABLE snapshot_blocks (
+  market BIGINT NOT NULL,
+  first_us BIGINT NOT NULL,
+  last_us BIGINT NOT NULL,
+  n INTEGER NOT NULL,
+  prices BYTEA NOT NULL,
+  books BYTEA,
+  PRIMARY KEY (market, first_us)
+);
+ALTER TABLE snapshot_blocks ALTER COLUMN prices SET STORAGE EXTERNAL, ALTER COLUMN books SET STORAGE EXTERNAL;
+`,
+  },
 ];

@@ -62,7 +62,7 @@ export class PostgresStore implements Store {
 
   /** Applies the missing migrations in one transaction, after any other process migrating has finished. */
   async migrate(): Promise<MigrationReport> {
-    return inTransaction(this.pool, async (client) => {
+    const report = await inTransaction(this.pool, async (client) => {
       await client.query("SELECT pg_advisory_xact_lock($1, $2)", [
         SCHEMA_LOCK.namespace,
         SCHEMA_LOCK.migrations,
@@ -90,6 +90,9 @@ export class PostgresStore implements Store {
         tables: tables.rows.map((r) => r.name as string),
       };
     });
+    // Version 7's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
+    await this.markets.sealPendingMarkets();
+    return report;
   }
 
   async close(): Promise<void> {

@@ -28,6 +28,30 @@ export function seriesSummarySql(p: (i: number) => string): string {
     FROM markets m GROUP BY coin, market_type ORDER BY coin, market_type`;
 }
 
+/**
+ * The markets running across `since` whose snapshots are in blocks (resolved ones: a 24h market can
+ * still straddle a day ago). The grouped scan counts only the row tables, so their count since then is
+ * read from the blocks and added by `addBlockCounts`.
+ */
+export function straddlingBlockedSql(p: (i: number) => string): string {
+  return `SELECT id, coin, market_type FROM markets m
+    WHERE start_time < ${p(1)} AND end_time > ${p(1)}
+      AND EXISTS (SELECT 1 FROM snapshot_blocks b WHERE b.market = m.id)`;
+}
+
+/** Adds each straddling blocked market's count since the time to its series. */
+export async function addBlockCounts(
+  summary: SeriesSummaryRow[],
+  straddling: Record<string, unknown>[],
+  countSince: (marketKey: number) => Promise<number>,
+): Promise<SeriesSummaryRow[]> {
+  for (const r of straddling) {
+    const s = summary.find((x) => x.coin === r.coin && x.marketType === r.market_type);
+    if (s) s.snapshotsSince += await countSince(Number(r.id));
+  }
+  return summary;
+}
+
 export function seriesSummaryFromRow(r: Record<string, unknown>): SeriesSummaryRow {
   return {
     coin: r.coin as Coin,

@@ -20,7 +20,27 @@ import {
   marketValues,
 } from "../rows.ts";
 import { marketListSql } from "../rules/market-filter.ts";
-import { type SeriesSummaryRow, seriesSummaryFromRow, seriesSummarySql } from "../rules/series-summary.ts";
+import {
+  affectedBlocks,
+  allBlocks,
+  allRows,
+  atOrBeforeInBlocks,
+  type BlockHeader,
+  type BlockSource,
+  countInBlocks,
+  type EncodedBlock,
+  mergeRows,
+  readBlockPage,
+  spanOfBlocks,
+  type StoredBlock,
+} from "../rules/snapshot-blocks.ts";
+import {
+  addBlockCounts,
+  type SeriesSummaryRow,
+  seriesSummaryFromRow,
+  seriesSummarySql,
+  straddlingBlockedSql,
+} from "../rules/series-summary.ts";
 import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../rules/snapshot-page.ts";
 import { attachConcatenatedBooks } from "./concatenated-books.ts";
 import type { SqliteConnection } from "./connection.ts";
@@ -29,6 +49,7 @@ type Row = Record<string, SQLInputValue>;
 type ArrayRow = SQLOutputValue[];
 
 const SERIES_SUMMARY_SQL = seriesSummarySql((i) => `?${i}`);
+const STRADDLING_BLOCKED_SQL = straddlingBlockedSql((i) => `?${i}`);
 const UPSERT_MARKET_SQL = upsertMarketSql(() => "?");
 
 const MARKET_BY_SLUG_SQL = `SELECT ${MARKET_COLUMNS} FROM markets WHERE slug = ?`;
@@ -63,8 +84,34 @@ const SNAPSHOT_AT_OR_BEFORE_SQL = {
     WHERE market = ? AND time_us <= ? ORDER BY time_us DESC LIMIT 1`,
 };
 
+const BLOCK_HEADERS_SQL =
+  "SELECT first_us, last_us, n FROM snapshot_blocks WHERE market = ? ORDER BY first_us";
+const BLOCKS_SQL = {
+  prices: `SELECT first_us, last_us, n, prices FROM snapshot_blocks
+    WHERE market = ? AND first_us >= ? AND first_us <= ? ORDER BY first_us`,
+  books: `SELECT first_us, last_us, n, prices, books FROM snapshot_blocks
+    WHERE market = ? AND first_us >= ? AND first_us <= ? ORDER BY first_us`,
+};
+const INSERT_BLOCK_SQL =
+  "INSERT INTO snapshot_blocks (market, first_us, last_us, n, prices, books) VALUES (?, ?, ?, ?, ?, ?)";
+const DELETE_BLOCK_SQL = "DELETE FROM snapshot_blocks WHERE market = ? AND first_us = ?";
+/** Whether a market's snapshots go to blocks: resolved, or in blocks already. */
+const SEALED_SQL = `SELECT winner IS NOT NULL AS resolved,
+    EXISTS (SELECT 1 FROM snapshot_blocks WHERE market = ?1) AS blocked,
+    EXISTS (SELECT 1 FROM snapshots WHERE market = ?1) AS rowed
+  FROM markets WHERE id = ?1`;
+/** Resolved markets whose snapshots are still in the rows (before version 7, or mid-upgrade). */
+const PENDING_SQL = `SELECT id FROM markets m WHERE winner IS NOT NULL
+  AND EXISTS (SELECT 1 FROM snapshots s WHERE s.market = m.id) ORDER BY id`;
+
 /** node:sqlite gives a blob as a Uint8Array already. */
 const blobOf = (stored: unknown) => stored as Uint8Array;
+
+const headerOf = (r: ArrayRow): BlockHeader => ({
+  first: r[0] as number,
+  last: r[1] as number,
+  n: r[2] as number,
+});
 
 function snapshotFromRow(r: Row): SnapshotRow {
   return {
@@ -84,8 +131,13 @@ export class SqliteMarketStore implements MarketStore {
     this.conn = conn;
   }
 
+  /** A market that is (now) resolved has its snapshots moved into blocks in the same transaction. */
   async upsertMarket(m: Market): Promise<StoredMarket> {
-    return marketFromRow(this.conn.stmt(UPSERT_MARKET_SQL).get(...marketValues(m)) as Row);
+    return this.conn.transaction(() => {
+      const stored = marketFromRow(this.conn.stmt(UPSERT_MARKET_SQL).get(...marketValues(m)) as Row);
+      if (m.winner !== null) this.sealRows(stored.key);
+      return stored;
+    });
   }
 
   /** Our slug first; else the earliest market with that Polymarket alias (one lookup in the usual case). */
@@ -113,7 +165,10 @@ export class SqliteMarketStore implements MarketStore {
 
   async seriesSummary(since: number): Promise<SeriesSummaryRow[]> {
     const rows = this.conn.stmt(SERIES_SUMMARY_SQL).all(since, since * 1e6) as Row[];
-    return rows.map(seriesSummaryFromRow);
+    const straddling = this.conn.stmt(STRADDLING_BLOCKED_SQL).all(since) as Row[];
+    return addBlockCounts(rows.map(seriesSummaryFromRow), straddling, (key) =>
+      this.countSnapshots(key, since * 1e6),
+    );
   }
 
   async countMarkets(): Promise<number> {
@@ -133,8 +188,13 @@ export class SqliteMarketStore implements MarketStore {
     });
   }
 
-  /** Inserts within the caller's transaction. */
+  /** Inserts within the caller's transaction: into the market's blocks once it has or needs them. */
   private insertRows(marketKey: number, rows: SnapshotRow[]): number {
+    const state = this.conn.stmt(SEALED_SQL).get(marketKey) as Row | undefined;
+    if (state && (state.resolved || state.blocked)) {
+      if (state.rowed) this.sealRows(marketKey);
+      return this.mergeIntoBlocks(marketKey, rows);
+    }
     const insertPrices = this.conn.stmt(
       "INSERT OR IGNORE INTO snapshots (market, time_us, coin_price, price_up, price_down) VALUES (?, ?, ?, ?, ?)",
     );
@@ -156,6 +216,82 @@ export class SqliteMarketStore implements MarketStore {
     return added;
   }
 
+  /** Merges rows into a market's blocks (within the caller's transaction); returns how many were new. */
+  private mergeIntoBlocks(marketKey: number, rows: SnapshotRow[], counted = true): number {
+    if (rows.length === 0) return 0;
+    let lo = rows[0].time;
+    let hi = lo;
+    for (const r of rows) {
+      if (r.time < lo) lo = r.time;
+      if (r.time > hi) hi = r.time;
+    }
+    const headers = this.conn.arrayStmt(BLOCK_HEADERS_SQL).all(marketKey) as unknown as ArrayRow[];
+    const affected = affectedBlocks(headers.map(headerOf), lo, hi);
+    const stored: StoredBlock[] = [];
+    for (const h of affected) stored.push(...this.blocksSync(marketKey, h.first, h.first, true));
+    const merged = mergeRows(allRows(stored), rows);
+    if (merged.added === 0) return 0;
+    for (const h of affected) this.conn.stmt(DELETE_BLOCK_SQL).run(marketKey, h.first);
+    for (const b of merged.blocks) this.writeBlock(marketKey, b);
+    if (counted) {
+      this.conn
+        .stmt("UPDATE markets SET snapshot_count = snapshot_count + ? WHERE id = ?")
+        .run(merged.added, marketKey);
+    }
+    return merged.added;
+  }
+
+  private writeBlock(marketKey: number, b: EncodedBlock): void {
+    this.conn.stmt(INSERT_BLOCK_SQL).run(marketKey, b.first, b.last, b.n, b.prices, b.books);
+  }
+
+  private blocksSync(marketKey: number, lo: number, hi: number, books: boolean): StoredBlock[] {
+    const rows = this.conn
+      .arrayStmt(books ? BLOCKS_SQL.books : BLOCKS_SQL.prices)
+      .all(marketKey, lo, hi) as unknown as ArrayRow[];
+    return rows.map((r) => ({
+      ...headerOf(r),
+      prices: r[3] as Uint8Array,
+      books: books ? ((r[4] as Uint8Array | null) ?? null) : null,
+    }));
+  }
+
+  /** Moves a market's snapshots from the rows into blocks (within the caller's transaction). */
+  private sealRows(marketKey: number): void {
+    const rows = this.rowsPage(marketKey, {
+      order: "asc",
+      limit: Number.MAX_SAFE_INTEGER,
+      offset: 0,
+      books: true,
+    });
+    if (rows.length === 0) return;
+    // Copies, as the merge keeps them: the books are views of one aggregate blob about to go.
+    this.mergeIntoBlocks(marketKey, rows, false);
+    this.conn.stmt("DELETE FROM snapshots WHERE market = ?").run(marketKey);
+    this.conn.stmt("DELETE FROM snapshot_books WHERE market = ?").run(marketKey);
+  }
+
+  /**
+   * Moves the snapshots of every resolved market still holding rows into blocks, a market a
+   * transaction (migrate() runs it: version 7's upgrade of existing databases, resumable).
+   */
+  async sealPendingMarkets(onMarket?: (done: number, total: number) => void): Promise<number> {
+    const ids = (this.conn.stmt(PENDING_SQL).all() as Row[]).map((r) => r.id as number);
+    ids.forEach((id, i) => {
+      this.conn.transaction(() => this.sealRows(id));
+      onMarket?.(i + 1, ids.length);
+    });
+    return ids.length;
+  }
+
+  private blockSource(marketKey: number): BlockSource {
+    return {
+      headers: async () =>
+        (this.conn.arrayStmt(BLOCK_HEADERS_SQL).all(marketKey) as unknown as ArrayRow[]).map(headerOf),
+      blocks: async (lo, hi, books) => this.blocksSync(marketKey, lo, hi, books),
+    };
+  }
+
   async recordGap(marketKey: number, gap: RecordingGap): Promise<void> {
     this.conn
       .stmt(
@@ -173,6 +309,8 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   async snapshotSpan(marketKey: number, maxStep: Micros): Promise<SnapshotSpan> {
+    const blocks = await allBlocks(this.blockSource(marketKey));
+    if (blocks.length > 0) return spanOfBlocks(blocks, maxStep);
     const ends = this.conn
       .stmt("SELECT min(time_us) AS first, max(time_us) AS last FROM snapshots WHERE market = ?")
       .get(marketKey) as Row;
@@ -191,6 +329,8 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   async countSnapshots(marketKey: number, from?: Micros, to?: Micros): Promise<number> {
+    const inBlocks = await countInBlocks(this.blockSource(marketKey), from, to);
+    if (inBlocks !== null) return inBlocks;
     const row = this.conn
       .stmt("SELECT count(*) AS n FROM snapshots WHERE market = ? AND time_us >= ? AND time_us <= ?")
       .get(marketKey, from ?? Number.MIN_SAFE_INTEGER, to ?? Number.MAX_SAFE_INTEGER) as Row;
@@ -203,6 +343,10 @@ export class SqliteMarketStore implements MarketStore {
    * (setReturnArrays) to save building an object per row.
    */
   async snapshotPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
+    return (await readBlockPage(this.blockSource(marketKey), q)) ?? this.rowsPage(marketKey, q);
+  }
+
+  private rowsPage(marketKey: number, q: SnapshotQuery): SnapshotRow[] {
     const asc = q.order === "asc";
     const scan = pageScan(q);
     const prices = this.conn
@@ -247,6 +391,8 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   async snapshotAtOrBefore(marketKey: number, time: Micros, books: boolean): Promise<SnapshotRow | null> {
+    const inBlocks = await atOrBeforeInBlocks(this.blockSource(marketKey), time, books);
+    if (inBlocks !== undefined) return inBlocks;
     const sql = books ? SNAPSHOT_AT_OR_BEFORE_SQL.withBooks : SNAPSHOT_AT_OR_BEFORE_SQL.withoutBooks;
     const row = this.conn.stmt(sql).get(marketKey, time) as Row | undefined;
     return row ? snapshotFromRow(row) : null;

@@ -300,4 +300,24 @@ CREATE TABLE backtest_results (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 7,
+    sql: `
+-- Snapshot blocks (src/store/rules/snapshot-blocks.ts): a resolved market's snapshots as runs of up to
+-- 256 consecutive seconds, one row a run (times, prices and the book blobs end to end), so that a page
+-- reads a handful of rows. A market's snapshots are all here or all in snapshots/snapshot_books. Rows
+-- of markets resolved before this version are moved here by migrate() after this script, one market a
+-- transaction (sealPendingMarkets), so an interrupted upgrade resumes where it stopped. A rowid table:
+-- its rows are tens of kilobytes, too large for WITHOUT ROWID.
+CREATE TABLE snapshot_blocks (
+  market INTEGER NOT NULL,
+  first_us INTEGER NOT NULL,
+  last_us INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  prices BLOB NOT NULL,
+  books BLOB,
+  PRIMARY KEY (market, first_us)
+);
+`,
+  },
 ];

@@ -56,6 +56,8 @@ export class SqliteStore implements Store {
         applied.push(m.version);
       });
     }
+    // Version 7's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
+    await this.markets.sealPendingMarkets();
     const version = db.prepare("SELECT max(version) AS v FROM schema_migrations").get()?.v as number;
     const tables = db
       .prepare(
