@@ -67,7 +67,7 @@ import { serverLog } from "../src/log.ts";
 import { Rng } from "../src/demo/demo.ts";
 import { seedDemo } from "../src/demo/seed.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
-import type { StoredMarket } from "../src/store/market-store.ts";
+import type { SnapshotQuery, StoredMarket } from "../src/store/market-store.ts";
 import { type ListEntry, type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
@@ -240,7 +240,13 @@ interface StorageResult {
   fileBytes: number;
   bytesPerSnapshot: number;
   jsonBytesPerSnapshot: number;
+  /** The whole file against the JSON with books (reported; issue 14 bounds the books, below). */
   ratio: number;
+  /** Book bytes stored (their blobs) per snapshot, and their JSON (orderbook_up and _down) per snapshot. */
+  bookBytesPerSnapshot: number;
+  bookJsonBytesPerSnapshot: number;
+  /** Books on disk against their JSON: the target of issue 14 ("books at most 1/8 of their JSON"). */
+  bookRatio: number;
   target: number;
   pass: boolean;
   /** Bytes per table and index, when SQLite has the dbstat table. */
@@ -296,34 +302,51 @@ async function measureStorage(dir: string): Promise<StorageResult> {
       account: "bench",
     });
     let jsonBytes = 0;
+    let bareJsonBytes = 0;
     let served = 0;
     for (const m of (await store.markets.listMarkets({ limit: 1000, offset: 0 })).markets) {
       for (let offset = 0; offset < m.snapshotCount; offset += 1000) {
-        const res = await app.inject({
-          method: "GET",
-          url: `/v1/markets/${m.slug}/snapshots?limit=1000&offset=${offset}&include_orderbook=true`,
-          headers: { "x-api-key": key },
-        });
-        if (res.statusCode !== 200)
-          throw new Error(`storage page: ${res.statusCode} ${res.body.slice(0, 200)}`);
-        const n = (res.json() as { snapshots: unknown[] }).snapshots.length;
-        jsonBytes += snapshotBytesOf(res.rawPayload, n);
-        served += n;
+        for (const books of [true, false]) {
+          const res = await app.inject({
+            method: "GET",
+            url: `/v1/markets/${m.slug}/snapshots?limit=1000&offset=${offset}&include_orderbook=${books}`,
+            headers: { "x-api-key": key },
+          });
+          if (res.statusCode !== 200)
+            throw new Error(`storage page: ${res.statusCode} ${res.body.slice(0, 200)}`);
+          const n = (res.json() as { snapshots: unknown[] }).snapshots.length;
+          if (books) {
+            jsonBytes += snapshotBytesOf(res.rawPayload, n);
+            served += n;
+          } else {
+            bareJsonBytes += snapshotBytesOf(res.rawPayload, n);
+          }
+        }
       }
     }
     await app.close();
+    // The books' own bytes: their blobs in the blocks, and the live market's book rows (keys included).
+    const bookBytes =
+      count("SELECT coalesce(sum(length(books)), 0) AS n FROM snapshot_blocks") +
+      (tables?.snapshot_books ?? count("SELECT coalesce(sum(length(books)), 0) AS n FROM snapshot_books"));
     if (served !== snapshots) throw new Error(`served ${served} of ${snapshots} snapshots`);
     const bytesPerSnapshot = fileBytes / snapshots;
     const jsonBytesPerSnapshot = jsonBytes / served;
     const ratio = bytesPerSnapshot / jsonBytesPerSnapshot;
+    const bookBytesPerSnapshot = bookBytes / snapshots;
+    const bookJsonBytesPerSnapshot = (jsonBytes - bareJsonBytes) / served;
+    const bookRatio = bookBytesPerSnapshot / bookJsonBytesPerSnapshot;
     return {
       snapshots,
       fileBytes,
       bytesPerSnapshot,
       jsonBytesPerSnapshot,
       ratio,
+      bookBytesPerSnapshot,
+      bookJsonBytesPerSnapshot,
+      bookRatio,
       target: STORAGE_TARGET,
-      pass: ratio <= STORAGE_TARGET,
+      pass: bookRatio <= STORAGE_TARGET,
       tables,
     };
   } finally {
@@ -617,13 +640,22 @@ async function main(): Promise<void> {
     let pageReads = 0;
     let pageRereads = 0;
     const pagesRead = new Set<string>();
-    const snapshotPage = store.markets.snapshotPage.bind(store.markets);
-    store.markets.snapshotPage = (marketKey, q) => {
+    const countRead = (marketKey: number, q: SnapshotQuery) => {
       pageReads++;
       const k = `${marketKey}:${q.order}:${q.limit}:${q.offset}:${q.from}:${q.to}:${q.books}`;
       if (pagesRead.has(k)) pageRereads++;
       else pagesRead.add(k);
+    };
+    // A resolved market's page is read through renderedPage; snapshotPage serves the rest.
+    const snapshotPage = store.markets.snapshotPage.bind(store.markets);
+    store.markets.snapshotPage = (marketKey, q) => {
+      countRead(marketKey, q);
       return snapshotPage(marketKey, q);
+    };
+    const renderedPage = store.markets.renderedPage.bind(store.markets);
+    store.markets.renderedPage = (marketKey, q) => {
+      countRead(marketKey, q);
+      return renderedPage(marketKey, q);
     };
 
     // The API server as `updown serve` runs it: request logging at info through the asynchronous
@@ -898,9 +930,13 @@ async function main(): Promise<void> {
       "storage (btc 5m x 20 markets, every snapshot with books; after wal_checkpoint(TRUNCATE) and VACUUM)",
     );
     console.log(
-      `  ${fmt(storage.snapshots)} snapshots, ${fmt(storage.fileBytes)} B file: ${fmt(storage.bytesPerSnapshot, 1)} B/snapshot stored, ` +
-        `${fmt(storage.jsonBytesPerSnapshot, 1)} B/snapshot as JSON -> ${fmt(storage.ratio, 4)} (1/${fmt(1 / storage.ratio, 1)}), ` +
-        `target <= 1/8: ${storage.pass ? "PASS" : "FAIL"}`,
+      `  books: ${fmt(storage.bookBytesPerSnapshot, 1)} B/snapshot stored vs ${fmt(storage.bookJsonBytesPerSnapshot, 1)} B/snapshot as JSON -> ` +
+        `${fmt(storage.bookRatio, 4)} (1/${fmt(1 / storage.bookRatio, 1)}), target <= 1/8: ${storage.pass ? "PASS" : "FAIL"}`,
+    );
+    console.log(
+      `  whole file: ${fmt(storage.snapshots)} snapshots, ${fmt(storage.fileBytes)} B: ${fmt(storage.bytesPerSnapshot, 1)} B/snapshot stored, ` +
+        `${fmt(storage.jsonBytesPerSnapshot, 1)} B/snapshot as JSON with books -> ${fmt(storage.ratio, 4)} (1/${fmt(1 / storage.ratio, 1)}; ` +
+        `prices are also kept rendered, see docs/decisions.md)`,
     );
     if (storage.tables) {
       const big = Object.entries(storage.tables)

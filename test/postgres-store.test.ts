@@ -10,7 +10,7 @@ import { ScratchSchemas, postgresTestUrl } from "./helpers/postgres.ts";
 import { POSTGRES_MIGRATIONS } from "../src/store/postgres/migrations.ts";
 import { depthRow, exchangeStoreContract } from "./contracts/exchange-store.ts";
 import { keyStoreContract } from "./contracts/key-store.ts";
-import { marketStoreContract } from "./contracts/market-store.ts";
+import { marketStoreContract, renderedUpgradeCheck } from "./contracts/market-store.ts";
 import { tradeStoreContract } from "./contracts/trade-store.ts";
 import { quotaLedgerContract } from "./contracts/quota-ledger.ts";
 import { backtestStoreContract } from "./contracts/backtest-store.ts";
@@ -29,6 +29,12 @@ function scratchSchemas(): ScratchSchemas {
 
 /** What only PostgreSQL has to show: concurrency across connections, partitions, migrations, BIGINT. */
 const POSTGRES_TESTS: StoreTests<PostgresStore, PostgresStore> = {
+  "blocks written before version 8 are rendered on read, and by migrate to the same bytes": async (store) => {
+    await renderedUpgradeCheck(store, async (sql) => {
+      const { rows } = await store.pool.query<{ n: number }>(sql);
+      return Number(rows[0]?.n ?? 0);
+    });
+  },
   "50 concurrent charges against a limit of 5 charge exactly 5": async (store) => {
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>

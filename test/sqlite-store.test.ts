@@ -9,7 +9,7 @@ import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { HAND_MARKET } from "./helpers/app.ts";
 import { exchangeStoreContract } from "./contracts/exchange-store.ts";
 import { keyStoreContract } from "./contracts/key-store.ts";
-import { marketStoreContract } from "./contracts/market-store.ts";
+import { marketStoreContract, renderedUpgradeCheck } from "./contracts/market-store.ts";
 import { tradeStoreContract } from "./contracts/trade-store.ts";
 import { quotaLedgerContract } from "./contracts/quota-ledger.ts";
 import { backtestStoreContract } from "./contracts/backtest-store.ts";
@@ -147,6 +147,18 @@ test("versions 5 to 7 keep a version 4 database's markets, ids and snapshots, an
     assert.equal(await store.markets.countSnapshots(9), 1);
     // The new CHECK takes a 50-50 winner.
     await store.markets.upsertMarket({ ...HAND_MARKET, winner: "50-50" });
+  } finally {
+    await store.close();
+  }
+});
+
+test("blocks written before version 8 are rendered on read, and by migrate to the same bytes", async () => {
+  const store = await openMemoryStore();
+  try {
+    await renderedUpgradeCheck(store, async (sql) => {
+      const row = store.db.prepare(sql).get() as { n: number } | undefined;
+      return row?.n ?? 0;
+    });
   } finally {
     await store.close();
   }

@@ -383,6 +383,15 @@ const EMPTY_BOOKS = ascii(',"orderbook_up":{"bids":[],"asks":[]},"orderbook_down
  * empty books, so that every snapshot of a page has both (spec 4.1 rule 2).
  */
 export function writeSnapshotJson(w: JsonBytes, row: SnapshotRow, withBooks: boolean): void {
+  writeSnapshotHead(w, row);
+  writeSnapshotTail(w, row.books, withBooks);
+}
+
+/**
+ * A snapshot's JSON up to its last price, without the closing brace: what every form of it shares.
+ * Resolved markets keep this rendered (with the brace) beside their blocks (store/rules/rendered-blocks.ts).
+ */
+export function writeSnapshotHead(w: JsonBytes, row: SnapshotRow): void {
   w.bytes(TIME_OPEN);
   writeIsoMicros(w, row.time);
   w.bytes(COIN_PRICE);
@@ -391,13 +400,17 @@ export function writeSnapshotJson(w: JsonBytes, row: SnapshotRow, withBooks: boo
   w.number(row.priceUp);
   w.bytes(PRICE_DOWN);
   w.number(row.priceDown);
+}
+
+/** What follows a snapshot's head: its books when asked for, and the closing brace. */
+export function writeSnapshotTail(w: JsonBytes, books: Uint8Array | null, withBooks: boolean): void {
   if (!withBooks) {
     w.byte(125);
-  } else if (!row.books) {
+  } else if (!books) {
     w.bytes(EMPTY_BOOKS);
   } else {
     w.bytes(ORDERBOOK_UP);
-    writeBooksJson(w, row.books, ORDERBOOK_DOWN);
+    writeBooksJson(w, books, ORDERBOOK_DOWN);
     w.byte(125);
   }
 }

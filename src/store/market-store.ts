@@ -2,6 +2,7 @@ import type { Coin, Market, MarketType } from "../domain/market.ts";
 import type { SnapshotRow, SortOrder } from "../domain/snapshot.ts";
 import type { Micros } from "../domain/time.ts";
 import type { SeriesSummaryRow } from "./rules/series-summary.ts";
+import type { PageWriter } from "./rules/snapshot-blocks.ts";
 
 export type { SeriesSummaryRow } from "./rules/series-summary.ts";
 
@@ -116,6 +117,12 @@ export interface MarketStore {
    * so that ascending pages from a given time also serve to copy a market between stores.
    */
   snapshotPage(marketKey: number, query: SnapshotQuery): Promise<SnapshotRow[]>;
+  /**
+   * The same page as snapshotPage, as its JSON ready to be written (writeSnapshotJson's bytes, comma-
+   * separated), when the market's snapshots are in blocks (resolved); null otherwise (then read
+   * snapshotPage). The writer is synchronous, so a caller can write into a shared buffer after it.
+   */
+  renderedPage(marketKey: number, query: SnapshotQuery): Promise<PageWriter | null>;
   /** The latest snapshot at or before `time`, or null. */
   snapshotAtOrBefore(marketKey: number, time: Micros, books: boolean): Promise<SnapshotRow | null>;
 }

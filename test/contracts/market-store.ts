@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { encodeBooks } from "../../src/domain/book-codec.ts";
 import type { SnapshotRow } from "../../src/domain/snapshot.ts";
-import type { MarketStore } from "../../src/store/market-store.ts";
+import { JsonBytes } from "../../src/domain/json-bytes.ts";
+import { writeSnapshotJson } from "../../src/domain/wire.ts";
+import type { MarketStore, SnapshotQuery } from "../../src/store/market-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { type StoreTests, describeStoreTests } from "./store-tests.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
@@ -39,6 +41,27 @@ function longRows(fromSecond: number, count: number): SnapshotRow[] {
 }
 
 /** What a store must answer for a market holding exactly `rows` (in time order). */
+/**
+ * snapshotPage, after checking that renderedPage writes exactly the JSON of the same rows when the
+ * market is in blocks (and is null when `blocked` says it is not, if said).
+ */
+async function pageChecked(store: MarketStore, key: number, q: SnapshotQuery, blocked?: boolean) {
+  const rows = await store.snapshotPage(key, q);
+  const writer = await store.renderedPage(key, q);
+  if (blocked !== undefined) assert.equal(writer !== null, blocked, "renderedPage only for blocks");
+  if (writer) {
+    const expected = new JsonBytes();
+    rows.forEach((r, i) => {
+      if (i > 0) expected.byte(44);
+      writeSnapshotJson(expected, r, q.books);
+    });
+    const got = new JsonBytes();
+    writer(got);
+    assert.equal(got.text(), expected.text(), `rendered page ${JSON.stringify(q)}`);
+  }
+  return rows;
+}
+
 async function expectedOf(rows: SnapshotRow[]) {
   const asc = rows;
   const desc = [...rows].reverse();
@@ -70,7 +93,7 @@ async function expectedOf(rows: SnapshotRow[]) {
 /** The same questions asked of a store. */
 async function readEverything(store: MarketStore, key: number, rows: SnapshotRow[]) {
   const page = (order: "asc" | "desc", offset: number, limit: number, extra: object = {}) =>
-    store.snapshotPage(key, { order, offset, limit, books: true, ...extra });
+    pageChecked(store, key, { order, offset, limit, books: true, ...extra });
   const mid = rows[Math.floor(rows.length / 2)];
   const from = rows[100].time;
   const to = rows[rows.length - 100].time;
@@ -82,7 +105,7 @@ async function readEverything(store: MarketStore, key: number, rows: SnapshotRow
       await page("desc", 300, 1000),
       await page("desc", 1250, 10),
     ],
-    bare: await store.snapshotPage(key, { order: "desc", offset: 7, limit: 10, books: false }),
+    bare: await pageChecked(store, key, { order: "desc", offset: 7, limit: 10, books: false }),
     ranged: [await page("asc", 5, 500, { from, to }), await page("desc", 0, 1000, { from, to })],
     counts: [await store.countSnapshots(key), await store.countSnapshots(key, from, to)],
     at: [
@@ -338,10 +361,20 @@ const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
         for (const limit of [1, 7, 100, 350, 1000]) {
           // With the count given, a deep page is read from the nearer end; without, it must not need to be.
           const total = offset % 2 === 0 ? written.length : undefined;
-          const page = await marketStore.snapshotPage(m.key, { order, limit, offset, books: true, total });
+          const page = await pageChecked(
+            marketStore,
+            m.key,
+            { order, limit, offset, books: true, total },
+            true,
+          );
           const expected = all.slice(offset, offset + limit);
           assert.deepEqual(page, expected, `${order} offset ${offset} limit ${limit}`);
-          const bare = await marketStore.snapshotPage(m.key, { order, limit, offset, books: false, total });
+          const bare = await pageChecked(
+            marketStore,
+            m.key,
+            { order, limit, offset, books: false, total },
+            true,
+          );
           assert.deepEqual(
             bare,
             expected.map((r) => ({ ...r, books: null })),
@@ -351,7 +384,7 @@ const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
       }
       const from = written[100].time;
       const to = written[650].time;
-      const ranged = await marketStore.snapshotPage(m.key, {
+      const ranged = await pageChecked(marketStore, m.key, {
         order,
         limit: 100,
         offset: 500,
@@ -519,4 +552,35 @@ const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
  */
 export function marketStoreContract(name: string, open: () => Promise<Store>): void {
   describeStoreTests(`MarketStore contract: ${name}`, open, (store) => store.markets, MARKET_STORE_TESTS);
+}
+
+/**
+ * Version 8's upgrade, for either dialect (`sql` runs a statement, answering its `n` column): blocks
+ * without their rendered form answer the same pages, rendered on read, and migrate renders them.
+ */
+export async function renderedUpgradeCheck(store: Store, sql: (text: string) => Promise<number>) {
+  const m = await store.markets.upsertMarket(HAND_MARKET);
+  await store.markets.insertSnapshots(m.key, longRows(HAND_MARKET.startTime, 700));
+  const pages = async () => {
+    const out: string[] = [];
+    for (const order of ["asc", "desc"] as const) {
+      for (const books of [false, true]) {
+        const q = { order, limit: 300, offset: 200, books };
+        await pageChecked(store.markets, m.key, q, true);
+        const w = new JsonBytes();
+        (await store.markets.renderedPage(m.key, q))!(w);
+        out.push(w.text());
+      }
+    }
+    return out;
+  };
+  const rendered = await pages();
+  const unrendered = "SELECT count(*) AS n FROM snapshot_blocks WHERE rendered IS NULL";
+  assert.equal(await sql(unrendered), 0);
+  await sql("UPDATE snapshot_blocks SET rendered = NULL");
+  assert.equal(await sql(unrendered), 3, "700 seconds in 3 blocks");
+  assert.deepEqual(await pages(), rendered, "rendered on read from the prices");
+  assert.deepEqual((await store.migrate()).applied, []);
+  assert.equal(await sql(unrendered), 0);
+  assert.deepEqual(await pages(), rendered, "rendered by migrate");
 }

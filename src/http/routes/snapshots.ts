@@ -104,23 +104,25 @@ async function renderPage(
 ): Promise<Buffer> {
   const ranged = from !== undefined || to !== undefined;
   const total = ranged ? await ctx.store.markets.countSnapshots(market.key, from, to) : market.snapshotCount;
-  const rows =
-    q.offset >= total
-      ? []
-      : await ctx.store.markets.snapshotPage(market.key, {
-          order: q.order,
-          limit: q.limit,
-          offset: q.offset,
-          from,
-          to,
-          books: q.include_orderbook,
-          total,
-        });
+  const query = {
+    order: q.order,
+    limit: q.limit,
+    offset: q.offset,
+    from,
+    to,
+    books: q.include_orderbook,
+    total,
+  };
+  const empty = q.offset >= total;
+  // A resolved market's page is copied from its rendered blocks; a live market's is written from rows.
+  const rendered = empty ? null : await ctx.store.markets.renderedPage(market.key, query);
+  const rows = empty || rendered ? [] : await ctx.store.markets.snapshotPage(market.key, query);
   const w = pageBytes;
   w.reset();
   w.ascii('{"market":');
   w.utf8(JSON.stringify(marketToWire(market)));
   w.ascii(',"snapshots":[');
+  if (rendered) rendered(w);
   for (let i = 0; i < rows.length; i++) {
     if (i > 0) w.byte(44);
     writeSnapshotJson(w, rows[i], q.include_orderbook);

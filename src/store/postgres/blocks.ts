@@ -3,9 +3,12 @@ import type { SnapshotRow } from "../../domain/snapshot.ts";
 import {
   affectedBlocks,
   allRows,
-  type BlockHeader,
+  blockOfRow,
+  blockReadSql,
   type BlockSource,
+  headerOfRow,
   mergeRows,
+  renderStored,
   type StoredBlock,
 } from "../rules/snapshot-blocks.ts";
 import type { Queryable } from "./pg-util.ts";
@@ -14,15 +17,9 @@ import type { Queryable } from "./pg-util.ts";
 
 type ArrayRow = unknown[];
 
-const HEADERS_SQL = "SELECT first_us, last_us, n FROM snapshot_blocks WHERE market = $1 ORDER BY first_us";
-const BLOCKS_SQL = {
-  prices: `SELECT first_us, last_us, n, prices FROM snapshot_blocks
-    WHERE market = $1 AND first_us >= $2 AND first_us <= $3 ORDER BY first_us`,
-  books: `SELECT first_us, last_us, n, prices, books FROM snapshot_blocks
-    WHERE market = $1 AND first_us >= $2 AND first_us <= $3 ORDER BY first_us`,
-};
-const INSERT_BLOCKS_SQL = `INSERT INTO snapshot_blocks (market, first_us, last_us, n, prices, books)
-  SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::bytea[], $6::bytea[])`;
+const BLOCK_SQL = blockReadSql((i) => `$${i}`);
+const INSERT_BLOCKS_SQL = `INSERT INTO snapshot_blocks (market, first_us, last_us, n, prices, books, rendered)
+  SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::bytea[], $6::bytea[], $7::bytea[])`;
 
 /**
  * Locks markets' records for an insert (in key order, as batches lock rows) and says, for each, where
@@ -41,12 +38,6 @@ const ROWS_SQL = `SELECT s.time_us, s.coin_price, s.price_up, s.price_down, b.bo
   LEFT JOIN snapshot_books b ON b.market = s.market AND b.time_us = s.time_us
   WHERE s.market = $1 ORDER BY s.time_us`;
 
-const headerOf = (r: ArrayRow): BlockHeader => ({
-  first: r[0] as number,
-  last: r[1] as number,
-  n: r[2] as number,
-});
-
 /** A Buffer node-pg parsed, as the plain Uint8Array view the SQLite store gives. */
 function bytesOf(value: unknown): Uint8Array | null {
   if (value === null || value === undefined) return null;
@@ -57,30 +48,28 @@ function bytesOf(value: unknown): Uint8Array | null {
 export function blockSource(db: Queryable, marketKey: number): BlockSource {
   return {
     headers: async () => {
-      const { rows } = await db.query<ArrayRow>({ text: HEADERS_SQL, values: [marketKey], rowMode: "array" });
-      return rows.map(headerOf);
+      const { rows } = await db.query<ArrayRow>({
+        text: BLOCK_SQL.headers,
+        values: [marketKey],
+        rowMode: "array",
+      });
+      return rows.map(headerOfRow);
     },
-    blocks: (lo, hi, books) => fetchBlocks(db, marketKey, lo, hi, books),
+    blocks: (lo, hi, books) => fetchBlocks(db, books ? BLOCK_SQL.books : BLOCK_SQL.prices, marketKey, lo, hi),
+    rendered: (lo, hi, books) =>
+      fetchBlocks(db, books ? BLOCK_SQL.renderedBooks : BLOCK_SQL.rendered, marketKey, lo, hi),
   };
 }
 
 async function fetchBlocks(
   db: Queryable,
+  sql: string,
   marketKey: number,
   lo: number,
   hi: number,
-  books: boolean,
 ): Promise<StoredBlock[]> {
-  const { rows } = await db.query<ArrayRow>({
-    text: books ? BLOCKS_SQL.books : BLOCKS_SQL.prices,
-    values: [marketKey, lo, hi],
-    rowMode: "array",
-  });
-  return rows.map((r) => ({
-    ...headerOf(r),
-    prices: bytesOf(r[3]) as Uint8Array,
-    books: books ? bytesOf(r[4]) : null,
-  }));
+  const { rows } = await db.query<ArrayRow>({ text: sql, values: [marketKey, lo, hi], rowMode: "array" });
+  return rows.map((r) => blockOfRow(r, bytesOf));
 }
 
 export interface InsertState {
@@ -111,7 +100,8 @@ export async function mergeIntoBlocks(
   const src = blockSource(client, marketKey);
   const affected = affectedBlocks(await src.headers(), lo, hi);
   const stored: StoredBlock[] = [];
-  for (const h of affected) stored.push(...(await fetchBlocks(client, marketKey, h.first, h.first, true)));
+  for (const h of affected)
+    stored.push(...(await fetchBlocks(client, BLOCK_SQL.books, marketKey, h.first, h.first)));
   const merged = mergeRows(allRows(stored), rows);
   if (merged.added === 0) return 0;
   if (affected.length > 0) {
@@ -128,6 +118,7 @@ export async function mergeIntoBlocks(
     b.map((x) => x.n),
     b.map((x) => Buffer.from(x.prices.buffer, x.prices.byteOffset, x.prices.byteLength)),
     b.map((x) => (x.books ? Buffer.from(x.books.buffer, x.books.byteOffset, x.books.byteLength) : null)),
+    b.map((x) => Buffer.from(x.rendered.buffer, x.rendered.byteOffset, x.rendered.byteLength)),
   ]);
   if (counted) {
     await client.query("UPDATE markets SET snapshot_count = snapshot_count + $1 WHERE id = $2", [
@@ -152,4 +143,28 @@ export async function sealRows(client: PoolClient, marketKey: number): Promise<v
   await mergeIntoBlocks(client, marketKey, snapshots, false);
   await client.query("DELETE FROM snapshots WHERE market = $1", [marketKey]);
   await client.query("DELETE FROM snapshot_books WHERE market = $1", [marketKey]);
+}
+
+const UNRENDERED_SQL = `SELECT market, first_us, last_us, n, prices FROM snapshot_blocks
+  WHERE rendered IS NULL LIMIT 512`;
+const SET_RENDERED_SQL = `UPDATE snapshot_blocks b SET rendered = u.rendered
+  FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) AS u(market, first_us, rendered)
+  WHERE b.market = u.market AND b.first_us = u.first_us AND b.rendered IS NULL`;
+
+/**
+ * Renders the blocks written before version 8 (migrate() runs it after the scripts), a batch a
+ * statement, so that an interrupted upgrade resumes; a block rewritten meanwhile is rendered already.
+ */
+export async function renderPendingBlocks(db: Queryable): Promise<number> {
+  let done = 0;
+  for (;;) {
+    const { rows } = await db.query<ArrayRow>({ text: UNRENDERED_SQL, rowMode: "array" });
+    if (rows.length === 0) return done;
+    const rendered = rows.map((r) => {
+      const bytes = renderStored(blockOfRow([r[1], r[2], r[3], r[4], null, null], bytesOf));
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    });
+    await db.query(SET_RENDERED_SQL, [rows.map((r) => r[0]), rows.map((r) => r[1]), rendered]);
+    done += rows.length;
+  }
 }

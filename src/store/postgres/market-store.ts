@@ -17,7 +17,9 @@ import {
   allBlocks,
   atOrBeforeInBlocks,
   countInBlocks,
+  type PageWriter,
   readBlockPage,
+  readRenderedPage,
   spanOfBlocks,
 } from "../rules/snapshot-blocks.ts";
 import {
@@ -28,7 +30,14 @@ import {
   straddlingBlockedSql,
 } from "../rules/series-summary.ts";
 import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../rules/snapshot-page.ts";
-import { blockSource, lockForInsert, mergeIntoBlocks, PENDING_SQL, sealRows } from "./blocks.ts";
+import {
+  blockSource,
+  lockForInsert,
+  mergeIntoBlocks,
+  PENDING_SQL,
+  renderPendingBlocks,
+  sealRows,
+} from "./blocks.ts";
 import type { MonthlyPartitions } from "./partitions.ts";
 import { inTransaction, type Queryable } from "./pg-util.ts";
 import type { PoolClient } from "pg";
@@ -165,6 +174,10 @@ export class PostgresMarketStore implements MarketStore {
     }
     return rows.length;
   }
+  /** Renders the blocks written before version 8, as SQLite's store does (a batch a statement). */
+  async renderPendingBlocks(): Promise<number> {
+    return renderPendingBlocks(this.pool);
+  }
 
   async getMarket(slug: string): Promise<StoredMarket | null> {
     const row = await this.one(MARKET_BY_SLUG_OR_ALIAS_SQL, [slug]);
@@ -290,6 +303,10 @@ export class PostgresMarketStore implements MarketStore {
    * A page is one range scan of the prices (rules/snapshot-page.ts says from which end) and, with
    * books, one range scan of the books over the page's times, merged here (both come in page order).
    */
+  async renderedPage(marketKey: number, q: SnapshotQuery): Promise<PageWriter | null> {
+    return readRenderedPage(blockSource(this.pool, marketKey), q);
+  }
+
   async snapshotPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
     return (await readBlockPage(blockSource(this.pool, marketKey), q)) ?? this.rowsPage(marketKey, q);
   }

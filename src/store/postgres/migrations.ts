@@ -295,4 +295,15 @@ CREATE TABLE snapshot_blocks (
 ALTER TABLE snapshot_blocks ALTER COLUMN prices SET STORAGE EXTERNAL, ALTER COLUMN books SET STORAGE EXTERNAL;
 `,
   },
+  {
+    version: 8,
+    sql: `
+-- Rendered blocks, as SQLite's version 8 (src/store/rules/rendered-blocks.ts): each block's seconds as
+-- the JSON a page sends, without books, so that a cold page copies bytes instead of formatting them.
+-- Blocks written before this version are rendered by migrate() after this script (renderPendingBlocks),
+-- and rendered on read until then. Out of line and not compressed again, as the other blobs.
+ALTER TABLE snapshot_blocks ADD COLUMN rendered BYTEA;
+ALTER TABLE snapshot_blocks ALTER COLUMN rendered SET STORAGE EXTERNAL;
+`,
+  },
 ];

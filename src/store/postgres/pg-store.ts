@@ -92,6 +92,8 @@ export class PostgresStore implements Store {
     });
     // Version 7's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
     await this.markets.sealPendingMarkets();
+    // Version 8's: blocks written before it rendered (a no-op once done).
+    await this.markets.renderPendingBlocks();
     return report;
   }
 

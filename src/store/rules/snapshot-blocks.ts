@@ -1,6 +1,8 @@
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import type { SnapshotQuery } from "../market-store.ts";
+import type { JsonBytes } from "../../domain/json-bytes.ts";
+import { RenderedBlock, type RenderedStep, renderRows, writeRenderedPage } from "./rendered-blocks.ts";
 
 /**
  * Snapshot blocks: a resolved market's snapshots kept as runs of up to BLOCK_ROWS consecutive seconds,
@@ -8,7 +10,7 @@ import type { SnapshotQuery } from "../market-store.ts";
  * book rows). Said once for both stores; a dialect stores and fetches the rows, this file encodes,
  * decodes, plans which blocks a page needs and how an insert changes them.
  *
- * A block row: (market, first_us, last_us, n, prices, books).
+ * A block row: (market, first_us, last_us, n, prices, books, rendered).
  *   prices: byte 0 the format (1); varint n; varint first time, then n - 1 varint steps (µs, > 0);
  *           n × 3 float64 little-endian (coin price, Up, Down, row by row); n varint book lengths
  *           (0: no books that second).
@@ -33,12 +35,18 @@ export interface BlockHeader {
 export interface EncodedBlock extends BlockHeader {
   prices: Uint8Array;
   books: Uint8Array | null;
+  rendered: Uint8Array;
 }
 
-/** A stored block as fetched: its header and blobs (books null when not asked for or none). */
+/**
+ * A stored block as fetched: its header and blobs (books null when not asked for or none; rendered
+ * only when asked for, null when not yet rendered; prices empty when only the rendered form was asked
+ * for and is there).
+ */
 export interface StoredBlock extends BlockHeader {
   prices: Uint8Array;
   books: Uint8Array | null;
+  rendered?: Uint8Array | null;
 }
 
 class Writer {
@@ -89,7 +97,14 @@ export function encodeBlock(rows: readonly SnapshotRow[]): EncodedBlock {
       p += r.books.length;
     }
   }
-  return { first: rows[0].time, last: rows[n - 1].time, n, prices: w.buf.slice(0, w.pos), books };
+  return {
+    first: rows[0].time,
+    last: rows[n - 1].time,
+    n,
+    prices: w.buf.slice(0, w.pos),
+    books,
+    rendered: renderRows(rows),
+  };
 }
 
 /** A block's prices decoded: times, the three prices, and where each second's books lie in `books`. */
@@ -283,12 +298,49 @@ export function spanOfBlocks(blocks: readonly StoredBlock[], maxStep: Micros) {
   return { first: blocks[0]?.first ?? null, last: blocks.at(-1)?.last ?? null, holes };
 }
 
+/**
+ * The block reads, for a dialect's placeholders ($1 or ?1). Every fetch gives the columns
+ * (first_us, last_us, n, prices, books, rendered), NULL where not asked for; blockOfRow reads them.
+ */
+export function blockReadSql(param: (i: number) => string) {
+  const where = `FROM snapshot_blocks WHERE market = ${param(1)} AND first_us >= ${param(2)} AND first_us <= ${param(3)} ORDER BY first_us`;
+  return {
+    headers: `SELECT first_us, last_us, n FROM snapshot_blocks WHERE market = ${param(1)} ORDER BY first_us`,
+    prices: `SELECT first_us, last_us, n, prices, NULL, NULL ${where}`,
+    books: `SELECT first_us, last_us, n, prices, books, NULL ${where}`,
+    rendered: `SELECT first_us, last_us, n, CASE WHEN rendered IS NULL THEN prices END, NULL, rendered ${where}`,
+    renderedBooks: `SELECT first_us, last_us, n, prices, books, rendered ${where}`,
+  };
+}
+
+export const headerOfRow = (r: readonly unknown[]): BlockHeader => ({
+  first: r[0] as number,
+  last: r[1] as number,
+  n: r[2] as number,
+});
+
+/** A fetched row of blockReadSql, its blobs as the dialect gives them made plain byte views. */
+export function blockOfRow(r: readonly unknown[], bytes: (v: unknown) => Uint8Array | null): StoredBlock {
+  return {
+    ...headerOfRow(r),
+    prices: bytes(r[3]) ?? EMPTY,
+    books: bytes(r[4]),
+    rendered: bytes(r[5]),
+  };
+}
+const EMPTY = new Uint8Array(0);
+
 /** How a dialect fetches a market's blocks (reads go through readers below, once for both stores). */
 export interface BlockSource {
   /** Every block's header, in time order. */
   headers(): Promise<BlockHeader[]>;
   /** The blocks whose first time is within [lo, hi], in time order; books only when asked. */
   blocks(lo: Micros, hi: Micros, books: boolean): Promise<StoredBlock[]>;
+  /**
+   * The same blocks with their rendered form; prices only where a page needs them (books asked for,
+   * or the block not yet rendered).
+   */
+  rendered(lo: Micros, hi: Micros, books: boolean): Promise<StoredBlock[]>;
 }
 
 const MIN = Number.MIN_SAFE_INTEGER;
@@ -337,24 +389,58 @@ async function withinRange(
   return within;
 }
 
+type Fetch = (src: BlockSource, lo: Micros, hi: Micros, books: boolean) => Promise<StoredBlock[]>;
+
+/** The blocks a page takes rows from and the rows of each; null when the market has no blocks. */
+async function fetchPage(src: BlockSource, q: SnapshotQuery, fetch: Fetch) {
+  const headers = await src.headers();
+  if (headers.length === 0) return null;
+  const from = q.from ?? MIN;
+  const to = q.to ?? MAX;
+  const inRange = blocksInRange(headers, from, to);
+  const within = await withinRange(src, inRange, from, to);
+  if (within === STALE) return STALE;
+  const plan = planPage(within, q);
+  if (plan.length === 0) return { blocks: [], plan };
+  const a = plan[0].block;
+  const b = plan[plan.length - 1].block;
+  const blocks = await fetch(src, inRange[a].first, inRange[b].first, q.books);
+  if (!same(blocks, inRange.slice(a, b + 1))) return STALE;
+  return { blocks, plan: plan.map((step) => ({ ...step, block: step.block - a })) };
+}
+
 /** A page from a market's blocks; null when the market has none (its snapshots are in the rows). */
 export function readBlockPage(src: BlockSource, q: SnapshotQuery): Promise<SnapshotRow[] | null> {
   return consistently(async () => {
-    const headers = await src.headers();
-    if (headers.length === 0) return null;
-    const from = q.from ?? MIN;
-    const to = q.to ?? MAX;
-    const inRange = blocksInRange(headers, from, to);
-    const within = await withinRange(src, inRange, from, to);
-    if (within === STALE) return STALE;
-    const plan = planPage(within, q);
-    if (plan.length === 0) return [];
-    const a = plan[0].block;
-    const b = plan[plan.length - 1].block;
-    const fetched = await src.blocks(inRange[a].first, inRange[b].first, q.books);
-    if (!same(fetched, inRange.slice(a, b + 1))) return STALE;
-    const shifted = plan.map((step) => ({ ...step, block: step.block - a }));
-    return pageFromBlocks(fetched, shifted, q.order, q.books);
+    const page = await fetchPage(src, q, (s, lo, hi, books) => s.blocks(lo, hi, books));
+    if (page === null || page === STALE) return page;
+    return pageFromBlocks(page.blocks, page.plan, q.order, q.books);
+  });
+}
+
+/** The rendered form of a block stored without one (before version 8), from its prices. */
+export function renderStored(b: StoredBlock): Uint8Array {
+  return renderRows(allRows([{ ...b, books: null }]));
+}
+
+/** Writes a page's snapshots as JSON (comma-separated), synchronously, into a writer. */
+export type PageWriter = (w: JsonBytes) => void;
+
+/**
+ * A page from a market's blocks as their rendered JSON, to be written once the caller is ready; null
+ * when the market has none. The bytes are writeSnapshotJson's for the same rows (readBlockPage's).
+ */
+export function readRenderedPage(src: BlockSource, q: SnapshotQuery): Promise<PageWriter | null> {
+  return consistently(async () => {
+    const page = await fetchPage(src, q, (s, lo, hi, books) => s.rendered(lo, hi, books));
+    if (page === null || page === STALE) return page;
+    const steps: RenderedStep[] = page.plan.map((step) => {
+      const b = page.blocks[step.block];
+      const rendered = new RenderedBlock(b.rendered ?? renderStored(b));
+      const books = q.books ? { bytes: b.books, bookStart: decodeBlock(b.prices).bookStart } : null;
+      return { block: rendered, from: step.from, to: step.to, books };
+    });
+    return (w: JsonBytes) => writeRenderedPage(w, steps, q.order !== "asc");
   });
 }
 

@@ -25,12 +25,17 @@ import {
   allBlocks,
   allRows,
   atOrBeforeInBlocks,
-  type BlockHeader,
+  blockOfRow,
+  blockReadSql,
   type BlockSource,
   countInBlocks,
   type EncodedBlock,
+  headerOfRow,
   mergeRows,
+  type PageWriter,
   readBlockPage,
+  readRenderedPage,
+  renderStored,
   spanOfBlocks,
   type StoredBlock,
 } from "../rules/snapshot-blocks.ts";
@@ -84,16 +89,13 @@ const SNAPSHOT_AT_OR_BEFORE_SQL = {
     WHERE market = ? AND time_us <= ? ORDER BY time_us DESC LIMIT 1`,
 };
 
-const BLOCK_HEADERS_SQL =
-  "SELECT first_us, last_us, n FROM snapshot_blocks WHERE market = ? ORDER BY first_us";
-const BLOCKS_SQL = {
-  prices: `SELECT first_us, last_us, n, prices FROM snapshot_blocks
-    WHERE market = ? AND first_us >= ? AND first_us <= ? ORDER BY first_us`,
-  books: `SELECT first_us, last_us, n, prices, books FROM snapshot_blocks
-    WHERE market = ? AND first_us >= ? AND first_us <= ? ORDER BY first_us`,
-};
-const INSERT_BLOCK_SQL =
-  "INSERT INTO snapshot_blocks (market, first_us, last_us, n, prices, books) VALUES (?, ?, ?, ?, ?, ?)";
+const BLOCK_SQL = blockReadSql((i) => `?${i}`);
+const INSERT_BLOCK_SQL = `INSERT INTO snapshot_blocks (market, first_us, last_us, n, prices, books, rendered)
+  VALUES (?, ?, ?, ?, ?, ?, ?)`;
+const UNRENDERED_SQL = `SELECT market, first_us, last_us, n, prices FROM snapshot_blocks
+  WHERE rendered IS NULL LIMIT 512`;
+const SET_RENDERED_SQL = `UPDATE snapshot_blocks SET rendered = ?
+  WHERE market = ? AND first_us = ? AND rendered IS NULL`;
 const DELETE_BLOCK_SQL = "DELETE FROM snapshot_blocks WHERE market = ? AND first_us = ?";
 /** Whether a market's snapshots go to blocks: resolved, or in blocks already. */
 const SEALED_SQL = `SELECT winner IS NOT NULL AS resolved,
@@ -106,12 +108,6 @@ const PENDING_SQL = `SELECT id FROM markets m WHERE winner IS NOT NULL
 
 /** node:sqlite gives a blob as a Uint8Array already. */
 const blobOf = (stored: unknown) => stored as Uint8Array;
-
-const headerOf = (r: ArrayRow): BlockHeader => ({
-  first: r[0] as number,
-  last: r[1] as number,
-  n: r[2] as number,
-});
 
 function snapshotFromRow(r: Row): SnapshotRow {
   return {
@@ -225,8 +221,8 @@ export class SqliteMarketStore implements MarketStore {
       if (r.time < lo) lo = r.time;
       if (r.time > hi) hi = r.time;
     }
-    const headers = this.conn.arrayStmt(BLOCK_HEADERS_SQL).all(marketKey) as unknown as ArrayRow[];
-    const affected = affectedBlocks(headers.map(headerOf), lo, hi);
+    const headers = this.conn.arrayStmt(BLOCK_SQL.headers).all(marketKey) as unknown as ArrayRow[];
+    const affected = affectedBlocks(headers.map(headerOfRow), lo, hi);
     const stored: StoredBlock[] = [];
     for (const h of affected) stored.push(...this.blocksSync(marketKey, h.first, h.first, true));
     const merged = mergeRows(allRows(stored), rows);
@@ -242,18 +238,16 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   private writeBlock(marketKey: number, b: EncodedBlock): void {
-    this.conn.stmt(INSERT_BLOCK_SQL).run(marketKey, b.first, b.last, b.n, b.prices, b.books);
+    this.conn.stmt(INSERT_BLOCK_SQL).run(marketKey, b.first, b.last, b.n, b.prices, b.books, b.rendered);
   }
 
   private blocksSync(marketKey: number, lo: number, hi: number, books: boolean): StoredBlock[] {
-    const rows = this.conn
-      .arrayStmt(books ? BLOCKS_SQL.books : BLOCKS_SQL.prices)
-      .all(marketKey, lo, hi) as unknown as ArrayRow[];
-    return rows.map((r) => ({
-      ...headerOf(r),
-      prices: r[3] as Uint8Array,
-      books: books ? ((r[4] as Uint8Array | null) ?? null) : null,
-    }));
+    return this.fetchBlocks(books ? BLOCK_SQL.books : BLOCK_SQL.prices, marketKey, lo, hi);
+  }
+
+  private fetchBlocks(sql: string, marketKey: number, lo: number, hi: number): StoredBlock[] {
+    const rows = this.conn.arrayStmt(sql).all(marketKey, lo, hi) as unknown as ArrayRow[];
+    return rows.map((r) => blockOfRow(r, (v) => (v as Uint8Array | null) ?? null));
   }
 
   /** Moves a market's snapshots from the rows into blocks (within the caller's transaction). */
@@ -284,11 +278,32 @@ export class SqliteMarketStore implements MarketStore {
     return ids.length;
   }
 
+  /**
+   * Renders the blocks written before version 8 (migrate() runs it after the scripts), a batch a
+   * transaction, so that an interrupted upgrade resumes; a block rewritten meanwhile is rendered already.
+   */
+  async renderPendingBlocks(): Promise<number> {
+    let done = 0;
+    for (;;) {
+      const rows = this.conn.arrayStmt(UNRENDERED_SQL).all() as unknown as ArrayRow[];
+      if (rows.length === 0) return done;
+      this.conn.transaction(() => {
+        for (const r of rows) {
+          const block = blockOfRow([r[1], r[2], r[3], r[4], null, null], (v) => v as Uint8Array);
+          this.conn.stmt(SET_RENDERED_SQL).run(renderStored(block), r[0] as number, block.first);
+        }
+      });
+      done += rows.length;
+    }
+  }
+
   private blockSource(marketKey: number): BlockSource {
     return {
       headers: async () =>
-        (this.conn.arrayStmt(BLOCK_HEADERS_SQL).all(marketKey) as unknown as ArrayRow[]).map(headerOf),
+        (this.conn.arrayStmt(BLOCK_SQL.headers).all(marketKey) as unknown as ArrayRow[]).map(headerOfRow),
       blocks: async (lo, hi, books) => this.blocksSync(marketKey, lo, hi, books),
+      rendered: async (lo, hi, books) =>
+        this.fetchBlocks(books ? BLOCK_SQL.renderedBooks : BLOCK_SQL.rendered, marketKey, lo, hi),
     };
   }
 
@@ -344,6 +359,10 @@ export class SqliteMarketStore implements MarketStore {
    */
   async snapshotPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
     return (await readBlockPage(this.blockSource(marketKey), q)) ?? this.rowsPage(marketKey, q);
+  }
+
+  async renderedPage(marketKey: number, q: SnapshotQuery): Promise<PageWriter | null> {
+    return readRenderedPage(this.blockSource(marketKey), q);
   }
 
   private rowsPage(marketKey: number, q: SnapshotQuery): SnapshotRow[] {

@@ -320,4 +320,14 @@ CREATE TABLE snapshot_blocks (
 );
 `,
   },
+  {
+    version: 8,
+    sql: `
+-- Rendered blocks (src/store/rules/rendered-blocks.ts): each block's seconds as the JSON a page sends,
+-- without books, so that a cold page copies bytes instead of formatting them. Blocks written before
+-- this version are rendered by migrate() after this script (renderPendingBlocks), a batch a
+-- transaction, and rendered on read until then.
+ALTER TABLE snapshot_blocks ADD COLUMN rendered BLOB;
+`,
+  },
 ];

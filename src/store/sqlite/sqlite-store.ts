@@ -58,6 +58,8 @@ export class SqliteStore implements Store {
     }
     // Version 7's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
     await this.markets.sealPendingMarkets();
+    // Version 8's: blocks written before it rendered (a no-op once done).
+    await this.markets.renderPendingBlocks();
     const version = db.prepare("SELECT max(version) AS v FROM schema_migrations").get()?.v as number;
     const tables = db
       .prepare(
