@@ -507,6 +507,23 @@ describe("client: abort and timeouts", () => {
     assert.equal(s.seen.length - before, 2, "an aborted signal sends nothing");
   });
 
+  test("an abort in the middle of a page stops the iterator at the next item, with no request more", async () => {
+    const client = new UpdownClient({ baseUrl: s.baseUrl, apiKey: s.t.key });
+    const controller = new AbortController();
+    const before = s.seen.length;
+    let seen = 0;
+    const err = await failure(
+      (async () => {
+        for await (const _ of client.snapshots(slug, { limit: 10 }, { signal: controller.signal })) {
+          if (++seen === 15) controller.abort();
+        }
+      })(),
+    );
+    assert.equal(err.code, "ABORTED");
+    assert.equal(seen, 15, "not one item after the abort");
+    assert.equal(s.seen.length - before, 2);
+  });
+
   test("an abort during a backoff wait stops the wait at once, with the platform's sleep or an injected one", async () => {
     limiter.failure = "ECONNREFUSED";
     try {
