@@ -9,6 +9,7 @@ const LAYERS = [
   "store",
   "access",
   "backtest",
+  "mcp",
   "http",
   "record",
   "archive",
@@ -118,8 +119,13 @@ export default tseslint.config(
   ),
   layer(
     ["src/http/**/*.ts"],
-    except("domain", "store", "access", "backtest", "config", "archive", "http", "log"),
+    except("domain", "store", "access", "backtest", "config", "archive", "mcp", "http", "log"),
     "http serves stored data: never the recorder, the demo or the CLI",
+  ),
+  layer(
+    ["src/mcp/**/*.ts"],
+    except("mcp", "config"),
+    "the MCP tools answer through the client (client/src) only: no store, no http, nothing of the service's insides",
   ),
   layer(
     ["src/record/**/*.ts"],

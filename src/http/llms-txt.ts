@@ -46,6 +46,16 @@ function resolved(schema: Json, doc: Document): Json {
   return doc.components?.schemas?.[ref.replace("#/components/schemas/", "")] ?? schema;
 }
 
+function bounds(schema: Json): string | null {
+  const max = schema.maximum === Number.MAX_SAFE_INTEGER ? undefined : schema.maximum;
+  if (schema.exclusiveMinimum !== undefined) {
+    return `above ${String(schema.exclusiveMinimum)}${max === undefined ? "" : `, up to ${String(max)}`}`;
+  }
+  if (schema.minimum !== undefined && max !== undefined) return `${String(schema.minimum)}..${String(max)}`;
+  if (schema.minimum !== undefined) return `>= ${String(schema.minimum)}`;
+  return max === undefined ? null : `<= ${String(max)}`;
+}
+
 /** A schema's rule in a few words: `integer 1..100, default 100`, `one of desc, asc`. */
 export function ruleOfSchema(given: Json, doc: Document): string {
   const schema = resolved(given, doc);
@@ -56,15 +66,12 @@ export function ruleOfSchema(given: Json, doc: Document): string {
       .join(" or ");
   }
   const parts: string[] = [];
+  const named = typeof given.$ref === "string" ? given.$ref.replace("#/components/schemas/", "") : null;
   if (Array.isArray(schema.enum)) parts.push(`one of ${schema.enum.map(String).join(", ")}`);
+  else if (named !== null && schema.type === "object") parts.push(`a ${named} object`);
   else if (typeof schema.type === "string") parts.push(schema.type);
-  else if (typeof schema.$ref === "string") parts.push(schema.$ref.replace("#/components/schemas/", ""));
-  const min = schema.minimum ?? schema.exclusiveMinimum;
-  if (min !== undefined && schema.maximum !== undefined && schema.maximum !== Number.MAX_SAFE_INTEGER) {
-    parts.push(`${String(min)}..${String(schema.maximum)}`);
-  } else if (min !== undefined) {
-    parts.push(`>= ${String(min)}`);
-  }
+  const range = bounds(schema);
+  if (range !== null) parts.push(range);
   if (schema.maxLength !== undefined) parts.push(`up to ${String(schema.maxLength)} characters`);
   if (schema.default !== undefined) parts.push(`default ${JSON.stringify(schema.default)}`);
   return parts.join(", ");
@@ -136,7 +143,10 @@ function planLine(plan: Plan): string {
       : plan.features.backtest
         ? `${plan.backtestGenerationsPerMonth} backtest generations a month`
         : "no backtests";
-  const history = Object.keys(plan.history).length > 0 ? `; only the latest markets of ${Object.keys(plan.history).join(", ")}` : "; every market";
+  const history =
+    Object.keys(plan.history).length > 0
+      ? `; only the latest markets of ${Object.keys(plan.history).join(", ")}`
+      : "; every market";
   return `- \`${plan.name}\`: ${limitText(plan.requestsPerMinute, "minute")}, ${limitText(plan.requestsPerDay, "day")}, ${generations}${history}`;
 }
 

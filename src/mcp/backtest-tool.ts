@@ -17,11 +17,18 @@ export const FIRST_MARKETS = 10;
 
 const input = {
   preset: z.enum(["mean_reversion", "dip_buying", "momentum_entry", "quick_scalp"]).optional(),
-  prompt: z.string().min(1).max(2000).optional().describe("The strategy in words (the built-in generator's phrasings)"),
+  prompt: z
+    .string()
+    .min(1)
+    .max(2000)
+    .optional()
+    .describe("The strategy in words (the built-in generator's phrasings)"),
   definition: z
     .record(z.string(), z.unknown())
     .optional()
-    .describe("A strategy definition (JSON schema: GET /v1/backtest-ai/schema); fields left out take defaults"),
+    .describe(
+      "A strategy definition (JSON schema: GET /v1/backtest-ai/schema); fields left out take defaults",
+    ),
   strategy_id: z.string().min(1).optional().describe("A strategy this key stored earlier"),
   run_id: z.string().min(1).optional().describe("Read an earlier run instead of starting one"),
   slug: slugField.optional().describe("Replay this one market (instead of coin and market_type)"),
@@ -151,7 +158,9 @@ function textOf(o: Output): string {
 
 /** Exactly one way of naming the strategy, or a tool error saying so. */
 function strategySource(args: Args): Record<string, unknown> {
-  const given = (["preset", "prompt", "definition", "strategy_id"] as const).filter((k) => args[k] !== undefined);
+  const given = (["preset", "prompt", "definition", "strategy_id"] as const).filter(
+    (k) => args[k] !== undefined,
+  );
   if (given.length !== 1) {
     throw new ToolInputError(
       `Give exactly one of preset, prompt, definition or strategy_id (or run_id alone); got ${given.length === 0 ? "none" : given.join(", ")}.`,
@@ -167,7 +176,13 @@ async function marketSelection(client: UpdownClient, args: Args, signal: AbortSi
       throw new ToolInputError("Give either slug or coin and market_type, not both.");
     }
     const m = await client.market(args.slug, { signal });
-    return { coin: m.coin, market_type: m.market_type, market_count: 1, start_time: m.start_time, end_time: m.start_time };
+    return {
+      coin: m.coin,
+      market_type: m.market_type,
+      market_count: 1,
+      start_time: m.start_time,
+      end_time: m.start_time,
+    };
   }
   if (args.coin === undefined || args.market_type === undefined) {
     throw new ToolInputError("Give a slug, or coin and market_type, to say which markets to replay.");
@@ -176,11 +191,21 @@ async function marketSelection(client: UpdownClient, args: Args, signal: AbortSi
   return { coin, market_type, market_count, start_time, end_time };
 }
 
-async function startRun(client: UpdownClient, args: Args, signal: AbortSignal): Promise<Api.BacktestRunAnswer> {
+async function startRun(
+  client: UpdownClient,
+  args: Args,
+  signal: AbortSignal,
+): Promise<Api.BacktestRunAnswer> {
   const source = strategySource(args);
   const markets = await marketSelection(client, args, signal);
   const wait = args.wait_seconds ?? 25;
-  const body = { ...source, ...markets, position_size: args.position_size, order_type: args.order_type, wait };
+  const body = {
+    ...source,
+    ...markets,
+    position_size: args.position_size,
+    order_type: args.order_type,
+    wait,
+  };
   // The POST holds the answer for up to `wait` seconds; the attempt's own limit must outlast it.
   const options = { signal, timeoutMs: (wait + 30) * 1000 };
   if ("preset" in source || "prompt" in source) {
@@ -208,7 +233,8 @@ export const runBacktestTool = defineTool({
     let answer: Api.BacktestRunAnswer;
     if (args.run_id !== undefined) {
       const others = Object.keys(args).filter((k) => k !== "run_id" && k !== "wait_seconds");
-      if (others.length > 0) throw new ToolInputError(`run_id reads an earlier run; leave out ${others.join(", ")}.`);
+      if (others.length > 0)
+        throw new ToolInputError(`run_id reads an earlier run; leave out ${others.join(", ")}.`);
       answer = await client.backtestRun(args.run_id, { signal });
     } else {
       answer = await startRun(client, args, signal);

@@ -1,4 +1,4 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer, ToolCallback } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
 import { type UpdownClient, UpdownError } from "../../client/src/index.ts";
@@ -62,6 +62,17 @@ export function defineTool<Shape extends z.ZodRawShape, Out extends z.ZodObject>
   return {
     name: spec.name,
     register(server, client) {
+      const callback = async (args: z.infer<z.ZodObject<Shape>>, extra: { signal: AbortSignal }) => {
+        try {
+          const answer = await spec.run(client, args, extra.signal);
+          return {
+            structuredContent: answer.structured as Record<string, unknown>,
+            content: [{ type: "text" as const, text: answer.text }],
+          };
+        } catch (err) {
+          return toolError(err);
+        }
+      };
       server.registerTool(
         spec.name,
         {
@@ -71,18 +82,9 @@ export function defineTool<Shape extends z.ZodRawShape, Out extends z.ZodObject>
           outputSchema: spec.output,
           annotations: { readOnlyHint: spec.readOnly, openWorldHint: false },
         },
-        // The SDK has validated the arguments against `input`; its callback type cannot carry that.
-        async (args: z.infer<z.ZodObject<Shape>>, extra: { signal: AbortSignal }) => {
-          try {
-            const answer = await spec.run(client, args, extra.signal);
-            return {
-              structuredContent: answer.structured as Record<string, unknown>,
-              content: [{ type: "text" as const, text: answer.text }],
-            };
-          } catch (err) {
-            return toolError(err);
-          }
-        },
+        // The SDK hands the callback the arguments parsed by `input`; its callback type is a conditional
+        // type over the shape, which TypeScript cannot resolve for a generic one, hence the cast.
+        callback as unknown as ToolCallback<Shape>,
       );
     },
   };

@@ -100,7 +100,12 @@ const listMarkets = defineTool({
   },
 });
 
-function summaryText(m: Api.Market, c: Api.Coverage, first: PricePoint | null, last: PricePoint | null): string {
+function summaryText(
+  m: Api.Market,
+  c: Api.Coverage,
+  first: PricePoint | null,
+  last: PricePoint | null,
+): string {
   const outcome = m.winner === null ? "not resolved yet" : `resolved ${m.winner}`;
   const prices =
     first && last

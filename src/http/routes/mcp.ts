@@ -1,6 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest, LightMyRequestResponse } from "fastify";
-import { inProcessMcpServer } from "../../mcp/server.ts";
+import { inProcessMcpServer } from "../../mcp/mcp-server.ts";
 import { ApiError } from "../errors.ts";
 import { injectFetch } from "../inject-fetch.ts";
 
@@ -47,7 +47,11 @@ async function refusal(response: Response): Promise<ApiError> {
   } catch {
     // Not JSON: the status says enough.
   }
-  return new ApiError("BAD_REQUEST", message, { in: "mcp", status: response.status, jsonrpc_code: jsonrpcCode });
+  return new ApiError("BAD_REQUEST", message, {
+    in: "mcp",
+    status: response.status,
+    jsonrpc_code: jsonrpcCode,
+  });
 }
 
 async function send(reply: FastifyReply, response: Response): Promise<FastifyReply> {
