@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -60,8 +61,11 @@ async function overHttp(key: string): Promise<Connected> {
   return { client, stderr: () => "" };
 }
 
-function stdioTransport(key: string | null): { transport: StdioClientTransport; stderr(): string } {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "", UPDOWN_URL: base };
+function stdioTransport(
+  key: string | null,
+  url = base,
+): { transport: StdioClientTransport; stderr(): string } {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "", UPDOWN_URL: url };
   if (key !== null) env.UPDOWN_API_KEY = key;
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -168,7 +172,10 @@ for (const kind of ["http", "stdio"] as const) {
         http.markets.map((m: Json) => [m.slug, m.winner, m.start_time, m.coin_price_start, m.coin_price_end]),
       );
       assert.ok(text.includes(RESOLVED), text);
-      assert.match(await toolError(mcp.client, "list_markets", { limit: 51 }), /limit/);
+      assert.match(
+        await toolError(mcp.client, "list_markets", { limit: 51 }),
+        /^MCP error -32602: Input validation error: .*limit/s,
+      );
     });
 
     test("market_summary answers the record, the coverage and the first and last prices", async () => {
@@ -417,6 +424,33 @@ describe("plans and keys on both transports", () => {
     assert.equal(out, "", "nothing but protocol on stdout");
   });
 
+  test("over stdio a service not reachable yet is a warning at start, and each tool call an error", async () => {
+    const closed = createServer();
+    closed.listen(0, "127.0.0.1");
+    await once(closed, "listening");
+    const port = (closed.address() as { port: number }).port;
+    closed.close();
+    await once(closed, "close");
+    const { transport, stderr } = stdioTransport("ud_any_key", `http://127.0.0.1:${port}`);
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      assert.match(stderr(), /warning: cannot check the key at http:\/\/127\.0\.0\.1:\d+ now/);
+      assert.match(await toolError(client, "list_series", {}), /^NETWORK: /);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("updown mcp --help names every tool", async () => {
+    const child = spawn(process.execPath, [BIN, "mcp", "--help"], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    await once(child, "exit");
+    for (const name of TOOL_NAMES) assert.ok(out.replaceAll("\n", " ").includes(name), name);
+    assert.match(out, /UPDOWN_API_KEY \(environment only\)/);
+  });
+
   test("updown mcp without UPDOWN_API_KEY says so and exits 2", async () => {
     const child = spawn(process.execPath, [BIN, "mcp"], {
       env: { PATH: process.env.PATH, UPDOWN_URL: base },
@@ -530,9 +564,16 @@ describe("counting /mcp like any request", () => {
     const notJsonRpc = await rawMcp(key, { hello: "world" });
     assert.equal(notJsonRpc.status, 400);
     assert.equal(((await notJsonRpc.json()) as Json).error.code, "BAD_REQUEST");
-    const get = await fetch(`${base}/mcp`, { headers: { "x-api-key": key, accept: "text/event-stream" } });
-    assert.equal(get.status, 405);
-    assert.equal(get.headers.get("allow"), "OPTIONS, POST");
-    assert.equal(((await get.json()) as Json).error.code, "METHOD_NOT_ALLOWED");
+    const before = await minuteUsed(key);
+    for (const method of ["GET", "DELETE"]) {
+      const res = await fetch(`${base}/mcp`, {
+        method,
+        headers: { "x-api-key": key, accept: "text/event-stream" },
+      });
+      assert.equal(res.status, 405, method);
+      assert.equal(res.headers.get("allow"), "OPTIONS, POST");
+      assert.equal(((await res.json()) as Json).error.code, "METHOD_NOT_ALLOWED");
+    }
+    assert.equal(await minuteUsed(key), before, "a 405 outside /v1 counts nothing");
   });
 });
