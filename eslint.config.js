@@ -22,8 +22,8 @@ const TOP_LEVEL = ["config", "server", "log"];
 const anyOf = (names) => `(^|/)(${names.join("|")})(/|\\.ts$)`;
 
 /**
- * The client package (client/) is for the MCP server and the web page only; the layers below http
- * and the CLI never import it.
+ * The client package (client/) is for the MCP server (src/mcp, and `updown mcp` in src/cli) and the
+ * web page (src/http) only; the other layers never import it.
  */
 const NO_CLIENT = {
   regex: "^(\\.\\./)+client/",
@@ -141,6 +141,7 @@ export default tseslint.config(
     ["src/mcp/**/*.ts"],
     except("mcp", "config"),
     "the MCP tools answer through the client (client/src) only: no store, no http, nothing of the service's insides",
+    true,
   ),
   layer(
     ["src/record/**/*.ts"],
