@@ -442,6 +442,45 @@ describe("plans and keys on both transports", () => {
     }
   });
 
+  test("updown mcp answers every call written before its stdin closed, then exits 0; stdout is only protocol", async () => {
+    const key = await t.keyFor("pro");
+    const child = spawn(process.execPath, [BIN, "mcp"], {
+      env: { PATH: process.env.PATH, UPDOWN_URL: base, UPDOWN_API_KEY: key },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const messages = [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "pipe", version: "1" },
+        },
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { ...toolCall("market_summary", { slug: RESOLVED }), id: 2 },
+    ];
+    child.stdin.end(messages.map((m) => `${JSON.stringify(m)}\n`).join(""));
+    const [code] = (await once(child, "exit")) as [number];
+    assert.equal(code, 0);
+    const answers = out
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Json);
+    assert.deepEqual(
+      answers.map((a) => [a.jsonrpc, a.id]),
+      [
+        ["2.0", 1],
+        ["2.0", 2],
+      ],
+    );
+    assert.equal(answers[1].result.structuredContent.market.slug, RESOLVED);
+  });
+
   test("updown mcp --help names every tool", async () => {
     const child = spawn(process.execPath, [BIN, "mcp", "--help"], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";

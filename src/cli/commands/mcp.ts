@@ -1,6 +1,6 @@
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { UpdownClient, UpdownError } from "../../../client/src/index.ts";
 import { buildMcpServer, TOOLS } from "../../mcp/mcp-server.ts";
+import { serveOverStdio } from "../../mcp/stdio.ts";
 import { defineCommand, UsageError } from "../command.ts";
 import { displayUrl, oneLine } from "../messages.ts";
 
@@ -48,12 +48,6 @@ export const mcpCommand = defineCommand({
     // Retries for what passes (a 503, a dropped connection); a long Retry-After (a day's limit) goes
     // back to the agent as the tool's error instead of holding the call.
     const client = new UpdownClient({ baseUrl: serviceUrl, apiKey, maxRetries: 2, retryMaxMs: 10_000 });
-    const server = buildMcpServer(client);
-    const closed = new Promise<void>((resolve) => {
-      server.server.onclose = resolve;
-    });
-    await server.connect(new StdioServerTransport());
-    process.stdin.once("end", () => void server.close());
-    await closed;
+    await serveOverStdio(buildMcpServer(client));
   },
 });
