@@ -42,6 +42,21 @@ test("client/src/openapi.ts is byte for byte what openapi-typescript makes of th
   );
 });
 
+/** Strict tsc over standalone programs that import the client by path, as a user's project would. */
+async function typecheck(files: string[]): Promise<void> {
+  const options = ["--noEmit", "--strict", "--module", "nodenext", "--target", "es2022", "--skipLibCheck"];
+  const node = [
+    "--allowImportingTsExtensions",
+    "--types",
+    "node",
+    "--typeRoots",
+    join(ROOT, "node_modules/@types"),
+  ];
+  await run(join(ROOT, "node_modules/.bin/tsc"), [...options, ...node, ...files]).catch(
+    (err: { stdout?: string }) => assert.fail(`the README's examples do not typecheck:\n${err.stdout}`),
+  );
+}
+
 /** The ```ts blocks of client/README.md, in order. */
 async function readmeExamples(): Promise<string[]> {
   const text = await readFile(join(CLIENT, "README.md"), "utf8");
@@ -64,14 +79,21 @@ describe("client package against a live server", () => {
   });
   after(() => s.close());
 
-  test("every ts example of client/README.md runs to exit 0 and prints", async () => {
+  test("every ts example of client/README.md typechecks (strict), runs to exit 0 and prints", async () => {
     const examples = await readmeExamples();
     assert.ok(examples.length >= 10, `${examples.length} examples`);
-    const index = pathToFileURL(join(CLIENT, "src/index.ts")).href;
+    const index = join(CLIENT, "src/index.ts");
+    const files = examples.map((_, i) => join(work, `readme-example-${i + 1}.mts`));
     for (const [i, example] of examples.entries()) {
       assert.match(example, /from "@updown\/client";/, `example ${i + 1} imports the package`);
-      const file = join(work, `readme-example-${i + 1}.mts`);
-      await writeFile(file, example.replaceAll('from "@updown/client";', `from ${JSON.stringify(index)};`));
+      await writeFile(
+        files[i],
+        example.replaceAll('from "@updown/client";', `from ${JSON.stringify(index)};`),
+      );
+    }
+    await typecheck(files);
+    for (const [i, example] of examples.entries()) {
+      const file = files[i];
       const env = { ...process.env, UPDOWN_URL: s.baseUrl, UPDOWN_KEY: key };
       const { stdout } = await run(process.execPath, [file], { env }).catch((err: { stderr?: string }) => {
         assert.fail(`example ${i + 1} failed:\n${example}\n${err.stderr}`);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { UpdownClient, UpdownError, type RetryInfo } from "../client/src/index.ts";
+import { retryAfterMs } from "../client/src/timing.ts";
 import { encodeBooks } from "../src/domain/book-codec.ts";
 import { isoMicros } from "../src/domain/time.ts";
 import type { Store } from "../src/store/store.ts";
@@ -473,6 +474,15 @@ describe("client: retries", () => {
     assert.ok(done.aggregate !== null);
     assert.deepEqual(done, await client.backtestRun(started.run.id));
   });
+});
+
+test("Retry-After is read as delta-seconds or an HTTP date; anything else is ignored", () => {
+  const now = Date.parse("2026-07-24T00:20:34.500Z");
+  assert.equal(retryAfterMs("26", now), 26_000);
+  assert.equal(retryAfterMs(" 0 ", now), 0);
+  assert.equal(retryAfterMs("Fri, 24 Jul 2026 00:21:00 GMT", now), 25_500);
+  assert.equal(retryAfterMs("Fri, 24 Jul 2026 00:20:00 GMT", now), 0, "a date past is no wait");
+  for (const odd of [null, "", "-5", "1.5", "soon"]) assert.equal(retryAfterMs(odd, now), null, String(odd));
 });
 
 describe("client: abort and timeouts", () => {

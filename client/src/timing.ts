@@ -80,6 +80,8 @@ export function retryAfterMs(header: string | null, nowMs: number): number | nul
   if (header === null) return null;
   const value = header.trim();
   if (/^\d+$/.test(value)) return Number(value) * 1000;
+  // Every HTTP date form names its weekday and month; Date.parse alone would take "-5" for a year.
+  if (!/[a-z]{3}/i.test(value)) return null;
   const date = Date.parse(value);
   if (Number.isNaN(date)) return null;
   return Math.max(0, date - nowMs);
