@@ -9,6 +9,7 @@ const LAYERS = [
   "store",
   "access",
   "backtest",
+  "mcp",
   "http",
   "record",
   "archive",
@@ -21,8 +22,8 @@ const TOP_LEVEL = ["config", "server", "log"];
 const anyOf = (names) => `(^|/)(${names.join("|")})(/|\\.ts$)`;
 
 /**
- * The client package (client/) is for the MCP server and the web page only; the layers below http
- * and the CLI never import it.
+ * The client package (client/) is for the MCP server (src/mcp, and `updown mcp` in src/cli) and the
+ * web page (src/http) only; the other layers never import it.
  */
 const NO_CLIENT = {
   regex: "^(\\.\\./)+client/",
@@ -132,8 +133,14 @@ export default tseslint.config(
   ),
   layer(
     ["src/http/**/*.ts"],
-    except("domain", "store", "access", "backtest", "config", "archive", "http", "log"),
+    except("domain", "store", "access", "backtest", "config", "archive", "mcp", "http", "log"),
     "http serves stored data: never the recorder, the demo or the CLI",
+    true,
+  ),
+  layer(
+    ["src/mcp/**/*.ts"],
+    except("mcp", "config"),
+    "the MCP tools answer through the client (client/src) only: no store, no http, nothing of the service's insides",
     true,
   ),
   layer(

@@ -12,7 +12,7 @@ import { BIN } from "./helpers/serve.ts";
 /**
  * A newcomer's first start, as the README tells it: `updown serve` in a fresh folder with nothing
  * configured (SQLite under ./data, demo data seeded), the banner with the demo keys on stdout, and the
- * README's curl examples pasted into bash as written. Only the address changes: the server takes a
+ * README's curl examples (the MCP ones of "For AI agents" too) pasted into bash as written. Only the address changes: the server takes a
  * free port, and the examples' 127.0.0.1:8080 is rewritten to a recording proxy in front of it, which
  * sees the status of every request the examples make.
  */
@@ -96,14 +96,16 @@ describe("a newcomer's first start", () => {
         const outputs = await runInBash(commands.map((l) => l.replaceAll("127.0.0.1:8080", proxy.host)));
         commands.forEach((command, i) => {
           if (!command.startsWith("curl ")) return;
-          assert.doesNotThrow(() => JSON.parse(outputs[i]), `${command} printed JSON: ${outputs[i]}`);
+          // /llms.txt is the one page in markdown; everything else answers JSON.
+          if (command.includes("/llms.txt")) assert.match(outputs[i], /^# Up or Down history API\n/, command);
+          else assert.doesNotThrow(() => JSON.parse(outputs[i]), `${command} printed JSON: ${outputs[i]}`);
         });
         curls += block.match(/curl /g)!.length;
       }
       assert.equal(proxy.seen.length, curls, "every curl reached the server");
       for (const s of proxy.seen) {
         assert.equal(s.status, 200, s.url);
-        assert.match(s.type, /^application\/json/, s.url);
+        assert.match(s.type, s.url === "/llms.txt" ? /^text\/plain/ : /^application\/json/, s.url);
       }
     } finally {
       await proxy.close();

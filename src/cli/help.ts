@@ -53,6 +53,7 @@ ${list}
 
 Run 'updown <command> --help' for a command's options.
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, REDIS_URL, PLANS_FILE, LOG_LEVEL,
-PAGE_CACHE_MB, SEED_DEMO, DEMO_COUNTS, ...); every variable but METRICS_TOKEN has a flag too (PORT:
---port), and flags override the environment. See docs/configuration.md.`;
+PAGE_CACHE_MB, SEED_DEMO, DEMO_COUNTS, ...); every variable but the secrets (METRICS_TOKEN, LLM_API_KEY,
+UPDOWN_API_KEY) has a flag too (PORT: --port), and flags override the environment. See
+docs/configuration.md.`;
 }

@@ -13,6 +13,7 @@ import { copyCommand } from "./commands/copy.ts";
 import { exportCommand } from "./commands/export.ts";
 import { importCommand } from "./commands/import.ts";
 import { keysCommand } from "./commands/keys.ts";
+import { mcpCommand } from "./commands/mcp.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { seedCommand } from "./commands/seed.ts";
 import { serveCommand } from "./commands/serve.ts";
@@ -31,6 +32,7 @@ export const COMMANDS: readonly Command[] = [
   copyCommand,
   backfillCommand,
   backtestCommand,
+  mcpCommand,
 ];
 
 /** Errors that mean "this cannot be done as asked": one line on stderr and exit status 2, no stack. */

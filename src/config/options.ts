@@ -560,6 +560,21 @@ const COMMAND_OPTIONS = {
     default: null,
     doc: "no new entry once the run has lost this percent of its capital",
   }),
+  serviceUrl: option({
+    env: "UPDOWN_URL",
+    flags: ["--url"],
+    type: url(["http:", "https:"], true),
+    default: "http://127.0.0.1:8080",
+    doc: "the service `updown mcp` answers from (its API and key checks)",
+  }),
+  // No flag: a command line is visible to every user of the machine, the environment is not.
+  apiKey: option({
+    env: "UPDOWN_API_KEY",
+    flags: [],
+    type: optional(text("KEY"), "required"),
+    default: null,
+    doc: "the API key `updown mcp` sends (X-API-Key) with every read its tools make",
+  }),
   json: option({
     flags: ["--json"],
     switchTo: true,

@@ -29,7 +29,9 @@ import {
   storeUnavailable,
   validationError,
 } from "./errors.ts";
+import { renderLlmsTxt } from "./llms-txt.ts";
 import { Metering } from "./metering.ts";
+import { mcpRoutes } from "./routes/mcp.ts";
 import { openApiOptions } from "./openapi.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { coverageRoutes } from "./routes/coverage.ts";
@@ -205,8 +207,18 @@ function backtestJobs(app: FastifyInstance, ctx: AppContext): void {
   app.addHook("onClose", () => scheduler.close());
 }
 
-/** The /v1 API: every route behind authentication and counting (DESIGN 3.2). */
-function v1Api(ctx: AppContext, routes: RouteTable): FastifyPluginAsync {
+type OnRequest = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/**
+ * Authentication and counting (DESIGN 3.2), one hook for /v1 and /mcp alike, with one memory of the
+ * addresses that keep failing; an unmetered app takes every caller for an enterprise key.
+ */
+function meteringHook(ctx: AppContext): OnRequest {
+  if (ctx.unmetered) {
+    return async (req) => {
+      req.apiKey = UNMETERED_CALLER;
+    };
+  }
   const metering = new Metering({
     keys: ctx.keys,
     limiter: ctx.limiter,
@@ -215,15 +227,14 @@ function v1Api(ctx: AppContext, routes: RouteTable): FastifyPluginAsync {
     authFailuresPerMinute: ctx.config.authFailuresPerMinute,
     metrics: ctx.metrics,
   });
+  return metering.onRequest;
+}
+
+/** The /v1 API: every route behind authentication and counting (DESIGN 3.2). */
+function v1Api(ctx: AppContext, routes: RouteTable, meter: OnRequest): FastifyPluginAsync {
   return async (v1) => {
     const api = v1.withTypeProvider<TypeBoxTypeProvider>();
-    if (ctx.unmetered) {
-      api.addHook("onRequest", async (req) => {
-        req.apiKey = UNMETERED_CALLER;
-      });
-    } else {
-      api.addHook("onRequest", metering.onRequest);
-    }
+    api.addHook("onRequest", meter);
     // Unknown routes under /v1 pass the same hook: they need a key and count like any request.
     api.setNotFoundHandler(routeNotFound(errorSender(ctx), routes));
     for (const routes of [
@@ -281,8 +292,15 @@ export const updownApp = fp<AppOptions>(
     app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
     // Until the web page exists (DESIGN 3.9), the root points to the API's reference.
     app.get("/", { schema: { hide: true } }, async (_req, reply) => reply.redirect("/docs", 302));
+    app.get("/llms.txt", { schema: { hide: true } }, async (req, reply) =>
+      reply
+        .type("text/plain; charset=utf-8")
+        .send(renderLlmsTxt(app.swagger(), `${req.protocol}://${req.host}`, ctx.plans)),
+    );
     opsRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), ctx);
-    await app.register(v1Api(ctx, routes), { prefix: "/v1" });
+    const meter = meteringHook(ctx);
+    await app.register(v1Api(ctx, routes, meter), { prefix: "/v1" });
+    await app.register(mcpRoutes(app, meter));
   },
   { name: "updown-app", fastify: "5.x" },
 );

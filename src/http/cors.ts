@@ -35,8 +35,12 @@ export const CORS_HEADERS: Readonly<Record<string, string>> = {
 /** The methods a page may use on the API; POST is for the backtest routes. */
 const ALLOWED_METHODS = "GET, HEAD, POST, OPTIONS";
 
-/** Request headers a page may send (If-None-Match to revalidate a page by its ETag). */
-const ALLOWED_HEADERS = "X-API-Key, X-Request-Id, Content-Type, Idempotency-Key, If-None-Match";
+/**
+ * Request headers a page may send (If-None-Match to revalidate a page by its ETag; MCP-Protocol-Version,
+ * which MCP clients send to /mcp after initialization).
+ */
+const ALLOWED_HEADERS =
+  "X-API-Key, X-Request-Id, Content-Type, Idempotency-Key, If-None-Match, MCP-Protocol-Version";
 
 /** Seconds a browser may reuse a preflight's answer. */
 const PREFLIGHT_MAX_AGE = "86400";

@@ -1,0 +1,35 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { UpdownClient } from "../../client/src/index.ts";
+import { TOOLS } from "./tools.ts";
+
+export { TOOLS } from "./tools.ts";
+
+export const MCP_SERVER_NAME = "updown-history";
+/** The API's version (openapi.json's info.version), which the tools speak for. */
+export const MCP_SERVER_VERSION = "1.0.0";
+
+const INSTRUCTIONS =
+  "Recorded history of Polymarket's short-interval crypto Up or Down markets (BTC, ETH, SOL, ... in 5m, " +
+  "15m, 1h, 4h and 24h series): list_series and list_markets to find markets, market_summary and " +
+  "market_chart for one market, book_at and price_order for its order books at a moment, run_backtest " +
+  "to replay a strategy. Every API read a tool makes counts against the key's limits.";
+
+/** An MCP server whose tools answer through `client` (a key's view of the API). */
+export function buildMcpServer(client: UpdownClient): McpServer {
+  const server = new McpServer(
+    { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
+    { instructions: INSTRUCTIONS },
+  );
+  for (const tool of TOOLS) tool.register(server, client);
+  return server;
+}
+
+/**
+ * The server /mcp answers with: its tools read through `fetch` (the app itself) with the caller's
+ * key. No retries: a 429 or 503 goes back to the agent at once, with its Retry-After, instead of
+ * holding the /mcp request open and counting again.
+ */
+export function inProcessMcpServer(fetch: typeof globalThis.fetch, apiKey: string | undefined): McpServer {
+  const client = new UpdownClient({ baseUrl: "http://in-process", apiKey, fetch, maxRetries: 0 });
+  return buildMcpServer(client);
+}
