@@ -50,10 +50,10 @@ export class BacktestPanel {
   private readonly parts: Record<Mode, HTMLElement>;
   private schema: object | null = null;
 
-  constructor(
-    root: HTMLElement,
-    private readonly options: BacktestPanelOptions,
-  ) {
+  private readonly options: BacktestPanelOptions;
+
+  constructor(root: HTMLElement, options: BacktestPanelOptions) {
+    this.options = options;
     const modes = el("fieldset", { class: "modes" }, el("legend", {}, "Strategy from"));
     for (const [mode, text] of [["preset", "a preset"], ["prompt", "a prompt"], ["definition", "a definition"]] as const) {
       const radio = el("input", { type: "radio", name: "bt-mode", id: `bt-mode-${mode}`, value: mode, checked: mode === "preset" });

@@ -44,13 +44,14 @@ export class BookPanel {
   private last: SnapshotAt | null = null;
   private requested = 0;
 
-  constructor(
-    private readonly api: Api,
-    private readonly slug: string,
-    startSeconds: number,
-    endSeconds: number,
-    private readonly onMoment: (seconds: number) => void,
-  ) {
+  private readonly api: Api;
+  private readonly slug: string;
+  private readonly onMoment: (seconds: number) => void;
+
+  constructor(api: Api, slug: string, startSeconds: number, endSeconds: number, onMoment: (seconds: number) => void) {
+    this.api = api;
+    this.slug = slug;
+    this.onMoment = onMoment;
     this.slider = el("input", { id: "book-time", type: "range", min: startSeconds, max: endSeconds, step: 1, value: startSeconds });
     this.slider.addEventListener("input", () => this.showMoment());
     this.slider.addEventListener("change", () => void this.load());

@@ -13,6 +13,8 @@ export const COLORS = {
   bids: "#1b8a3a",
   asks: "#c62828",
   cursor: "#ff6f00",
+  entry: "#00acc1",
+  exit: "#d81b60",
 };
 
 /** Options shared by every chart: UTC times to the second, no attribution logo (the footer names it). */

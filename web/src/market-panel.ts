@@ -27,7 +27,7 @@ function record(m: Market): HTMLElement {
     ["Condition id", m.condition_id],
     ["Updated", utc(m.updated_at, true)],
   ];
-  return el("dl", { class: "facts record", id: "market-record" }, rows.map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  return el("dl", { class: "facts record", id: "market-record" }, rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
 }
 
 function gapList(coverage: Coverage): HTMLElement {
@@ -57,6 +57,8 @@ function legend(): HTMLElement {
     item(COLORS.coin, "Coin price (left scale)"),
     item(COLORS.gap, "Recording gap"),
     item(COLORS.cursor, "Moment of the books below"),
+    item(COLORS.entry, "Backtest entry"),
+    item(COLORS.exit, "Backtest exit"),
   );
 }
 
@@ -66,10 +68,12 @@ export class MarketPanel {
   private slug: string | null = null;
   private readonly body = el("div", { id: "market-body" });
 
-  constructor(
-    private readonly root: HTMLElement,
-    private readonly title: HTMLElement,
-  ) {
+  private readonly root: HTMLElement;
+  private readonly title: HTMLElement;
+
+  constructor(root: HTMLElement, title: HTMLElement) {
+    this.root = root;
+    this.title = title;
     root.append(this.body);
   }
 

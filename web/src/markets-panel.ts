@@ -25,10 +25,10 @@ export class MarketsPanel {
   private readonly list = el("div", { id: "markets-list", "aria-live": "polite" });
   private offset = 0;
 
-  constructor(
-    root: HTMLElement,
-    private readonly options: MarketsPanelOptions,
-  ) {
+  private readonly options: MarketsPanelOptions;
+
+  constructor(root: HTMLElement, options: MarketsPanelOptions) {
+    this.options = options;
     const form = el(
       "form",
       { class: "row", "aria-label": "Market filters" },

@@ -88,14 +88,17 @@ export class PriceChart {
     all.sort((a, b) => a.t - b.t);
     for (const { t, s } of all) {
       if (s === null) {
-        up.push({ time: at(t) });
-        down.push({ time: at(t) });
-        coin.push({ time: at(t) });
-      } else {
-        up.push({ time: at(t), value: s.price_up });
-        down.push({ time: at(t), value: s.price_down });
-        coin.push({ time: at(t), value: s.coin_price });
+        // The line from the last point before a gap (drawn in that point's colour) is not drawn.
+        for (const line of [up, down, coin]) {
+          const last = line[line.length - 1];
+          if (last && "value" in last) line[line.length - 1] = { ...last, color: "transparent" };
+          line.push({ time: at(t) });
+        }
+        continue;
       }
+      up.push({ time: at(t), value: s.price_up });
+      down.push({ time: at(t), value: s.price_down });
+      coin.push({ time: at(t), value: s.coin_price });
     }
     this.up.setData(up);
     this.down.setData(down);
@@ -126,7 +129,7 @@ export class PriceChart {
         time: at(epochSeconds(trade.entry.fill_time)),
         position: "belowBar",
         shape: "arrowUp",
-        color: COLORS.up,
+        color: COLORS.entry,
         text: `buy ${num(trade.entry.size, 2)} @ ${num(trade.entry.price)}`,
       });
       if (trade.exit) {
@@ -134,7 +137,7 @@ export class PriceChart {
           time: at(epochSeconds(trade.exit.fill_time)),
           position: "aboveBar",
           shape: "arrowDown",
-          color: COLORS.down,
+          color: COLORS.exit,
           text: `${trade.exit.reason} @ ${num(trade.exit.price)}`,
         });
       }

@@ -22,7 +22,7 @@ function aggregateFacts(a: BacktestAggregate): HTMLElement {
     ["Time in market", `${num(a.time_in_market_s, 0)} s (${num(a.time_in_market_pct, 1)} %)`],
     ["Orders unfilled", String(a.orders_unfilled)],
   ];
-  return el("dl", { class: "facts", id: "backtest-aggregate" }, facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  return el("dl", { class: "facts", id: "backtest-aggregate" }, facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
 }
 
 /** The equity curve: cumulative PnL at each trade's close (two closes in one second share a point). */
@@ -39,10 +39,13 @@ function equityChart(container: HTMLElement, a: BacktestAggregate): IChartApi {
 export class ResultsView {
   private chart: IChartApi | null = null;
 
-  constructor(
-    private readonly root: HTMLElement,
-    private readonly onOpen: (slug: string) => void,
-  ) {}
+  private readonly root: HTMLElement;
+  private readonly onOpen: (slug: string) => void;
+
+  constructor(root: HTMLElement, onOpen: (slug: string) => void) {
+    this.root = root;
+    this.onOpen = onOpen;
+  }
 
   clear(): void {
     this.chart?.remove();
