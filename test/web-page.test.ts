@@ -36,7 +36,9 @@ export const SCREENSHOTS = join(import.meta.dirname, "screenshots");
 interface CanvasLike {
   width: number;
   height: number;
-  getContext(kind: "2d"): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
+  getContext(
+    kind: "2d",
+  ): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
 }
 declare const document: {
   querySelector(selector: string): { textContent: string | null } | null;
@@ -140,7 +142,14 @@ describe("serving the page", () => {
 });
 
 /** A resolved SOL 5m market whose recording stops for a minute (from 100 s to 160 s after its start). */
-const GAPPED = { ...HAND_MARKET, slug: "sol-updown-5m-1784851500", marketType: "5m" as const, startTime: 1784851500, endTime: 1784851800, resolvedAt: 1784851805 };
+const GAPPED = {
+  ...HAND_MARKET,
+  slug: "sol-updown-5m-1784851500",
+  marketType: "5m" as const,
+  startTime: 1784851500,
+  endTime: 1784851800,
+  resolvedAt: 1784851805,
+};
 
 async function insertGappedMarket(store: SqliteStore): Promise<void> {
   const { key } = await store.markets.upsertMarket(GAPPED);
@@ -151,14 +160,26 @@ async function insertGappedMarket(store: SqliteStore): Promise<void> {
     const cents = Math.round(mid * 100);
     const up = cents / 100;
     const book = {
-      bids: [{ price: (cents - 1) / 100, size: 100 + s }, { price: (cents - 2) / 100, size: 250 }],
-      asks: [{ price: (cents + 1) / 100, size: 80 + s }, { price: (cents + 2) / 100, size: 300 }],
+      bids: [
+        { price: (cents - 1) / 100, size: 100 + s },
+        { price: (cents - 2) / 100, size: 250 },
+      ],
+      asks: [
+        { price: (cents + 1) / 100, size: 80 + s },
+        { price: (cents + 2) / 100, size: 300 },
+      ],
     };
     const down = {
       bids: book.asks.map((l) => ({ price: (100 - Math.round(l.price * 100)) / 100, size: l.size })),
       asks: book.bids.map((l) => ({ price: (100 - Math.round(l.price * 100)) / 100, size: l.size })),
     };
-    rows.push({ time: (GAPPED.startTime + s) * 1e6, coinPrice: 150 + s / 10, priceUp: up, priceDown: (100 - cents) / 100, books: encodeBooks(book, down) });
+    rows.push({
+      time: (GAPPED.startTime + s) * 1e6,
+      coinPrice: 150 + s / 10,
+      priceUp: up,
+      priceDown: (100 - cents) / 100,
+      books: encodeBooks(book, down),
+    });
   }
   await store.markets.insertSnapshots(key, rows);
 }
@@ -266,7 +287,10 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     await page.waitForSelector("#markets-range:text(' of 7')");
     const slugs = await page.$$eval("#markets-table button[data-slug]", (b) => b.map((x) => x.textContent));
     assert.equal(slugs.length, 7);
-    assert.ok(slugs.every((s) => /^btc-updown-5m-\d+$/.test(s ?? "")), slugs.join());
+    assert.ok(
+      slugs.every((s) => /^btc-updown-5m-\d+$/.test(s ?? "")),
+      slugs.join(),
+    );
 
     // A market: its chart draws the three lines.
     const slug = slugs[1] as string;
@@ -283,7 +307,10 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     const slider = page.getByLabel("Moment");
     const max = Number(await slider.getAttribute("max"));
     await slider.fill(String(max - 30));
-    await page.waitForFunction((old) => document.querySelector("#book-levels")?.textContent !== old, await page.locator("#book-levels").textContent());
+    await page.waitForFunction(
+      (old) => document.querySelector("#book-levels")?.textContent !== old,
+      await page.locator("#book-levels").textContent(),
+    );
     const afterMove = await page.locator("#book-levels").innerText();
     assert.notEqual(afterMove, before);
     assert.match(afterMove, /Up bids/);
@@ -294,7 +321,9 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     await page.waitForSelector("#definition-problems .ok");
     const editor = page.getByLabel("Definition (JSON)");
     const good = await editor.inputValue();
-    await editor.fill(good.replace('"op": "<"', '"op": "below"').replace('"position_size": 100', '"position_size": 0'));
+    await editor.fill(
+      good.replace('"op": "<"', '"op": "below"').replace('"position_size": 100', '"position_size": 0'),
+    );
     await page.waitForSelector("#definition-problems .problem");
     const problems = await page.locator("#definition-problems").innerText();
     assert.match(problems, /\/entry\/0\/op/);
@@ -302,7 +331,11 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     const postsBefore = counted.filter((r) => r.request().method() === "POST").length;
     await page.getByRole("button", { name: "Run backtest" }).click();
     await page.waitForSelector("#backtest-message .error");
-    assert.equal(counted.filter((r) => r.request().method() === "POST").length, postsBefore, "nothing was sent");
+    assert.equal(
+      counted.filter((r) => r.request().method() === "POST").length,
+      postsBefore,
+      "nothing was sent",
+    );
 
     // The valid definition runs: results, an equity curve, and the trades on the market's chart.
     await editor.fill(good);
@@ -313,7 +346,9 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     assert.equal(await page.locator("#backtest-results tbody tr").count(), 6);
     assert.ok((await drawn(page, "#equity-chart", RGB.equity)) >= 20, "equity curve drawn");
     const traded = await page.$$eval("#backtest-results tbody tr", (rows) =>
-      rows.filter((r) => r.children[3]?.textContent !== "0").map((r) => r.querySelector("button")?.textContent),
+      rows
+        .filter((r) => r.children[3]?.textContent !== "0")
+        .map((r) => r.querySelector("button")?.textContent),
     );
     assert.ok(traded.length > 0, "the strategy traded somewhere");
     await page.locator("#backtest-results button", { hasText: traded[0] as string }).click();
@@ -325,7 +360,10 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     await page.getByRole("button", { name: "Search" }).click();
     const last = await answer;
     const remaining = Number(last.headers()["x-ratelimit-remaining"]);
-    await page.waitForFunction((n) => document.querySelector("#day-remaining")?.textContent?.replaceAll(",", "") === String(n), remaining);
+    await page.waitForFunction(
+      (n) => document.querySelector("#day-remaining")?.textContent?.replaceAll(",", "") === String(n),
+      remaining,
+    );
     const usage = (await t.get("/v1/account")).json().usage;
     assert.equal(usage.day.remaining, remaining, "the header is the server's own count");
     const minute = /"minute";r=(\d+)/.exec(last.headers()["ratelimit"])![1];
@@ -388,7 +426,12 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     assert.equal(refusals.length, 1, "a long Retry-After is not waited out");
     const retryAfter = Number(refusals[0].headers()["retry-after"]);
     assert.ok(retryAfter > 0);
-    assert.match(message, new RegExp(`Too many requests \\(the minute window is full\\)\\. Retry in ${retryAfter} s \\(at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\)`));
+    assert.match(
+      message,
+      new RegExp(
+        `Too many requests \\(the minute window is full\\)\\. Retry in ${retryAfter} s \\(at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\)`,
+      ),
+    );
     await context.close();
     assert.deepEqual(faults, []);
   });

@@ -83,7 +83,10 @@ export async function buildWebBundle(webDir: string): Promise<WebBundle> {
   for (const out of result.outputFiles) {
     const name = basename(out.path);
     const ext = /\.[a-z]+$/.exec(name)?.[0] ?? "";
-    assets.set(name, staticFile(Buffer.from(out.contents), CONTENT_TYPES[ext] ?? "application/octet-stream", ASSET_CACHE));
+    assets.set(
+      name,
+      staticFile(Buffer.from(out.contents), CONTENT_TYPES[ext] ?? "application/octet-stream", ASSET_CACHE),
+    );
     if (/^main-[^.]+\.js$/.test(name)) html = html.replace("/assets/main.js", `/assets/${name}`);
     if (/^main-[^.]+\.css$/.test(name)) html = html.replace("/assets/main.css", `/assets/${name}`);
   }

@@ -11,7 +11,11 @@ const UNLIMITED_SENTINEL = 1e14;
  * limit headers of every answer the page receives.
  */
 export class AccountPanel {
-  private readonly body = el("div", { id: "account-body" }, el("p", {}, "Enter a key to see its plan and limits."));
+  private readonly body = el(
+    "div",
+    { id: "account-body" },
+    el("p", {}, "Enter a key to see its plan and limits."),
+  );
   private readonly minute = el("span", { id: "minute-remaining" }, "—");
   private readonly minuteReset = el("span", { id: "minute-reset" });
   private readonly day = el("span", { id: "day-remaining" }, "—");

@@ -48,7 +48,8 @@ export function parseRateLimit(header: string | null): LimitHeaders["windows"] {
     const name = /"([^"]+)"/.exec(item)?.[1];
     const r = /;\s*r=(\d+)/.exec(item)?.[1];
     const t = /;\s*t=(\d+)/.exec(item)?.[1];
-    if (name && r !== undefined && t !== undefined) windows.set(name, { remaining: Number(r), resetSeconds: Number(t) });
+    if (name && r !== undefined && t !== undefined)
+      windows.set(name, { remaining: Number(r), resetSeconds: Number(t) });
   }
   return windows;
 }
@@ -75,12 +76,28 @@ export function connect(apiKey: string, onLimits: (limits: LimitHeaders) => void
     if (limits) onLimits(limits);
     return response;
   };
-  return new UpdownClient({ baseUrl: location.origin, apiKey, fetch: observing, maxRetries: 2, retryMaxMs: 3000 });
+  return new UpdownClient({
+    baseUrl: location.origin,
+    apiKey,
+    fetch: observing,
+    maxRetries: 2,
+    retryMaxMs: 3000,
+  });
 }
 
 interface ApiDocument {
   components: { schemas: Record<string, { enum?: string[] }> };
-  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: Record<string, { enum?: string[] }> } }> } }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        requestBody?: {
+          content: Record<string, { schema: { properties?: Record<string, { enum?: string[] }> } }>;
+        };
+      }
+    >
+  >;
 }
 
 export interface Choices {

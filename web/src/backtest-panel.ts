@@ -18,7 +18,13 @@ const EXAMPLE_DEFINITION = {
   name: "Up under 60c, take profit 20%",
   side: "UP",
   entry: [{ feature: "price_up", op: "<", value: 0.6 }],
-  exit: { conditions: [], take_profit_pct: 20, stop_loss_pct: null, time_limit_s: 120, hold_to_resolution: false },
+  exit: {
+    conditions: [],
+    take_profit_pct: 20,
+    stop_loss_pct: null,
+    time_limit_s: 120,
+    hold_to_resolution: false,
+  },
   order_type: "MARKET",
   limit_price: null,
   limit_expiry_s: null,
@@ -38,9 +44,22 @@ export interface BacktestPanelOptions {
 export class BacktestPanel {
   private readonly modes = new Map<Mode, HTMLInputElement>();
   private readonly preset = select("bt-preset", []);
-  private readonly prompt = el("textarea", { id: "bt-prompt", rows: 2, maxlength: 2000 }, "buy up below 45c, take profit at 20%");
-  private readonly definition = el("textarea", { id: "bt-definition", rows: 14, spellcheck: "false" }, JSON.stringify(EXAMPLE_DEFINITION, null, 2));
-  private readonly problems = el("ul", { id: "definition-problems", class: "problems", role: "status", "aria-live": "polite" });
+  private readonly prompt = el(
+    "textarea",
+    { id: "bt-prompt", rows: 2, maxlength: 2000 },
+    "buy up below 45c, take profit at 20%",
+  );
+  private readonly definition = el(
+    "textarea",
+    { id: "bt-definition", rows: 14, spellcheck: "false" },
+    JSON.stringify(EXAMPLE_DEFINITION, null, 2),
+  );
+  private readonly problems = el("ul", {
+    id: "definition-problems",
+    class: "problems",
+    role: "status",
+    "aria-live": "polite",
+  });
   private readonly coin = select("bt-coin", []);
   private readonly type = select("bt-type", []);
   private readonly count = el("input", { id: "bt-count", type: "number", min: 1, max: 100, value: 10 });
@@ -55,16 +74,39 @@ export class BacktestPanel {
   constructor(root: HTMLElement, options: BacktestPanelOptions) {
     this.options = options;
     const modes = el("fieldset", { class: "modes" }, el("legend", {}, "Strategy from"));
-    for (const [mode, text] of [["preset", "a preset"], ["prompt", "a prompt"], ["definition", "a definition"]] as const) {
-      const radio = el("input", { type: "radio", name: "bt-mode", id: `bt-mode-${mode}`, value: mode, checked: mode === "preset" });
+    for (const [mode, text] of [
+      ["preset", "a preset"],
+      ["prompt", "a prompt"],
+      ["definition", "a definition"],
+    ] as const) {
+      const radio = el("input", {
+        type: "radio",
+        name: "bt-mode",
+        id: `bt-mode-${mode}`,
+        value: mode,
+        checked: mode === "preset",
+      });
       radio.addEventListener("change", () => this.showMode());
       this.modes.set(mode, radio);
       modes.append(el("span", { class: "choice" }, radio, el("label", { for: radio.id }, text)));
     }
     this.parts = {
       preset: field("Preset", this.preset, "Spends one of the month's generations."),
-      prompt: field("Prompt", this.prompt, "In words (docs/backtests.md lists the phrasings). Spends one generation."),
-      definition: el("div", {}, field("Definition (JSON)", this.definition, "Checked against the API's schema before it is sent. Spends no generation."), this.problems),
+      prompt: field(
+        "Prompt",
+        this.prompt,
+        "In words (docs/backtests.md lists the phrasings). Spends one generation.",
+      ),
+      definition: el(
+        "div",
+        {},
+        field(
+          "Definition (JSON)",
+          this.definition,
+          "Checked against the API's schema before it is sent. Spends no generation.",
+        ),
+        this.problems,
+      ),
     };
     this.definition.addEventListener("input", () => void this.validate());
     const form = el(
@@ -74,7 +116,14 @@ export class BacktestPanel {
       this.parts.preset,
       this.parts.prompt,
       this.parts.definition,
-      el("div", { class: "row" }, field("Coin", this.coin), field("Type", this.type), field("Latest resolved markets", this.count), this.run),
+      el(
+        "div",
+        { class: "row" },
+        field("Coin", this.coin),
+        field("Type", this.type),
+        field("Latest resolved markets", this.count),
+        this.run,
+      ),
     );
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -88,7 +137,8 @@ export class BacktestPanel {
 
   setChoices(presets: string[], coins: string[], marketTypes: string[]): void {
     for (const p of presets) this.preset.append(el("option", { value: p }, p.replaceAll("_", " ")));
-    for (const c of coins) this.coin.append(el("option", { value: c, selected: c === "btc" }, c.toUpperCase()));
+    for (const c of coins)
+      this.coin.append(el("option", { value: c, selected: c === "btc" }, c.toUpperCase()));
     for (const t of marketTypes) this.type.append(el("option", { value: t, selected: t === "5m" }, t));
   }
 
@@ -126,14 +176,21 @@ export class BacktestPanel {
       this.problems,
       problems.length === 0
         ? el("li", { class: "ok" }, "The definition matches the schema.")
-        : problems.map((p) => el("li", { class: "problem" }, el("code", {}, p.pointer || "(the definition)"), ` ${p.message}`)),
+        : problems.map((p) =>
+            el("li", { class: "problem" }, el("code", {}, p.pointer || "(the definition)"), ` ${p.message}`),
+          ),
     );
     this.definition.setAttribute("aria-invalid", String(problems.length > 0));
     return problems;
   }
 
   private markets() {
-    return { coin: this.coin.value, market_type: this.type.value, market_count: Number(this.count.value) || 10, wait: 20 };
+    return {
+      coin: this.coin.value,
+      market_type: this.type.value,
+      market_count: Number(this.count.value) || 10,
+      wait: 20,
+    };
   }
 
   private async request(api: Api): Promise<BacktestRunAnswer | null> {
@@ -141,7 +198,14 @@ export class BacktestPanel {
     if (mode === "definition") {
       const problems = await this.validate();
       if (problems === null || problems.length > 0) {
-        replace(this.message, el("p", { class: "error", role: "alert" }, "Fix the definition first: its problems are listed under it."));
+        replace(
+          this.message,
+          el(
+            "p",
+            { class: "error", role: "alert" },
+            "Fix the definition first: its problems are listed under it.",
+          ),
+        );
         return null;
       }
       const body = { definition: JSON.parse(this.definition.value), ...this.markets() } as RunBacktestBody;
@@ -164,7 +228,10 @@ export class BacktestPanel {
       let answer = await this.request(api);
       if (!answer) return;
       if (answer.run.status === "queued" || answer.run.status === "running") {
-        replace(this.message, el("p", { class: "busy" }, `Run ${answer.run.id} is ${answer.run.status}; waiting for it…`));
+        replace(
+          this.message,
+          el("p", { class: "busy" }, `Run ${answer.run.id} is ${answer.run.status}; waiting for it…`),
+        );
         answer = await api.waitForRun(answer.run.id, { pollMs: 1000 });
       }
       this.message.replaceChildren();

@@ -13,7 +13,9 @@ const LEVELS_SHOWN = 10;
 
 function levelRows(levels: Level[]) {
   let total = 0;
-  return levels.slice(0, LEVELS_SHOWN).map((l) => [num(l.price, 2), num(l.size, 2), num((total += l.size), 2)]);
+  return levels
+    .slice(0, LEVELS_SHOWN)
+    .map((l) => [num(l.price, 2), num(l.size, 2), num((total += l.size), 2)]);
 }
 
 function bookTables(outcome: string, book: OrderBook | undefined): HTMLElement {
@@ -27,8 +29,14 @@ function bookTables(outcome: string, book: OrderBook | undefined): HTMLElement {
       : el(
           "div",
           { class: "book-sides" },
-          scroller(table(`${outcome} bids (best first)`, ["Bid", "Size", "Total"], levelRows(book.bids)), `${outcome} bids`),
-          scroller(table(`${outcome} asks (best first)`, ["Ask", "Size", "Total"], levelRows(book.asks)), `${outcome} asks`),
+          scroller(
+            table(`${outcome} bids (best first)`, ["Bid", "Size", "Total"], levelRows(book.bids)),
+            `${outcome} bids`,
+          ),
+          scroller(
+            table(`${outcome} asks (best first)`, ["Ask", "Size", "Total"], levelRows(book.asks)),
+            `${outcome} asks`,
+          ),
         ),
   );
 }
@@ -37,8 +45,16 @@ export class BookPanel {
   readonly root: HTMLElement;
   private readonly slider: HTMLInputElement;
   private readonly moment = el("output", { id: "book-moment", for: "book-time" });
-  private readonly outcome = select("depth-outcome", [["up", "Up"], ["down", "Down"]]);
-  private readonly depthBox = el("div", { class: "chart depth", id: "depth-chart", role: "img", "aria-label": "Depth chart" });
+  private readonly outcome = select("depth-outcome", [
+    ["up", "Up"],
+    ["down", "Down"],
+  ]);
+  private readonly depthBox = el("div", {
+    class: "chart depth",
+    id: "depth-chart",
+    role: "img",
+    "aria-label": "Depth chart",
+  });
   private readonly levels = el("div", { id: "book-levels", "aria-live": "polite" });
   private readonly depth: DepthChart;
   private last: SnapshotAt | null = null;
@@ -48,11 +64,24 @@ export class BookPanel {
   private readonly slug: string;
   private readonly onMoment: (seconds: number) => void;
 
-  constructor(api: Api, slug: string, startSeconds: number, endSeconds: number, onMoment: (seconds: number) => void) {
+  constructor(
+    api: Api,
+    slug: string,
+    startSeconds: number,
+    endSeconds: number,
+    onMoment: (seconds: number) => void,
+  ) {
     this.api = api;
     this.slug = slug;
     this.onMoment = onMoment;
-    this.slider = el("input", { id: "book-time", type: "range", min: startSeconds, max: endSeconds, step: 1, value: startSeconds });
+    this.slider = el("input", {
+      id: "book-time",
+      type: "range",
+      min: startSeconds,
+      max: endSeconds,
+      step: 1,
+      value: startSeconds,
+    });
     this.slider.addEventListener("input", () => this.showMoment());
     this.slider.addEventListener("change", () => void this.load());
     this.outcome.addEventListener("change", () => this.depth.show(this.book()));
@@ -60,7 +89,13 @@ export class BookPanel {
       "div",
       { class: "book-panel" },
       el("h3", {}, "Order books"),
-      el("div", { class: "row" }, field("Moment", this.slider), this.moment, field("Depth chart of", this.outcome)),
+      el(
+        "div",
+        { class: "row" },
+        field("Moment", this.slider),
+        this.moment,
+        field("Depth chart of", this.outcome),
+      ),
       this.depthBox,
       this.levels,
     );
@@ -94,7 +129,11 @@ export class BookPanel {
       const s = at.snapshot;
       replace(
         this.levels,
-        el("p", { id: "book-snapshot" }, `Snapshot of ${utc(s.time, true)}: Up ${num(s.price_up)}, Down ${num(s.price_down)}, coin ${num(s.coin_price)}.`),
+        el(
+          "p",
+          { id: "book-snapshot" },
+          `Snapshot of ${utc(s.time, true)}: Up ${num(s.price_up)}, Down ${num(s.price_down)}, coin ${num(s.coin_price)}.`,
+        ),
         el("div", { class: "books" }, bookTables("Up", s.orderbook_up), bookTables("Down", s.orderbook_down)),
       );
     } catch (err) {

@@ -27,9 +27,11 @@ function problemsOf(errors: SchemaError[]): Problem[] {
   const problems: Problem[] = [];
   for (const e of errors) {
     if (e.keyword === "required" && e.params.requiredProperties) {
-      for (const name of e.params.requiredProperties) problems.push({ pointer: `${e.instancePath}/${name}`, message: "is required" });
+      for (const name of e.params.requiredProperties)
+        problems.push({ pointer: `${e.instancePath}/${name}`, message: "is required" });
     } else if (e.keyword === "additionalProperties" && e.params.additionalProperties) {
-      for (const name of e.params.additionalProperties) problems.push({ pointer: `${e.instancePath}/${name}`, message: "is not a field of a definition" });
+      for (const name of e.params.additionalProperties)
+        problems.push({ pointer: `${e.instancePath}/${name}`, message: "is not a field of a definition" });
     } else if (e.keyword !== "anyOf" && e.keyword !== "oneOf") {
       problems.push({ pointer: e.instancePath, message: e.message });
     }
@@ -52,5 +54,8 @@ export function checkDefinition(schema: object, text: string): Checked {
   const [ok, errors] = Errors(schema as Parameters<typeof Errors>[0], value);
   if (ok) return { ok: true, definition: value };
   const problems = problemsOf(errors as unknown as SchemaError[]);
-  return { ok: false, problems: problems.length > 0 ? problems : [{ pointer: "", message: "does not match the schema" }] };
+  return {
+    ok: false,
+    problems: problems.length > 0 ? problems : [{ pointer: "", message: "does not match the schema" }],
+  };
 }

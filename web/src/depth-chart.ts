@@ -1,4 +1,10 @@
-import { AreaSeries, createOptionsChart, type IChartApiBase, type ISeriesApi, LineType } from "lightweight-charts";
+import {
+  AreaSeries,
+  createOptionsChart,
+  type IChartApiBase,
+  type ISeriesApi,
+  LineType,
+} from "lightweight-charts";
 import type { OrderBook } from "./api.ts";
 import { BASE_OPTIONS, COLORS } from "./chart-theme.ts";
 
@@ -29,7 +35,12 @@ export class DepthChart {
       grid: BASE_OPTIONS.grid,
       localization: { precision: 2 },
     });
-    const area = { lastValueVisible: false, priceLineVisible: false, lineType: LineType.WithSteps, lineWidth: 2 } as const;
+    const area = {
+      lastValueVisible: false,
+      priceLineVisible: false,
+      lineType: LineType.WithSteps,
+      lineWidth: 2,
+    } as const;
     this.bids = this.chart.addSeries(AreaSeries, {
       ...area,
       lineColor: COLORS.bids,

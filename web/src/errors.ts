@@ -8,7 +8,9 @@ import { utc, waitText } from "./format.ts";
  */
 
 function detailsOf(err: UpdownError): Record<string, unknown> {
-  return typeof err.details === "object" && err.details !== null ? (err.details as Record<string, unknown>) : {};
+  return typeof err.details === "object" && err.details !== null
+    ? (err.details as Record<string, unknown>)
+    : {};
 }
 
 /** When to retry, from Retry-After: "in 26 s (at 21:05:00 UTC)". */
@@ -31,7 +33,8 @@ function rateLimited(err: UpdownError): string {
 
 /** What the page says for a failed call. */
 export function describeError(err: unknown): string {
-  if (!(err instanceof UpdownError)) return `Something went wrong: ${err instanceof Error ? err.message : String(err)}`;
+  if (!(err instanceof UpdownError))
+    return `Something went wrong: ${err instanceof Error ? err.message : String(err)}`;
   const d = detailsOf(err);
   const id = err.requestId ? ` (request ${err.requestId})` : "";
   switch (err.code) {

@@ -25,7 +25,10 @@ async function openMarket(slug: string): Promise<void> {
   market.showTrades(lastBacktest);
 }
 
-const markets = new MarketsPanel(byId("markets-panel"), { api: () => api, onOpen: (slug) => void openMarket(slug) });
+const markets = new MarketsPanel(byId("markets-panel"), {
+  api: () => api,
+  onOpen: (slug) => void openMarket(slug),
+});
 const backtest = new BacktestPanel(byId("backtest-panel"), {
   api: () => api,
   onOpen: (slug) => void openMarket(slug),

@@ -20,14 +20,21 @@ function record(m: Market): HTMLElement {
     ["Winner", m.winner ?? "not resolved"],
     ["Resolved at", utc(m.resolved_at)],
     ["Coin price at start, end", `${num(m.coin_price_start)}, ${num(m.coin_price_end)}`],
-    ["Settles on", `${m.settlement.source}${m.settlement.lookback_s ? ` (${m.settlement.lookback_s} s TWAP)` : ""}`],
+    [
+      "Settles on",
+      `${m.settlement.source}${m.settlement.lookback_s ? ` (${m.settlement.lookback_s} s TWAP)` : ""}`,
+    ],
     ["Fees", m.fee_schedule ? `rate ${m.fee_schedule.rate}, exponent ${m.fee_schedule.exponent}` : "none"],
     ["Final volume, liquidity", `${num(m.final_volume, 2)}, ${num(m.final_liquidity, 2)}`],
     ["Market id, event id", `${m.market_id}, ${m.event_id}`],
     ["Condition id", m.condition_id],
     ["Updated", utc(m.updated_at, true)],
   ];
-  return el("dl", { class: "facts record", id: "market-record" }, rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  return el(
+    "dl",
+    { class: "facts record", id: "market-record" },
+    rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]),
+  );
 }
 
 function gapList(coverage: Coverage): HTMLElement {
@@ -38,7 +45,15 @@ function gapList(coverage: Coverage): HTMLElement {
     { id: "market-gaps" },
     el("p", {}, summary),
     coverage.gaps.length > 0
-      ? el("ul", { class: "gaps" }, coverage.gaps.slice(0, 20).map((g) => el("li", {}, `${utc(g.from, true)} → ${utc(g.to, true)}: ${num(g.seconds, 1)} s, ${g.cause}`)))
+      ? el(
+          "ul",
+          { class: "gaps" },
+          coverage.gaps
+            .slice(0, 20)
+            .map((g) =>
+              el("li", {}, `${utc(g.from, true)} → ${utc(g.to, true)}: ${num(g.seconds, 1)} s, ${g.cause}`),
+            ),
+        )
       : null,
   );
 }
@@ -104,14 +119,25 @@ export class MarketPanel {
   }
 
   private render(api: Api, market: Market, series: MarketSeries, coverage: Coverage): void {
-    const chartBox = el("div", { class: "chart prices", id: "price-chart", role: "img", "aria-label": `Up, Down and coin price of ${market.slug}` });
+    const chartBox = el("div", {
+      class: "chart prices",
+      id: "price-chart",
+      role: "img",
+      "aria-label": `Up, Down and coin price of ${market.slug}`,
+    });
     replace(this.body, el("div", { class: "chart-frame" }, chartBox, legend()), gapList(coverage));
     this.chart = new PriceChart(chartBox);
     this.chart.setData(series, coverage);
     const times = series.snapshots.map((s) => epochSeconds(s.time));
     if (times.length > 0) {
       const chart = this.chart;
-      this.book = new BookPanel(api, market.slug, Math.ceil(times[0]), Math.floor(times[times.length - 1]), (t) => chart.setCursor(t));
+      this.book = new BookPanel(
+        api,
+        market.slug,
+        Math.ceil(times[0]),
+        Math.floor(times[times.length - 1]),
+        (t) => chart.setCursor(t),
+      );
       this.body.append(this.book.root);
       void this.book.load();
     } else {
@@ -131,4 +157,3 @@ export class MarketPanel {
     return this.slug;
   }
 }
-

@@ -95,9 +95,14 @@ export class MarketsPanel {
       this.list,
       this.warning(page),
       scroller(
-        table("Markets, newest first", ["Market", "Starts", "Ends", "Winner", "Start price", "End price"], rows, {
-          id: "markets-table",
-        }),
+        table(
+          "Markets, newest first",
+          ["Market", "Starts", "Ends", "Winner", "Start price", "End price"],
+          rows,
+          {
+            id: "markets-table",
+          },
+        ),
         "Markets",
       ),
       el(
@@ -113,7 +118,14 @@ export class MarketsPanel {
   private row(m: Market) {
     const open = el("button", { type: "button", class: "link", "data-slug": m.slug }, m.slug);
     open.addEventListener("click", () => this.options.onOpen(m.slug));
-    return [open, utc(m.start_time), utc(m.end_time), m.winner ?? "live", num(m.coin_price_start), num(m.coin_price_end)];
+    return [
+      open,
+      utc(m.start_time),
+      utc(m.end_time),
+      m.winner ?? "live",
+      num(m.coin_price_start),
+      num(m.coin_price_end),
+    ];
   }
 
   private warning(page: MarketPage) {

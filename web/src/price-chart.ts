@@ -30,7 +30,10 @@ const at = (seconds: number) => seconds as UTCTimestamp;
 
 /** The usual spacing of the series' points (their median), for filling gaps at the same density. */
 function typicalStep(times: number[]): number {
-  const steps = times.slice(1).map((t, i) => t - times[i]).sort((a, b) => a - b);
+  const steps = times
+    .slice(1)
+    .map((t, i) => t - times[i])
+    .sort((a, b) => a - b);
   return steps.length > 0 ? Math.max(steps[Math.floor(steps.length / 2)], 0.001) : 1;
 }
 
@@ -143,7 +146,13 @@ export class PriceChart {
       }
     }
     if (this.cursor !== null) {
-      onUp.push({ time: at(this.cursor), position: "inBar", shape: "circle", color: COLORS.cursor, text: "book" });
+      onUp.push({
+        time: at(this.cursor),
+        position: "inBar",
+        shape: "circle",
+        color: COLORS.cursor,
+        text: "book",
+      });
     }
     const byTime = (a: SeriesMarker<Time>, b: SeriesMarker<Time>) => Number(a.time) - Number(b.time);
     this.upMarkers.setMarkers(onUp.sort(byTime));

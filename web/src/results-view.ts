@@ -22,7 +22,11 @@ function aggregateFacts(a: BacktestAggregate): HTMLElement {
     ["Time in market", `${num(a.time_in_market_s, 0)} s (${num(a.time_in_market_pct, 1)} %)`],
     ["Orders unfilled", String(a.orders_unfilled)],
   ];
-  return el("dl", { class: "facts", id: "backtest-aggregate" }, facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  return el(
+    "dl",
+    { class: "facts", id: "backtest-aggregate" },
+    facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]),
+  );
 }
 
 /** The equity curve: cumulative PnL at each trade's close (two closes in one second share a point). */
@@ -31,7 +35,9 @@ function equityChart(container: HTMLElement, a: BacktestAggregate): IChartApi {
   const line = chart.addSeries(LineSeries, { ...LINE, color: COLORS.equity });
   const points = new Map<number, number>();
   for (const p of a.equity_curve) points.set(epochSeconds(p.time), p.equity);
-  line.setData([...points].sort((x, y) => x[0] - y[0]).map(([t, v]) => ({ time: t as UTCTimestamp, value: v })));
+  line.setData(
+    [...points].sort((x, y) => x[0] - y[0]).map(([t, v]) => ({ time: t as UTCTimestamp, value: v })),
+  );
   chart.timeScale().fitContent();
   return chart;
 }
@@ -56,14 +62,31 @@ export class ResultsView {
   show(answer: BacktestRunAnswer): void {
     this.clear();
     const { run, aggregate, results, unresolved } = answer;
-    this.root.append(el("p", { id: "backtest-status" }, `Run ${run.id}: ${run.status}, ${run.progress.markets_done} of ${run.progress.markets_total ?? "?"} markets.`));
+    this.root.append(
+      el(
+        "p",
+        { id: "backtest-status" },
+        `Run ${run.id}: ${run.status}, ${run.progress.markets_done} of ${run.progress.markets_total ?? "?"} markets.`,
+      ),
+    );
     if (run.status === "failed") {
-      this.root.append(el("p", { class: "error", role: "alert" }, `The run failed: ${run.error ?? "no reason given"}`));
+      this.root.append(
+        el("p", { class: "error", role: "alert" }, `The run failed: ${run.error ?? "no reason given"}`),
+      );
       return;
     }
     if (aggregate) {
-      const box = el("div", { class: "chart equity", id: "equity-chart", role: "img", "aria-label": "Equity curve" });
-      this.root.append(el("h3", {}, "Aggregate"), aggregateFacts(aggregate), el("h3", {}, "Equity curve (cumulative PnL, USDC)"));
+      const box = el("div", {
+        class: "chart equity",
+        id: "equity-chart",
+        role: "img",
+        "aria-label": "Equity curve",
+      });
+      this.root.append(
+        el("h3", {}, "Aggregate"),
+        aggregateFacts(aggregate),
+        el("h3", {}, "Equity curve (cumulative PnL, USDC)"),
+      );
       if (aggregate.equity_curve.length > 0) {
         this.root.append(box);
         this.chart = equityChart(box, aggregate);
@@ -74,12 +97,32 @@ export class ResultsView {
     const rows = results.map((r) => {
       const open = el("button", { type: "button", class: "link" }, r.slug);
       open.addEventListener("click", () => this.onOpen(r.slug));
-      return [open, utc(r.start_time), r.winner, String(r.trades.length), usd(r.pnl), pct(r.roi), usd(r.fees_usdc)];
+      return [
+        open,
+        utc(r.start_time),
+        r.winner,
+        String(r.trades.length),
+        usd(r.pnl),
+        pct(r.roi),
+        usd(r.fees_usdc),
+      ];
     });
     this.root.append(
       el("h3", {}, "Markets (open one to see its trades on the chart)"),
-      scroller(table("Results per market", ["Market", "Starts", "Winner", "Trades", "PnL", "ROI", "Fees"], rows, { id: "backtest-results" }), "Results per market"),
+      scroller(
+        table("Results per market", ["Market", "Starts", "Winner", "Trades", "PnL", "ROI", "Fees"], rows, {
+          id: "backtest-results",
+        }),
+        "Results per market",
+      ),
     );
-    if (unresolved.length > 0) this.root.append(el("p", { class: "note" }, `Left out, not resolved yet: ${unresolved.map((u) => u.slug).join(", ")}.`));
+    if (unresolved.length > 0)
+      this.root.append(
+        el(
+          "p",
+          { class: "note" },
+          `Left out, not resolved yet: ${unresolved.map((u) => u.slug).join(", ")}.`,
+        ),
+      );
   }
 }
