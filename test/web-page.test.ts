@@ -252,16 +252,19 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function openPage(width = 1280): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    const page = await context.newPage();
+  /** A new page at `/`, once it is ready; `consoleErrors` collects what its console reports as errors. */
+  async function openPage(width = 1280) {
+    const context: BrowserContext = await browser.newContext({ viewport: { width, height: 900 } });
+    const page: Page = await context.newPage();
+    const consoleErrors: string[] = [];
     page.on("pageerror", (err) => faults.push(`page error: ${err.message}`));
     page.on("console", (msg) => {
       if (/Content Security Policy|Refused to/i.test(msg.text())) faults.push(`CSP: ${msg.text()}`);
+      if (msg.type() === "error") consoleErrors.push(msg.text());
     });
     await page.goto(base);
     await page.waitForSelector("body[data-ready=true]");
-    return { context, page };
+    return { context, page, consoleErrors };
   }
 
   async function useKey(page: Page, key: string): Promise<void> {
@@ -270,7 +273,7 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
   }
 
   test("a pro key: account, filtered markets, a market's chart and books, a backtest with its curve and trades", async () => {
-    const { context, page } = await openPage();
+    const { context, page, consoleErrors } = await openPage();
     const counted: Response[] = [];
     page.on("response", (r) => {
       if (r.url().includes("/v1/") && r.headers()["x-ratelimit-remaining"] !== undefined) counted.push(r);
@@ -377,6 +380,7 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     await page.screenshot({ path: join(SCREENSHOTS, "page-390.png"), fullPage: true });
     await context.close();
     assert.deepEqual(faults, []);
+    assert.deepEqual(consoleErrors, [], "a pro key's tour loads every resource and logs no error");
   });
 
   test("a recording gap is marked on the chart and listed", async () => {
