@@ -20,14 +20,28 @@ const TOP_LEVEL = ["config", "server", "log"];
 /** An import of one of these project modules, from anywhere under src/. */
 const anyOf = (names) => `(^|/)(${names.join("|")})(/|\\.ts$)`;
 
-/** `files` may import none of `forbidden` (layers or top-level modules of src/). */
-function layer(files, forbidden, why) {
+/**
+ * The client package (client/) is for the MCP server and the web page only; the layers below http
+ * and the CLI never import it.
+ */
+const NO_CLIENT = {
+  regex: "^(\\.\\./)+client/",
+  message: "only the MCP server and the web page use the client",
+};
+
+/** `files` may import none of `forbidden` (layers or top-level modules of src/), nor the client. */
+function layer(files, forbidden, why, client = false) {
   return {
     files,
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: [{ regex: `^\\.\\.?/.*${anyOf(forbidden)}`, message: why }] },
+        {
+          patterns: [
+            { regex: `^\\.\\.?/.*${anyOf(forbidden)}`, message: why },
+            ...(client ? [] : [NO_CLIENT]),
+          ],
+        },
       ],
     },
   };
@@ -137,6 +151,7 @@ export default tseslint.config(
     ["src/http/**/*.ts"],
     except("domain", "store", "access", "backtest", "config", "archive", "http", "log"),
     "http serves stored data: never the recorder, the demo or the CLI",
+    true,
   ),
   layer(
     ["src/record/**/*.ts"],
@@ -153,6 +168,21 @@ export default tseslint.config(
     except("domain", "store", "demo"),
     "demo data is generated from the domain into a store",
   ),
+  // The client depends only on the OpenAPI document (its generated types) and runs in browsers too.
+  {
+    files: ["client/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { regex: "^\\.\\./", message: "client/src imports nothing outside itself" },
+            { regex: "^node:", message: "the client runs in browsers: no Node modules" },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ["**/*.mjs", "**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },

@@ -123,6 +123,7 @@ export class UpdownClient {
       query,
       (q) => this.marketsPage(q, o),
       (p) => p.markets,
+      o?.signal,
     );
   }
 
@@ -149,6 +150,7 @@ export class UpdownClient {
       query,
       (q) => this.snapshotsPage(slug, q, o),
       (p) => p.snapshots,
+      o?.signal,
     );
   }
 
@@ -172,6 +174,7 @@ export class UpdownClient {
       query,
       (q) => this.tradesPage(slug, q, o),
       (p) => p.trades,
+      o?.signal,
     );
   }
 
@@ -209,6 +212,7 @@ export class UpdownClient {
       query,
       (q) => this.depthSnapshotsPage(coin, venue, q, o),
       (p) => p.data,
+      o?.signal,
     );
   }
 
@@ -231,6 +235,7 @@ export class UpdownClient {
       query,
       (q) => this.candlesPage(coin, venue, q, o),
       (p) => p.data,
+      o?.signal,
     );
   }
 
@@ -252,6 +257,7 @@ export class UpdownClient {
       query,
       (q) => this.fundingRatesPage(coin, q, o),
       (p) => p.data,
+      o?.signal,
     );
   }
 
@@ -272,6 +278,7 @@ export class UpdownClient {
       query,
       (q) => this.openInterestPage(coin, q, o),
       (p) => p.data,
+      o?.signal,
     );
   }
 
@@ -292,6 +299,7 @@ export class UpdownClient {
       query,
       (q) => this.markPricesPage(coin, q, o),
       (p) => p.data,
+      o?.signal,
     );
   }
 
@@ -345,6 +353,7 @@ export class UpdownClient {
       query,
       (q) => this.strategiesPage(q, o),
       (p) => p.strategies,
+      o?.signal,
     );
   }
 
@@ -434,8 +443,10 @@ export class UpdownClient {
     query: Q,
     fetchPage: (query: Q) => Promise<Page>,
     itemsOf: (page: Page) => readonly Item[],
+    signal: AbortSignal | undefined,
   ): AsyncIterableIterator<Item> {
-    return pageThrough(query.offset ?? 0, (offset) => fetchPage({ ...query, offset }), itemsOf);
+    const checkpoint = () => throwIfAborted(signal);
+    return pageThrough(query.offset ?? 0, (offset) => fetchPage({ ...query, offset }), itemsOf, checkpoint);
   }
 }
 
