@@ -82,8 +82,25 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/**/*.ts", "bin/**"],
+    files: ["src/**/*.ts", "bin/**", "web/**/*.ts"],
     rules: { "max-lines-per-function": ["error", { max: 80, IIFEs: true }] },
+  },
+  // The page (web/) runs in a browser and speaks to the server only through the client package.
+  {
+    files: ["web/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(\\.\\./)+src/",
+              message: "web/ runs in the browser: it reaches the server through client/, never src/",
+            },
+          ],
+        },
+      ],
+    },
   },
   // The domain is pure: it imports nothing of the project outside itself.
   {

@@ -14,7 +14,7 @@ after(() => t.close());
 const RESOLVED = "btc-updown-5m-1784851800";
 
 describe("X-Content-Type-Options", () => {
-  test("nosniff on every answer: successes, errors, the document, the docs page, redirects", async () => {
+  test("nosniff on every answer: successes, errors, the document, the docs page, the web page", async () => {
     const etag = (await t.get(`/v1/markets/${RESOLVED}/snapshots`)).headers.etag as string;
     const answers = [
       await t.get("/v1/markets"),
@@ -30,7 +30,7 @@ describe("X-Content-Type-Options", () => {
     ];
     assert.deepEqual(
       answers.map((res) => res.statusCode),
-      [200, 304, 400, 401, 404, 200, 200, 200, 302, 405],
+      [200, 304, 400, 401, 404, 200, 200, 200, 200, 405],
     );
     for (const res of answers) assert.equal(res.headers["x-content-type-options"], "nosniff", res.body);
   });
@@ -96,22 +96,6 @@ describe("CORS", () => {
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers["access-control-allow-origin"], undefined);
     assert.equal(res.headers["x-content-type-options"], "nosniff");
-  });
-});
-
-describe("the root", () => {
-  test("GET / and HEAD / point to /docs", async () => {
-    for (const method of ["GET", "HEAD"] as const) {
-      const res = await t.app.inject({ method, url: "/" });
-      assert.equal(res.statusCode, 302);
-      assert.equal(res.headers.location, "/docs");
-      assert.ok(res.headers["x-request-id"]);
-    }
-  });
-
-  test("the redirect is not in the document", async () => {
-    const document = (await t.get("/openapi.json")).json();
-    assert.equal(document.paths["/"], undefined);
   });
 });
 

@@ -56,6 +56,7 @@ import { BACKTEST_SCHEMAS } from "../backtest/wire.ts";
 import { runRoutes } from "./routes/backtest-runs.ts";
 import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies.ts";
 import { executionPriceComponents, executionPriceRoutes } from "./routes/execution-price.ts";
+import { webPageRoutes } from "./web-page.ts";
 
 export type { Api, AppContext, AppOptions } from "./context.ts";
 
@@ -290,8 +291,7 @@ export const updownApp = fp<AppOptions>(
     await app.register(swagger, openApiOptions);
     await app.register(swaggerUi, { routePrefix: "/docs" });
     app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
-    // Until the web page exists (DESIGN 3.9), the root points to the API's reference.
-    app.get("/", { schema: { hide: true } }, async (_req, reply) => reply.redirect("/docs", 302));
+    webPageRoutes(app, options.webDir);
     app.get("/llms.txt", { schema: { hide: true } }, async (req, reply) =>
       reply
         .type("text/plain; charset=utf-8")

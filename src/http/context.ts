@@ -35,6 +35,8 @@ export interface AppOptions {
    * request served as an enterprise key would be. The baseline that metering's cost is measured by.
    */
   unmetered?: boolean;
+  /** Where the web page's source is (default: the repository's web/); tests give a broken one. */
+  webDir?: string;
 }
 
 /** What every route gets: the app's dependencies, built once. */
