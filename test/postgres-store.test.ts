@@ -29,12 +29,6 @@ function scratchSchemas(): ScratchSchemas {
 
 /** What only PostgreSQL has to show: concurrency across connections, partitions, migrations, BIGINT. */
 const POSTGRES_TESTS: StoreTests<PostgresStore, PostgresStore> = {
-  "blocks written before version 8 are rendered on read, and by migrate to the same bytes": async (store) => {
-    await renderedUpgradeCheck(store, async (sql) => {
-      const { rows } = await store.pool.query<{ n: number }>(sql);
-      return Number(rows[0]?.n ?? 0);
-    });
-  },
   "50 concurrent charges against a limit of 5 charge exactly 5": async (store) => {
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -292,6 +286,13 @@ const POSTGRES_TESTS: StoreTests<PostgresStore, PostgresStore> = {
   },
   "BIGINT beyond JavaScript's exact integers is an error, not a rounded number": async (store) => {
     await assert.rejects(store.pool.query("SELECT 9007199254740993::bigint AS n"), /beyond/);
+  },
+  // Last: its market makes the monthly partitions other tests count.
+  "blocks written before version 8 are rendered on read, and by migrate to the same bytes": async (store) => {
+    await renderedUpgradeCheck(store, async (sql) => {
+      const { rows } = await store.pool.query<{ n: number }>(sql);
+      return Number(rows[0]?.n ?? 0);
+    });
   },
 };
 

@@ -559,8 +559,14 @@ export function marketStoreContract(name: string, open: () => Promise<Store>): v
  * without their rendered form answer the same pages, rendered on read, and migrate renders them.
  */
 export async function renderedUpgradeCheck(store: Store, sql: (text: string) => Promise<number>) {
-  const m = await store.markets.upsertMarket(HAND_MARKET);
-  await store.markets.insertSnapshots(m.key, longRows(HAND_MARKET.startTime, 700));
+  const market = {
+    ...HAND_MARKET,
+    slug: "xrp-updown-1h-1784851200",
+    coin: "xrp" as const,
+    marketType: "1h" as const,
+  };
+  const m = await store.markets.upsertMarket(market);
+  await store.markets.insertSnapshots(m.key, longRows(market.startTime, 700));
   const pages = async () => {
     const out: string[] = [];
     for (const order of ["asc", "desc"] as const) {
@@ -575,9 +581,9 @@ export async function renderedUpgradeCheck(store: Store, sql: (text: string) => 
     return out;
   };
   const rendered = await pages();
-  const unrendered = "SELECT count(*) AS n FROM snapshot_blocks WHERE rendered IS NULL";
+  const unrendered = `SELECT count(*) AS n FROM snapshot_blocks WHERE market = ${m.key} AND rendered IS NULL`;
   assert.equal(await sql(unrendered), 0);
-  await sql("UPDATE snapshot_blocks SET rendered = NULL");
+  await sql(`UPDATE snapshot_blocks SET rendered = NULL WHERE market = ${m.key}`);
   assert.equal(await sql(unrendered), 3, "700 seconds in 3 blocks");
   assert.deepEqual(await pages(), rendered, "rendered on read from the prices");
   assert.deepEqual((await store.migrate()).applied, []);

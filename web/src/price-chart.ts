@@ -50,6 +50,12 @@ function gapFill(coverage: Coverage | null, step: number): number[] {
   return fill;
 }
 
+/** Up and Down are prices of an outcome: their scale is always 0 to 1, whatever the markers add. */
+const PRICE = {
+  priceScaleId: "right",
+  autoscaleInfoProvider: () => ({ priceRange: { minValue: 0, maxValue: 1 } }),
+};
+
 export class PriceChart {
   private readonly chart: IChartApi;
   private readonly up: ISeriesApi<"Line">;
@@ -75,8 +81,8 @@ export class PriceChart {
     });
     this.chart.priceScale("gaps").applyOptions({ visible: false, scaleMargins: { top: 0, bottom: 0 } });
     this.coin = this.chart.addSeries(LineSeries, { ...LINE, color: COLORS.coin, priceScaleId: "left" });
-    this.up = this.chart.addSeries(LineSeries, { ...LINE, color: COLORS.up, priceScaleId: "right" });
-    this.down = this.chart.addSeries(LineSeries, { ...LINE, color: COLORS.down, priceScaleId: "right" });
+    this.up = this.chart.addSeries(LineSeries, { ...LINE, ...PRICE, color: COLORS.up });
+    this.down = this.chart.addSeries(LineSeries, { ...LINE, ...PRICE, color: COLORS.down });
     this.upMarkers = createSeriesMarkers(this.up, []);
     this.downMarkers = createSeriesMarkers(this.down, []);
   }
