@@ -16,7 +16,11 @@ export class SqliteConnection {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
     // busy_timeout first: switching to WAL waits for other connections opening the same new file.
-    this.db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    // Reads through a memory map rather than a read(2) per page: a cold page of snapshots walks the
+    // overflow pages of about five large block rows, which measured about 20 % faster mapped.
+    this.db.exec(
+      "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA mmap_size = 1073741824;",
+    );
   }
 
   /**
