@@ -80,7 +80,11 @@ export function firstStartBanner(made: FirstStart, base: string): string | null 
     lines.push("Try:", `  curl -H "X-API-Key: ${keys.pro}" '${base}/v1/markets?coin=btc&limit=2'`);
   }
   if (lines.length === 0) return null;
-  lines.push(`Docs: ${base}/docs`, `For AI agents: ${base}/llms.txt, MCP at ${base}/mcp or \`updown mcp\``);
+  lines.push(
+    `Web page: ${base}/ (paste a key)`,
+    `Docs: ${base}/docs`,
+    `For AI agents: ${base}/llms.txt, MCP at ${base}/mcp or \`updown mcp\``,
+  );
   const rule = "=".repeat(78);
   return [rule, ...lines.map((l) => ` ${l}`), rule].join("\n");
 }
