@@ -88,6 +88,16 @@ describe("coverage", () => {
     });
     assert.equal(live.expected, 100);
     assert.deepEqual(live.holes, []);
+    // Its second in progress recorded already: expected with it, not 101 of 100.
+    const current = computeCoverage({
+      ...base,
+      now: 1100.5e6,
+      recorded: 101,
+      first: 1000.2e6,
+      last: 1100.2e6,
+      holes: [],
+    });
+    assert.deepEqual([current.expected, current.recorded, current.missing], [101, 101, 0]);
     const unopened = computeCoverage({
       ...base,
       now: 900e6,

@@ -68,7 +68,11 @@ export function computeCoverage(input: CoverageInput): Coverage {
   const { cadence } = input;
   const start = input.startTime * 1e6;
   const until = Math.max(start, Math.min(input.now, input.endTime * 1e6));
-  const expected = Math.floor((until - start) / cadence);
+  let expected = Math.floor((until - start) / cadence);
+  // While a market is live, the slot in progress counts once its snapshot is in (else a market recorded
+  // up to this second would show one snapshot more than expected).
+  const live = until < input.endTime * 1e6;
+  if (live && input.last !== null && input.last >= start + expected * cadence) expected += 1;
   const spans: { from: Micros; to: Micros; missing: number }[] = [];
   if (input.first === null || input.last === null) {
     if (expected > 0) spans.push({ from: start, to: until, missing: expected });
