@@ -114,8 +114,10 @@ async function renderPage(
     total,
   };
   const empty = q.offset >= total;
-  // A resolved market's page is copied from its rendered blocks; a live market's is written from rows.
-  const rendered = empty ? null : await ctx.store.markets.renderedPage(market.key, query);
+  // A resolved market's page is copied from its rendered blocks; a live market's is written from rows,
+  // without first asking for blocks it does not have (snapshotPage still serves one that has them).
+  const rendered =
+    empty || !isResolved(market) ? null : await ctx.store.markets.renderedPage(market.key, query);
   const rows = empty || rendered ? [] : await ctx.store.markets.snapshotPage(market.key, query);
   const w = pageBytes;
   w.reset();
