@@ -558,6 +558,34 @@ function backtestSection(tmp: string, load: LoadGenerator): Promise<BacktestBenc
   });
 }
 
+/**
+ * Hands the load generator the cold lists: every (market, offset) with a full page, shuffled, once
+ * without books and once with; returns how many pages each list has. The lists are built here and
+ * not kept: in the default mode they live in the load child, so the server's heap (this process) does
+ * not carry a few hundred thousand path strings that `updown serve` would not have, and that every
+ * major collection would otherwise mark.
+ */
+async function sendColdLists(load: LoadGenerator, markets: readonly StoredMarket[]): Promise<number> {
+  const pairs: [string, number][] = [];
+  for (const m of markets) {
+    for (let offset = 0; offset + PAGE <= m.snapshotCount; offset++) pairs.push([m.slug, offset]);
+  }
+  const noBooks = shuffle(
+    pairs.map(([slug, offset]) => pagePath(slug, offset, false)),
+    Rng.named(SEED, "bench:cold"),
+  );
+  if (new Set(noBooks).size !== pairs.length) throw new Error("cold list repeats a path");
+  await load.sendList("cold, no books", noBooks);
+  await load.sendList(
+    "cold, books",
+    shuffle(
+      pairs.map(([slug, offset]) => pagePath(slug, offset, true)),
+      Rng.named(SEED, "bench:cold-books"),
+    ),
+  );
+  return pairs.length;
+}
+
 async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), "updown-bench-"));
   let load: LoadGenerator | null = null;
@@ -685,28 +713,13 @@ async function main(): Promise<void> {
     const warmMarket = long.find((m) => m.coin === "btc" && m.marketType === "1h");
     const coldSample = long.find((m) => m.coin === "eth" && m.marketType === "1h");
     if (!warmMarket || !coldSample) throw new Error("no resolved 1h markets");
-    const coldPairs: [string, number][] = [];
-    for (const m of long) {
-      if (m === warmMarket || m === coldSample) continue;
-      for (let offset = 0; offset + PAGE <= m.snapshotCount; offset++) coldPairs.push([m.slug, offset]);
-    }
-    const coldLists = {
-      "no books": shuffle(
-        coldPairs.map(([slug, offset]) => pagePath(slug, offset, false)),
-        Rng.named(SEED, "bench:cold"),
-      ),
-      books: shuffle(
-        coldPairs.map(([slug, offset]) => pagePath(slug, offset, true)),
-        Rng.named(SEED, "bench:cold-books"),
-      ),
-    };
-    if (new Set(coldLists["no books"]).size !== coldPairs.length) throw new Error("cold list repeats a path");
-
     load = LOAD_MODE === "child" ? new LoadChild() : new InProcessLoad();
-    await load.sendList("cold, no books", coldLists["no books"]);
-    await load.sendList("cold, books", coldLists.books);
+    const coldPages = await sendColdLists(
+      load,
+      long.filter((m) => m !== warmMarket && m !== coldSample),
+    );
     console.log(
-      `cold lists: ${fmt(coldPairs.length)} distinct pages each (${long.length - 2} resolved 1h and 4h markets, every page 1000 snapshots)`,
+      `cold lists: ${fmt(coldPages)} distinct pages each (${long.length - 2} resolved 1h and 4h markets, every page 1000 snapshots)`,
     );
 
     const session = PROFILE_DIR ? new Session() : null;
@@ -964,7 +977,7 @@ async function main(): Promise<void> {
           : "autocannon in the server's process and event loop",
       data: { seed: SEED, anchor: ANCHOR, counts: PAGE_COUNTS, coins: COINS, ...seeded },
       baseline: "a plain node:http server in a child process of its own (bench/baseline.ts)",
-      coldDistinctPages: coldPairs.length,
+      coldDistinctPages: coldPages,
       scenarios: results,
       requestLogLines: logLines,
       wire: wireBytes(results),
