@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { JsonBytes } from "../src/domain/json-bytes.ts";
 import { openStore } from "../src/store/open.ts";
 import { SQLITE_MIGRATIONS } from "../src/store/sqlite/migrations.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
@@ -161,5 +162,50 @@ test("blocks written before version 8 are rendered on read, and by migrate to th
     });
   } finally {
     await store.close();
+  }
+});
+
+test("pages planned from remembered block headers follow another process's import into the market", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "updown-headers-"));
+  const path = join(dir, "updown.db");
+  const serving = new SqliteStore(path);
+  const importing = new SqliteStore(path);
+  try {
+    await serving.migrate();
+    const m = await serving.markets.upsertMarket(HAND_MARKET);
+    const second = (i: number) => ({
+      time: (HAND_MARKET.startTime + i) * 1e6,
+      coinPrice: 150 + i,
+      priceUp: 0.5,
+      priceDown: 0.5,
+      books: null,
+    });
+    // Even seconds 0..1198, in blocks of 256, 256 and 88.
+    await serving.markets.insertSnapshots(
+      m.key,
+      Array.from({ length: 600 }, (_, i) => second(i * 2)),
+    );
+    const page = async (total: number) => {
+      const q = { order: "desc" as const, limit: 3, offset: 400, books: false, total };
+      const rows = await serving.markets.snapshotPage(m.key, q);
+      const w = new JsonBytes();
+      (await serving.markets.renderedPage(m.key, q))!(w);
+      return { seconds: rows.map((r) => r.time / 1e6 - HAND_MARKET.startTime), text: w.text() };
+    };
+    // Read once: the serving store now plans this market's pages from headers it remembers. The page
+    // lies in the first block.
+    assert.deepEqual((await page(600)).seconds, [398, 396, 394]);
+    // Another connection (as another process would) adds a second to the middle block only: the first
+    // block is unchanged, but every newest-first position before it moves by one.
+    assert.equal(await importing.markets.insertSnapshots(m.key, [second(701)]), 1);
+    const count = (await serving.markets.getMarket(HAND_MARKET.slug))!.snapshotCount;
+    assert.equal(count, 601);
+    const after = await page(count);
+    assert.deepEqual(after.seconds, [400, 398, 396]);
+    assert.match(after.text, /^\{"time":"2026-07-24T00:06:40\.000000Z"/, "the rendered page too");
+  } finally {
+    await serving.close();
+    await importing.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -118,6 +118,19 @@ export class JsonBytes {
     this.pos += JsonBytes.encoder.encodeInto(s, this.buf.subarray(this.pos)).written;
   }
 
+  /** Characters [start, end) of a string the caller knows is ASCII (latin1 writes one byte each). */
+  latin1(s: string, start: number, end: number): void {
+    const n = end - start;
+    this.reserve(n);
+    let out = this.latin1View;
+    if (out === null || out.buffer !== this.buf.buffer) {
+      out = Buffer.from(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+      this.latin1View = out;
+    }
+    this.pos += out.write(start === 0 && end === s.length ? s : s.slice(start, end), this.pos, n, "latin1");
+  }
+  private latin1View: Buffer | null = null;
+
   /** A copy of the bytes written, exactly as long as they are. */
   toBuffer(): Buffer {
     return Buffer.from(this.buf.subarray(0, this.pos));

@@ -16,7 +16,9 @@ import { marketListSql } from "../rules/market-filter.ts";
 import {
   allBlocks,
   atOrBeforeInBlocks,
+  type BlockSource,
   countInBlocks,
+  HeaderMemory,
   type PageWriter,
   readBlockPage,
   readRenderedPage,
@@ -135,10 +137,16 @@ function booksOf(value: unknown): Uint8Array | null {
 export class PostgresMarketStore implements MarketStore {
   private readonly pool: Pool;
   private readonly partitions: MonthlyPartitions;
+  private readonly headerMemory = new HeaderMemory();
 
   constructor(pool: Pool, partitions: MonthlyPartitions) {
     this.pool = pool;
     this.partitions = partitions;
+  }
+
+  /** A market's blocks to read, planned from remembered headers where a read allows (HeaderMemory). */
+  private blocksOf(marketKey: number): BlockSource {
+    return this.headerMemory.source(marketKey, blockSource(this.pool, marketKey));
   }
 
   private async one(sql: string, params: unknown[]): Promise<Row | undefined> {
@@ -155,6 +163,7 @@ export class PostgresMarketStore implements MarketStore {
     return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<Row>(UPSERT_MARKET_SQL, marketValues(m));
       const stored = marketFromRow(rows[0]);
+      this.headerMemory.forget(stored.key);
       await sealRows(client, stored.key);
       return stored;
     });
@@ -169,6 +178,7 @@ export class PostgresMarketStore implements MarketStore {
     for (const r of rows) {
       await inTransaction(this.pool, async (client) => {
         await lockForInsert(client, [r.id as number]);
+        this.headerMemory.forget(r.id as number);
         await sealRows(client, r.id as number);
       });
     }
@@ -242,6 +252,7 @@ export class PostgresMarketStore implements MarketStore {
     state: { blocks: boolean; rowsToMove: boolean } | undefined,
   ): Promise<number> {
     if (state?.blocks) {
+      this.headerMemory.forget(b.marketKey);
       if (state.rowsToMove) await sealRows(client, b.marketKey);
       return mergeIntoBlocks(client, b.marketKey, b.rows);
     }
@@ -270,7 +281,7 @@ export class PostgresMarketStore implements MarketStore {
   }
 
   async snapshotSpan(marketKey: number, maxStep: Micros): Promise<SnapshotSpan> {
-    const blocks = await allBlocks(blockSource(this.pool, marketKey));
+    const blocks = await allBlocks(this.blocksOf(marketKey));
     if (blocks.length > 0) return spanOfBlocks(blocks, maxStep);
     const ends = await this.pool.query<Row>(
       "SELECT min(time_us) AS first, max(time_us) AS last FROM snapshots WHERE market = $1",
@@ -291,7 +302,7 @@ export class PostgresMarketStore implements MarketStore {
   }
 
   async countSnapshots(marketKey: number, from?: Micros, to?: Micros): Promise<number> {
-    const inBlocks = await countInBlocks(blockSource(this.pool, marketKey), from, to);
+    const inBlocks = await countInBlocks(this.blocksOf(marketKey), from, to);
     if (inBlocks !== null) return inBlocks;
     return this.count(
       "SELECT count(*) AS n FROM snapshots WHERE market = $1 AND time_us >= $2 AND time_us <= $3",
@@ -304,11 +315,11 @@ export class PostgresMarketStore implements MarketStore {
    * books, one range scan of the books over the page's times, merged here (both come in page order).
    */
   async renderedPage(marketKey: number, q: SnapshotQuery): Promise<PageWriter | null> {
-    return readRenderedPage(blockSource(this.pool, marketKey), q);
+    return readRenderedPage(this.blocksOf(marketKey), q);
   }
 
   async snapshotPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
-    return (await readBlockPage(blockSource(this.pool, marketKey), q)) ?? this.rowsPage(marketKey, q);
+    return (await readBlockPage(this.blocksOf(marketKey), q)) ?? this.rowsPage(marketKey, q);
   }
 
   private async rowsPage(marketKey: number, q: SnapshotQuery): Promise<SnapshotRow[]> {
@@ -338,7 +349,7 @@ export class PostgresMarketStore implements MarketStore {
   }
 
   async snapshotAtOrBefore(marketKey: number, time: Micros, books: boolean): Promise<SnapshotRow | null> {
-    const inBlocks = await atOrBeforeInBlocks(blockSource(this.pool, marketKey), time, books);
+    const inBlocks = await atOrBeforeInBlocks(this.blocksOf(marketKey), time, books);
     if (inBlocks !== undefined) return inBlocks;
     const { rows } = await this.pool.query<ArrayRow>({
       text: books ? SNAPSHOT_AT_OR_BEFORE_SQL.withBooks : SNAPSHOT_AT_OR_BEFORE_SQL.withoutBooks,

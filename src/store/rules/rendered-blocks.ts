@@ -52,36 +52,82 @@ export function renderRows(rows: readonly SnapshotRow[]): Uint8Array {
   return out;
 }
 
+/**
+ * A rendered block as a store fetched it: the stored bytes whole, or (SQLite) the text alone as a
+ * string. SQLite reads the text as TEXT because a string lives on the young heap, where a short-lived
+ * one is freed by a scavenge, while every blob read becomes an ArrayBuffer whose bytes count toward the
+ * external memory that starts full collections (docs/decisions.md). Without the ends, a second's end
+ * is found in the text: each second's JSON is flat and closes with the only brace it has.
+ */
+export type FetchedRendering = Uint8Array | string;
+
 /** A rendered block opened for reading: second d (0 = newest) is text[start(d), end(d)). */
 export class RenderedBlock {
   readonly n: number;
-  readonly text: Uint8Array;
-  private readonly blob: Uint8Array;
+  private readonly text: Uint8Array | string;
+  /** The stored bytes, whose ends say where each second's JSON ends; null for text alone. */
+  private readonly blob: Uint8Array | null;
   private readonly endsAt: number;
+  /** Ends found in text fetched alone, once a read needs them. */
+  private found: Int32Array | null = null;
 
-  constructor(blob: Uint8Array) {
-    if (blob[0] !== FORMAT) throw new Error(`unknown rendered block format ${blob[0]}`);
+  constructor(fetched: FetchedRendering, n: number) {
+    if (typeof fetched === "string") {
+      this.n = n;
+      this.text = fetched;
+      this.blob = null;
+      this.endsAt = 0;
+      return;
+    }
+    if (fetched[0] !== FORMAT) throw new Error(`unknown rendered block format ${fetched[0]}`);
     let p = 1;
-    let n = 0;
+    let stored = 0;
     for (let mul = 1; ; mul *= 128) {
-      const b = blob[p++];
-      n += (b & 127) * mul;
+      const b = fetched[p++];
+      stored += (b & 127) * mul;
       if (b < 128) break;
     }
+    if (stored !== n) throw new Error(`a rendered block of ${stored} seconds where its header says ${n}`);
     this.n = n;
-    this.blob = blob;
+    this.blob = fetched;
     this.endsAt = p;
-    this.text = blob.subarray(p + 2 * n);
+    this.text = fetched.subarray(p + 2 * n);
   }
 
   end(d: number): number {
-    const p = this.endsAt + 2 * d;
-    return this.blob[p] | (this.blob[p + 1] << 8);
+    if (d === this.n - 1) return this.text.length;
+    if (this.blob !== null) {
+      const p = this.endsAt + 2 * d;
+      return this.blob[p] | (this.blob[p + 1] << 8);
+    }
+    this.found ??= endsInText(this.text as string, this.n);
+    return this.found[d];
   }
 
   start(d: number): number {
     return d === 0 ? 0 : this.end(d - 1) + 1;
   }
+
+  /** Writes text[start, end) (ASCII). */
+  write(w: JsonBytes, start: number, end: number): void {
+    if (typeof this.text === "string") w.latin1(this.text, start, end);
+    else w.bytes(this.text.subarray(start, end));
+  }
+}
+
+/** Where each of n seconds' JSON ends in a rendered text: just past its closing brace. */
+function endsInText(text: string, n: number): Int32Array {
+  const ends = new Int32Array(n);
+  let p = -1;
+  for (let d = 0; d < n; d++) {
+    p = text.indexOf("}", p + 1);
+    if (p < 0) break;
+    ends[d] = p + 1;
+  }
+  if (p < 0 || ends[n - 1] !== text.length) {
+    throw new Error(`a rendered block's text does not hold ${n} seconds`);
+  }
+  return ends;
 }
 
 /** One block's part of a page: rows [from, to) in time order, and its books when the page has them. */
@@ -103,7 +149,7 @@ export function writeRenderedPage(w: JsonBytes, steps: readonly RenderedStep[], 
     if (newestFirst && step.books === null) {
       // Rows [from, to) in time order are seconds n - to .. n - from - 1 newest first: one run.
       if (!first) w.byte(44);
-      w.bytes(block.text.subarray(block.start(n - to), block.end(n - from - 1)));
+      block.write(w, block.start(n - to), block.end(n - from - 1));
       first = false;
       continue;
     }
@@ -113,11 +159,11 @@ export function writeRenderedPage(w: JsonBytes, steps: readonly RenderedStep[], 
       if (!first) w.byte(44);
       first = false;
       if (step.books === null) {
-        w.bytes(block.text.subarray(block.start(d), block.end(d)));
+        block.write(w, block.start(d), block.end(d));
         continue;
       }
       // The head without its closing brace, then the books and the brace as writeSnapshotJson would.
-      w.bytes(block.text.subarray(block.start(d), block.end(d) - 1));
+      block.write(w, block.start(d), block.end(d) - 1);
       const { bytes, bookStart } = step.books;
       const a = bookStart[i];
       const b = bookStart[i + 1];

@@ -2,7 +2,13 @@ import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import type { SnapshotQuery } from "../market-store.ts";
 import type { JsonBytes } from "../../domain/json-bytes.ts";
-import { RenderedBlock, type RenderedStep, renderRows, writeRenderedPage } from "./rendered-blocks.ts";
+import {
+  type FetchedRendering,
+  RenderedBlock,
+  type RenderedStep,
+  renderRows,
+  writeRenderedPage,
+} from "./rendered-blocks.ts";
 
 /**
  * Snapshot blocks: a resolved market's snapshots kept as runs of up to BLOCK_ROWS consecutive seconds,
@@ -46,7 +52,7 @@ export interface EncodedBlock extends BlockHeader {
 export interface StoredBlock extends BlockHeader {
   prices: Uint8Array;
   books: Uint8Array | null;
-  rendered?: Uint8Array | null;
+  rendered?: FetchedRendering | null;
 }
 
 class Writer {
@@ -332,8 +338,12 @@ const EMPTY = new Uint8Array(0);
 
 /** How a dialect fetches a market's blocks (reads go through readers below, once for both stores). */
 export interface BlockSource {
-  /** Every block's header, in time order. */
-  headers(): Promise<BlockHeader[]>;
+  /**
+   * Every block's header, in time order. `total`, when given, is how many snapshots the caller knows
+   * the market holds: a source may then answer from memory (HeaderMemory) with headers that hold as
+   * many.
+   */
+  headers(total?: number): Promise<BlockHeader[]>;
   /** The blocks whose first time is within [lo, hi], in time order; books only when asked. */
   blocks(lo: Micros, hi: Micros, books: boolean): Promise<StoredBlock[]>;
   /**
@@ -341,6 +351,58 @@ export interface BlockSource {
    * or the block not yet rendered).
    */
   rendered(lo: Micros, hi: Micros, books: boolean): Promise<StoredBlock[]>;
+}
+
+/**
+ * Block headers of markets remembered between reads, so that a page of a market read before plans
+ * without asking the store for them (a query per page, and for a 4h market 57 rows). Only a read that
+ * knows how many snapshots the market holds uses them, and only when they hold exactly that many: the
+ * count comes from the market's record, which the same transaction updates as its blocks. The blocks
+ * fetched must then be the ones the headers named, or the read starts over from the store's headers
+ * (consistently). A store forgets a market whose blocks it writes; another process's writes show as
+ * a different count or different blocks.
+ */
+export class HeaderMemory {
+  private readonly markets = new Map<number, { headers: BlockHeader[]; total: number }>();
+  private held = 0;
+  private readonly maxHeaders: number;
+
+  constructor(maxHeaders = 1 << 16) {
+    this.maxHeaders = maxHeaders;
+  }
+
+  /** src, its headers answered from memory when a caller's count matches what is remembered. */
+  source(marketKey: number, src: BlockSource): BlockSource {
+    return {
+      ...src,
+      headers: async (total) => {
+        const known = total === undefined ? undefined : this.markets.get(marketKey);
+        if (known && known.total === total) return known.headers;
+        const headers = await src.headers();
+        this.remember(marketKey, headers);
+        return headers;
+      },
+    };
+  }
+
+  forget(marketKey: number): void {
+    const known = this.markets.get(marketKey);
+    if (!known) return;
+    this.held -= known.headers.length;
+    this.markets.delete(marketKey);
+  }
+
+  private remember(marketKey: number, headers: BlockHeader[]): void {
+    this.forget(marketKey);
+    if (headers.length === 0 || headers.length > this.maxHeaders) return;
+    if (this.held + headers.length > this.maxHeaders) {
+      this.markets.clear();
+      this.held = 0;
+    }
+    const total = headers.reduce((sum, h) => sum + h.n, 0);
+    this.markets.set(marketKey, { headers, total });
+    this.held += headers.length;
+  }
 }
 
 const MIN = Number.MIN_SAFE_INTEGER;
@@ -360,9 +422,9 @@ function same(fetched: readonly BlockHeader[], expected: readonly BlockHeader[])
  * Reads with a plan made from headers, then fetches; a merge between the two (an import into a resolved
  * market) shows as blocks that differ from their headers, and the read starts over.
  */
-async function consistently<T>(read: () => Promise<T | typeof STALE>): Promise<T> {
+async function consistently<T>(read: (attempt: number) => Promise<T | typeof STALE>): Promise<T> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const result = await read();
+    const result = await read(attempt);
     if (result !== STALE) return result;
   }
   throw new Error("snapshot blocks kept changing under a read");
@@ -392,8 +454,11 @@ async function withinRange(
 type Fetch = (src: BlockSource, lo: Micros, hi: Micros, books: boolean) => Promise<StoredBlock[]>;
 
 /** The blocks a page takes rows from and the rows of each; null when the market has no blocks. */
-async function fetchPage(src: BlockSource, q: SnapshotQuery, fetch: Fetch) {
-  const headers = await src.headers();
+async function fetchPage(src: BlockSource, q: SnapshotQuery, fetch: Fetch, attempt: number) {
+  // Remembered headers serve a page of the whole market on a first attempt, checked by the count the
+  // caller gives and by the fetched blocks being the ones planned from; a ranged page asks the store.
+  const whole = q.from === undefined && q.to === undefined && attempt === 0;
+  const headers = await src.headers(whole ? q.total : undefined);
   if (headers.length === 0) return null;
   const from = q.from ?? MIN;
   const to = q.to ?? MAX;
@@ -411,8 +476,8 @@ async function fetchPage(src: BlockSource, q: SnapshotQuery, fetch: Fetch) {
 
 /** A page from a market's blocks; null when the market has none (its snapshots are in the rows). */
 export function readBlockPage(src: BlockSource, q: SnapshotQuery): Promise<SnapshotRow[] | null> {
-  return consistently(async () => {
-    const page = await fetchPage(src, q, (s, lo, hi, books) => s.blocks(lo, hi, books));
+  return consistently(async (attempt) => {
+    const page = await fetchPage(src, q, (s, lo, hi, books) => s.blocks(lo, hi, books), attempt);
     if (page === null || page === STALE) return page;
     return pageFromBlocks(page.blocks, page.plan, q.order, q.books);
   });
@@ -431,12 +496,12 @@ export type PageWriter = (w: JsonBytes) => void;
  * when the market has none. The bytes are writeSnapshotJson's for the same rows (readBlockPage's).
  */
 export function readRenderedPage(src: BlockSource, q: SnapshotQuery): Promise<PageWriter | null> {
-  return consistently(async () => {
-    const page = await fetchPage(src, q, (s, lo, hi, books) => s.rendered(lo, hi, books));
+  return consistently(async (attempt) => {
+    const page = await fetchPage(src, q, (s, lo, hi, books) => s.rendered(lo, hi, books), attempt);
     if (page === null || page === STALE) return page;
     const steps: RenderedStep[] = page.plan.map((step) => {
       const b = page.blocks[step.block];
-      const rendered = new RenderedBlock(b.rendered ?? renderStored(b));
+      const rendered = new RenderedBlock(b.rendered ?? renderStored(b), b.n);
       const books = q.books ? { bytes: b.books, bookStart: decodeBlock(b.prices).bookStart } : null;
       return { block: rendered, from: step.from, to: step.to, books };
     });

@@ -30,6 +30,7 @@ import {
   type BlockSource,
   countInBlocks,
   type EncodedBlock,
+  HeaderMemory,
   headerOfRow,
   mergeRows,
   type PageWriter,
@@ -90,6 +91,17 @@ const SNAPSHOT_AT_OR_BEFORE_SQL = {
 };
 
 const BLOCK_SQL = blockReadSql((i) => `?${i}`);
+/**
+ * The rendered reads take the rendered column's text alone, as TEXT (node:sqlite gives a string; see
+ * FetchedRendering for why), skipping its format, count and ends: 1 + varint(n) + 2n bytes, the
+ * varint one byte below 128 and two from there (n <= BLOCK_ROWS).
+ */
+const textOf = (t: string) => `CAST(substr(${t}rendered, 3 + (${t}n >= 128) + 2 * ${t}n) AS TEXT)`;
+const TEXT = textOf("");
+const RENDERED_SQL = {
+  rendered: BLOCK_SQL.rendered.replace(", rendered FROM", `, ${TEXT} FROM`),
+  renderedBooks: BLOCK_SQL.renderedBooks.replace(", rendered FROM", `, ${TEXT} FROM`),
+};
 const INSERT_BLOCK_SQL = `INSERT INTO snapshot_blocks (market, first_us, last_us, n, prices, books, rendered)
   VALUES (?, ?, ?, ?, ?, ?, ?)`;
 const UNRENDERED_SQL = `SELECT market, first_us, last_us, n, prices FROM snapshot_blocks
@@ -105,6 +117,11 @@ const SEALED_SQL = `SELECT winner IS NOT NULL AS resolved,
 /** Resolved markets whose snapshots are still in the rows (before version 7, or mid-upgrade). */
 const PENDING_SQL = `SELECT id FROM markets m WHERE winner IS NOT NULL
   AND EXISTS (SELECT 1 FROM snapshots s WHERE s.market = m.id) ORDER BY id`;
+
+/** A row of the rendered reads: blockReadSql's columns, the rendered text a string (or NULL). */
+function renderedBlockOfRow(r: ArrayRow): StoredBlock {
+  return { ...blockOfRow(r, (v) => (v as Uint8Array | null) ?? null), rendered: r[5] as string | null };
+}
 
 /** node:sqlite gives a blob as a Uint8Array already. */
 const blobOf = (stored: unknown) => stored as Uint8Array;
@@ -122,6 +139,7 @@ function snapshotFromRow(r: Row): SnapshotRow {
 /** Markets, snapshots and gaps in the embedded store (see MarketStore). */
 export class SqliteMarketStore implements MarketStore {
   private readonly conn: SqliteConnection;
+  private readonly headerMemory = new HeaderMemory();
 
   constructor(conn: SqliteConnection) {
     this.conn = conn;
@@ -214,6 +232,7 @@ export class SqliteMarketStore implements MarketStore {
 
   /** Merges rows into a market's blocks (within the caller's transaction); returns how many were new. */
   private mergeIntoBlocks(marketKey: number, rows: SnapshotRow[], counted = true): number {
+    this.headerMemory.forget(marketKey);
     if (rows.length === 0) return 0;
     let lo = rows[0].time;
     let hi = lo;
@@ -298,13 +317,16 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   private blockSource(marketKey: number): BlockSource {
-    return {
+    return this.headerMemory.source(marketKey, {
       headers: async () =>
         (this.conn.arrayStmt(BLOCK_SQL.headers).all(marketKey) as unknown as ArrayRow[]).map(headerOfRow),
       blocks: async (lo, hi, books) => this.blocksSync(marketKey, lo, hi, books),
-      rendered: async (lo, hi, books) =>
-        this.fetchBlocks(books ? BLOCK_SQL.renderedBooks : BLOCK_SQL.rendered, marketKey, lo, hi),
-    };
+      rendered: async (lo, hi, books) => {
+        const sql = books ? RENDERED_SQL.renderedBooks : RENDERED_SQL.rendered;
+        const rows = this.conn.arrayStmt(sql).all(marketKey, lo, hi) as unknown as ArrayRow[];
+        return rows.map(renderedBlockOfRow);
+      },
+    });
   }
 
   async recordGap(marketKey: number, gap: RecordingGap): Promise<void> {
