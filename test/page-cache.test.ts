@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
+import { brotliDecompressSync } from "node:zlib";
 import { describe, test } from "node:test";
+import { BodyBuffers, classOf } from "../src/http/body-buffers.ts";
 import { PageCache } from "../src/http/page-cache.ts";
-import { makeTestApp } from "./helpers/app.ts";
+import { JsonBytes } from "../src/domain/json-bytes.ts";
+import type { Store } from "../src/store/store.ts";
+import { makeTestApp, openTestStore } from "./helpers/app.ts";
 
 const page = (bytes: number) => ({ body: Buffer.alloc(bytes), etag: `"${bytes}"` });
 
@@ -66,4 +70,134 @@ describe("page cache", () => {
       await t.close();
     }
   });
+
+  test("a page is admitted from its second request; a cache of 0 bytes admits none", () => {
+    const cache = new PageCache(1000);
+    assert.equal(cache.admits("a"), false, "first request");
+    assert.equal(cache.admits("b"), false);
+    assert.equal(cache.admits("a"), true, "second request");
+    assert.equal(cache.admits("a"), false, "admitted once; a page evicted later starts over");
+    const off = new PageCache(0);
+    assert.equal(off.admits("a"), false);
+    assert.equal(off.admits("a"), false);
+  });
+
+  test("lent buffers: a body's bytes exactly, the buffer reused once given back and not before", () => {
+    const bodies = new BodyBuffers(1 << 20);
+    const w = new JsonBytes(16);
+    w.ascii('{"a":1}');
+    const first = bodies.lend(w);
+    assert.equal(first.body.toString(), '{"a":1}');
+    w.reset();
+    w.ascii("[2]");
+    const second = bodies.lend(w);
+    assert.equal(second.body.toString(), "[2]");
+    assert.equal(first.body.toString(), '{"a":1}', "a buffer still lent is not written over");
+    assert.equal(bodies.allocated, 2);
+    first.release();
+    first.release();
+    assert.equal(bodies.idleBytes, classOf(7), "given back once, however often release is called");
+    const third = bodies.lend(w);
+    assert.equal(bodies.allocated, 2, "the buffer given back is lent again");
+    assert.equal(third.body.buffer, first.body.buffer);
+    assert.equal(bodies.idleBytes, 0);
+    // Capacities: at least 64 KiB, at most a quarter over the bytes asked for.
+    assert.equal(classOf(1), 65_536);
+    for (const n of [65_537, 100_000, 2_119_986, 9_999_999]) {
+      assert.ok(classOf(n) >= n && classOf(n) <= n * 1.25, `${n} -> ${classOf(n)}`);
+    }
+    // Free buffers are kept up to the budget only.
+    const small = new BodyBuffers(65_536);
+    const x = small.lend(w);
+    const y = small.lend(w);
+    x.release();
+    y.release();
+    assert.equal(small.idleBytes, 65_536);
+  });
+
+  test("a resolved page is read from the store on its first and second request, then from the cache", async () => {
+    const store = await openTestStore();
+    const reads = countPageReads(store);
+    const t = await makeTestApp({ store });
+    try {
+      const url = "/v1/markets/btc-updown-5m-1784851800/snapshots?include_orderbook=true&limit=50&offset=10";
+      const answers: Awaited<ReturnType<typeof t.get>>[] = [];
+      for (let i = 0; i < 4; i++) answers.push(await t.get(url));
+      assert.deepEqual(reads(), 2, "first (sent once), second (kept), then the cache");
+      for (const a of answers) {
+        assert.equal(a.statusCode, 200);
+        assert.equal(a.body, answers[0].body);
+        assert.equal(a.headers.etag, answers[0].headers.etag);
+        assert.equal(a.headers["content-length"], String(answers[0].rawPayload.length));
+      }
+      // A conditional request for a page never rendered is answered from its key, without a read.
+      const other = url.replace("offset=10", "offset=11");
+      const fresh = await t.get(other);
+      const before = reads();
+      const notModified = await t.get(other, {
+        "if-none-match": String(fresh.headers.etag),
+      });
+      assert.equal(notModified.statusCode, 304);
+      assert.equal(reads(), before);
+      // Compressed first answers are compressed from the lent bytes, and decode to the same JSON.
+      const br = await t.get(url.replace("offset=10", "offset=12"), { "accept-encoding": "br" });
+      assert.equal(br.headers["content-encoding"], "br");
+      const plain = await t.get(url.replace("offset=10", "offset=12"));
+      assert.equal(brotliDecompressSync(br.rawPayload).toString(), plain.body);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test("first answers sent at once over HTTP each carry their own page (lent buffers are not shared)", async () => {
+    const t = await makeTestApp();
+    await t.app.listen({ port: 0, host: "127.0.0.1" });
+    try {
+      const address = t.app.server.address();
+      assert.ok(address && typeof address === "object");
+      const origin = `http://127.0.0.1:${address.port}`;
+      const urls: string[] = [];
+      for (let offset = 0; offset < 48; offset++) {
+        urls.push(`/v1/markets/btc-updown-15m-1784851200/snapshots?offset=${offset}&limit=${200 + offset}`);
+      }
+      // A live market's pages are never kept: every answer is lent.
+      for (let offset = 0; offset < 16; offset++) {
+        urls.push(`/v1/markets/btc-updown-5m-1784852400/snapshots?include_orderbook=true&offset=${offset}`);
+      }
+      const key = await t.keyFor("enterprise");
+      const get = async (url: string): Promise<string> => {
+        const res = await fetch(origin + url, { headers: { "x-api-key": key } });
+        assert.equal(res.status, 200, url);
+        return res.text();
+      };
+      for (let round = 0; round < 2; round++) {
+        const concurrent = await Promise.all(urls.map(get));
+        // Each page again, one at a time: now rendered into a copy the cache keeps (or lent alone).
+        for (let i = 0; i < urls.length; i++) {
+          const alone = await get(urls[i]);
+          assert.equal(concurrent[i], alone, urls[i]);
+          const page = JSON.parse(alone) as { snapshots: unknown[]; offset: number };
+          assert.equal(page.offset, i < 48 ? i : i - 48);
+        }
+      }
+    } finally {
+      await t.close();
+    }
+  });
 });
+
+/** Counts the store's page reads (both paths), as bench/run.ts does. */
+function countPageReads(store: Store): () => number {
+  let n = 0;
+  const rendered = store.markets.renderedPage.bind(store.markets);
+  store.markets.renderedPage = (key, q) => {
+    n++;
+    return rendered(key, q);
+  };
+  const rows = store.markets.snapshotPage.bind(store.markets);
+  store.markets.snapshotPage = (key, q) => {
+    n++;
+    return rows(key, q);
+  };
+  return () => n;
+}

@@ -15,6 +15,7 @@ import type { Plans } from "../domain/plan.ts";
 import { type Clock, systemClock } from "../domain/time.ts";
 import type { Store } from "../store/store.ts";
 import { Metrics } from "./metrics.ts";
+import { BodyBuffers } from "./body-buffers.ts";
 import { PageCache } from "./page-cache.ts";
 
 /** What the app is built from: its dependencies, each with a default merged here and nowhere else. */
@@ -52,6 +53,8 @@ export interface AppContext {
   access: MarketAccess;
   quota: QuotaService;
   pageCache: PageCache;
+  /** Buffers lent to bodies sent once and not kept. */
+  bodies: BodyBuffers;
   metrics: Metrics;
   unmetered: boolean;
   /** Backtests: strategies, generation and runs (the app starts and closes its scheduler). */
@@ -95,6 +98,7 @@ export function buildContext(options: AppOptions): AppContext {
     access: new MarketAccess(store.markets, plans, clock),
     quota,
     pageCache: new PageCache(config.pageCacheBytes),
+    bodies: new BodyBuffers(),
     metrics: new Metrics(),
     unmetered: options.unmetered ?? false,
     backtests: backtestsOf(store, config, clock, quota),

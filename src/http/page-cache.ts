@@ -10,6 +10,9 @@ export interface CachedPage {
   bytes?: number;
 }
 
+/** Keys remembered as asked for once (admits()); past this many the memory starts over. */
+const SEEN_MAX = 1 << 16;
+
 /**
  * Rendered pages of resolved markets, least recently used first out, bounded by total bytes: the
  * JSON and the compressed bytes kept beside it (compression.ts) alike. Resolved markets never change,
@@ -20,9 +23,27 @@ export class PageCache {
   private readonly entries = new Map<string, CachedPage>();
   private bytes = 0;
   private readonly maxBytes: number;
+  /** Hashes of keys asked for once and not kept (admits()). */
+  private readonly seen = new Set<number>();
 
   constructor(maxBytes: number) {
     this.maxBytes = maxBytes;
+  }
+
+  /**
+   * Whether a page not in the cache should be kept now: from its second request. A page read once,
+   * as a scan through history reads every page, would only push out pages that are read again, and
+   * keeping it costs a copy of its bytes (the route sends a first request from a lent buffer,
+   * body-buffers.ts). The first request is remembered by a hash of the key among the last SEEN_MAX
+   * keys; a hash shared by two keys only admits a page one request early.
+   */
+  admits(key: string): boolean {
+    if (this.maxBytes === 0) return false;
+    const h = keyHash(key);
+    if (this.seen.delete(h)) return true;
+    if (this.seen.size >= SEEN_MAX) this.seen.clear();
+    this.seen.add(h);
+    return false;
   }
 
   get(key: string): CachedPage | undefined {
@@ -90,4 +111,11 @@ export class PageCache {
   get totalBytes(): number {
     return this.bytes;
   }
+}
+
+/** FNV-1a over the key's UTF-16 code units, as a small integer (a Set of them stores no objects). */
+function keyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h >>> 1;
 }

@@ -92,16 +92,35 @@ const atSchema = {
   ),
 };
 
-/** Pages are written into one reused buffer (rendering is synchronous), then copied out at their size. */
+/** Pages are written into one reused buffer (rendering is synchronous), then copied out by the caller. */
 const pageBytes = new JsonBytes(1 << 20);
 
-async function renderPage(
+/**
+ * A market's JSON as it opens a page, made once per record: market-access.ts hands out the same
+ * record of a resolved market for a second, so consecutive pages of it share the text.
+ */
+const marketJson = new WeakMap<StoredMarket, Uint8Array>();
+function marketBytes(market: StoredMarket): Uint8Array {
+  let bytes = marketJson.get(market);
+  if (!bytes) {
+    bytes = Buffer.from(JSON.stringify(marketToWire(market)));
+    marketJson.set(market, bytes);
+  }
+  return bytes;
+}
+
+/**
+ * Renders a page into the shared writer and hands it to `out`, which copies the bytes out (or sends
+ * them) before anything else can write there.
+ */
+async function renderPage<T>(
   ctx: AppContext,
   market: StoredMarket,
   q: PageQuery,
   from: number | undefined,
   to: number | undefined,
-): Promise<Buffer> {
+  out: (w: JsonBytes) => T,
+): Promise<T> {
   const ranged = from !== undefined || to !== undefined;
   const total = ranged ? await ctx.store.markets.countSnapshots(market.key, from, to) : market.snapshotCount;
   const query = {
@@ -122,7 +141,7 @@ async function renderPage(
   const w = pageBytes;
   w.reset();
   w.ascii('{"market":');
-  w.utf8(JSON.stringify(marketToWire(market)));
+  w.bytes(marketBytes(market));
   w.ascii(',"snapshots":[');
   if (rendered) rendered(w);
   for (let i = 0; i < rows.length; i++) {
@@ -130,7 +149,7 @@ async function renderPage(
     writeSnapshotJson(w, rows[i], q.include_orderbook);
   }
   w.ascii(`],"total":${total},"limit":${q.limit},"offset":${q.offset}}`);
-  return w.toBuffer();
+  return out(w);
 }
 
 function sendJson(reply: FastifyReply, body: string | Buffer) {
@@ -142,20 +161,24 @@ export function snapshotRoutes(app: Api, ctx: AppContext): void {
     const q = req.query;
     const { from, to } = timeRange(q.start_time, q.end_time);
     const market = await openMarket(ctx, req, req.params.slug);
-    if (!isResolved(market)) return sendJson(reply, await renderPage(ctx, market, q, from, to));
+    // A page not kept is sent from a lent buffer (body-buffers.ts), compressed by the onSend hook.
+    const sendOnce = (w: JsonBytes) => ctx.bodies.send(reply.type("application/json; charset=utf-8"), w);
+    if (!isResolved(market)) return renderPage(ctx, market, q, from, to, sendOnce);
 
     // A resolved market's pages never change; the key names the exact version of the market.
     const key = `${market.key}:${market.updatedAt}:${market.snapshotCount}:${q.order}:${q.limit}:${q.offset}:${from}:${to}:${q.include_orderbook}`;
     let page: CachedPage | undefined = ctx.pageCache.get(key);
-    if (!page) {
-      const body = await renderPage(ctx, market, q, from, to);
-      page = { body, etag: `"${hash("sha1", key, "base64url")}"` };
-      ctx.pageCache.set(key, page);
-    }
-    reply.header("etag", page.etag);
+    const etag = page?.etag ?? `"${hash("sha1", key, "base64url")}"`;
+    reply.header("etag", etag);
     reply.header("cache-control", "private, max-age=86400");
     varyOnEncoding(reply);
-    if (req.headers["if-none-match"] === page.etag) return reply.code(304).send();
+    if (req.headers["if-none-match"] === etag) return reply.code(304).send();
+    if (!page) {
+      // Kept from its second request (PageCache.admits); the first is sent once.
+      if (!ctx.pageCache.admits(key)) return renderPage(ctx, market, q, from, to, sendOnce);
+      page = { body: await renderPage(ctx, market, q, from, to, (w) => w.toBuffer()), etag };
+      ctx.pageCache.set(key, page);
+    }
     const encoding = negotiate(req.headers["accept-encoding"]);
     if (encoding === null) return sendJson(reply, page.body);
     const bytes = await ctx.pageCache.encoded(key, page, encoding);
