@@ -19,6 +19,18 @@ export class JsonBytes {
     this.pos = 0;
   }
 
+  /**
+   * Hands over the bytes written (a view of the current buffer, no copy) and continues in `next`,
+   * empty: for a caller that sends the bytes and gives the buffer back later (body-buffers.ts).
+   */
+  handOver(next: Uint8Array): Uint8Array {
+    const written = this.buf.subarray(0, this.pos);
+    this.buf = next;
+    this.view = new DataView(next.buffer, next.byteOffset, next.byteLength);
+    this.pos = 0;
+    return written;
+  }
+
   /** Makes room for `n` more bytes; writers that index `buf` themselves call it first. */
   reserve(n: number): void {
     if (this.pos + n > this.buf.length) this.grow(n);
