@@ -185,7 +185,7 @@ const SERVICE_OPTIONS = {
     flags: ["--page-cache-mb"],
     type: integer(0, 65536),
     default: 128,
-    doc: "memory (MB) for rendered snapshot pages of resolved markets; 0 disables the cache",
+    doc: "memory (MB) for rendered snapshot pages of resolved markets, each kept from its second request; 0 disables the cache",
   }),
   coins: option({
     env: "COINS",
