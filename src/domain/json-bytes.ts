@@ -8,6 +8,8 @@ export class JsonBytes {
   /** A view of `buf` for writing several bytes in one store (little-endian words); replaced with it. */
   view: DataView;
   pos = 0;
+  /** A Buffer view of `buf` for latin1(), made again when `buf` is replaced. */
+  private latin1View: Buffer | null = null;
   private static readonly encoder = new TextEncoder();
 
   constructor(capacity = 1 << 16) {
@@ -141,8 +143,6 @@ export class JsonBytes {
     }
     this.pos += out.write(start === 0 && end === s.length ? s : s.slice(start, end), this.pos, n, "latin1");
   }
-  private latin1View: Buffer | null = null;
-
   /** A copy of the bytes written, exactly as long as they are. */
   toBuffer(): Buffer {
     return Buffer.from(this.buf.subarray(0, this.pos));

@@ -1,12 +1,14 @@
 import type { FastifyReply } from "fastify";
 import type { JsonBytes } from "../domain/json-bytes.ts";
 
+const MIN_CAPACITY = 64 * 1024;
+
 /**
  * Buffers lent to response bodies that are sent once and not kept: a live market's page, and a
  * resolved market's page on its first request (the page cache keeps a page from its second,
  * PageCache.admits). The buffer the page was written into is sent as it is, the writer continues in a
- * free buffer of the same capacity, and the sent buffer comes back when the response has been handed
- * to the OS ('finish').
+ * free buffer (lend() says of what size), and the sent buffer comes back when the response has been
+ * handed to the OS ('finish').
  *
  * Why not a new Buffer per page: its bytes are memory outside V8's heap that V8 counts toward starting
  * a full collection. At a few hundred kilobytes a page, reading cold pages started one about every
@@ -16,15 +18,12 @@ import type { JsonBytes } from "../domain/json-bytes.ts";
  * A response that never finishes (the client went away) keeps its buffer, which the collector frees;
  * a buffer is reused only after 'finish', when nothing can read it any more.
  */
-const MIN_CAPACITY = 64 * 1024;
-
 export class BodyBuffers {
   /** Free buffers by capacity (powers of two, as a writer grows by doubling). */
   private readonly free = new Map<number, Buffer[]>();
   private freeBytes = 0;
   private readonly maxFreeBytes: number;
-  /** Buffers allocated so far (a test reads it: a buffer given back is used again). */
-  allocated = 0;
+  private allocations = 0;
 
   constructor(maxFreeBytes = 64 * 1024 * 1024) {
     this.maxFreeBytes = maxFreeBytes;
@@ -55,7 +54,7 @@ export class BodyBuffers {
       this.freeBytes -= nextCapacity;
     } else {
       next = Buffer.allocUnsafeSlow(nextCapacity);
-      this.allocated++;
+      this.allocations++;
     }
     const written = w.handOver(next);
     const lent = Buffer.from(written.buffer, written.byteOffset, capacity);
@@ -77,6 +76,11 @@ export class BodyBuffers {
     }
     list.push(buffer);
     this.freeBytes += buffer.length;
+  }
+
+  /** Buffers allocated so far (a buffer given back is used again instead). */
+  get allocated(): number {
+    return this.allocations;
   }
 
   /** Bytes held in free buffers. */

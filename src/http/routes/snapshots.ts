@@ -92,7 +92,10 @@ const atSchema = {
   ),
 };
 
-/** Pages are written into one reused buffer (rendering is synchronous), then copied out by the caller. */
+/**
+ * Pages are written into one shared writer (rendering is synchronous); the caller copies the bytes out
+ * (a page the cache keeps) or sends the writer's buffer and gives it a free one (body-buffers.ts).
+ */
 const pageBytes = new JsonBytes(1 << 20);
 
 /**
@@ -152,8 +155,10 @@ async function renderPage<T>(
   return out(w);
 }
 
+const asJson = (reply: FastifyReply) => reply.type("application/json; charset=utf-8");
+
 function sendJson(reply: FastifyReply, body: string | Buffer) {
-  return reply.type("application/json; charset=utf-8").send(body);
+  return asJson(reply).send(body);
 }
 
 export function snapshotRoutes(app: Api, ctx: AppContext): void {
@@ -162,7 +167,7 @@ export function snapshotRoutes(app: Api, ctx: AppContext): void {
     const { from, to } = timeRange(q.start_time, q.end_time);
     const market = await openMarket(ctx, req, req.params.slug);
     // A page not kept is sent from a lent buffer (body-buffers.ts), compressed by the onSend hook.
-    const sendOnce = (w: JsonBytes) => ctx.bodies.send(reply.type("application/json; charset=utf-8"), w);
+    const sendOnce = (w: JsonBytes) => ctx.bodies.send(asJson(reply), w);
     if (!isResolved(market)) return renderPage(ctx, market, q, from, to, sendOnce);
 
     // A resolved market's pages never change; the key names the exact version of the market.

@@ -307,15 +307,16 @@ export function spanOfBlocks(blocks: readonly StoredBlock[], maxStep: Micros) {
 /**
  * The block reads, for a dialect's placeholders ($1 or ?1). Every fetch gives the columns
  * (first_us, last_us, n, prices, books, rendered), NULL where not asked for; blockOfRow reads them.
+ * `rendered` is how the dialect reads the rendered column (SQLite: its text alone, FetchedRendering).
  */
-export function blockReadSql(param: (i: number) => string) {
+export function blockReadSql(param: (i: number) => string, rendered = "rendered") {
   const where = `FROM snapshot_blocks WHERE market = ${param(1)} AND first_us >= ${param(2)} AND first_us <= ${param(3)} ORDER BY first_us`;
   return {
     headers: `SELECT first_us, last_us, n FROM snapshot_blocks WHERE market = ${param(1)} ORDER BY first_us`,
     prices: `SELECT first_us, last_us, n, prices, NULL, NULL ${where}`,
     books: `SELECT first_us, last_us, n, prices, books, NULL ${where}`,
-    rendered: `SELECT first_us, last_us, n, CASE WHEN rendered IS NULL THEN prices END, NULL, rendered ${where}`,
-    renderedBooks: `SELECT first_us, last_us, n, prices, books, rendered ${where}`,
+    rendered: `SELECT first_us, last_us, n, CASE WHEN rendered IS NULL THEN prices END, NULL, ${rendered} ${where}`,
+    renderedBooks: `SELECT first_us, last_us, n, prices, books, ${rendered} ${where}`,
   };
 }
 

@@ -90,18 +90,12 @@ const SNAPSHOT_AT_OR_BEFORE_SQL = {
     WHERE market = ? AND time_us <= ? ORDER BY time_us DESC LIMIT 1`,
 };
 
-const BLOCK_SQL = blockReadSql((i) => `?${i}`);
 /**
  * The rendered reads take the rendered column's text alone, as TEXT (node:sqlite gives a string; see
  * FetchedRendering for why), skipping its format, count and ends: 1 + varint(n) + 2n bytes, the
  * varint one byte below 128 and two from there (n <= BLOCK_ROWS).
  */
-const textOf = (t: string) => `CAST(substr(${t}rendered, 3 + (${t}n >= 128) + 2 * ${t}n) AS TEXT)`;
-const TEXT = textOf("");
-const RENDERED_SQL = {
-  rendered: BLOCK_SQL.rendered.replace(", rendered FROM", `, ${TEXT} FROM`),
-  renderedBooks: BLOCK_SQL.renderedBooks.replace(", rendered FROM", `, ${TEXT} FROM`),
-};
+const BLOCK_SQL = blockReadSql((i) => `?${i}`, "CAST(substr(rendered, 3 + (n >= 128) + 2 * n) AS TEXT)");
 const INSERT_BLOCK_SQL = `INSERT INTO snapshot_blocks (market, first_us, last_us, n, prices, books, rendered)
   VALUES (?, ?, ?, ?, ?, ?, ?)`;
 const UNRENDERED_SQL = `SELECT market, first_us, last_us, n, prices FROM snapshot_blocks
@@ -118,13 +112,14 @@ const SEALED_SQL = `SELECT winner IS NOT NULL AS resolved,
 const PENDING_SQL = `SELECT id FROM markets m WHERE winner IS NOT NULL
   AND EXISTS (SELECT 1 FROM snapshots s WHERE s.market = m.id) ORDER BY id`;
 
-/** A row of the rendered reads: blockReadSql's columns, the rendered text a string (or NULL). */
-function renderedBlockOfRow(r: ArrayRow): StoredBlock {
-  return { ...blockOfRow(r, (v) => (v as Uint8Array | null) ?? null), rendered: r[5] as string | null };
-}
-
 /** node:sqlite gives a blob as a Uint8Array already. */
 const blobOf = (stored: unknown) => stored as Uint8Array;
+const blobOrNull = (stored: unknown) => (stored as Uint8Array | null) ?? null;
+
+/** A row of the rendered reads: blockReadSql's columns, the rendered text a string (or NULL). */
+function renderedBlockOfRow(r: ArrayRow): StoredBlock {
+  return { ...blockOfRow(r, blobOrNull), rendered: r[5] as string | null };
+}
 
 function snapshotFromRow(r: Row): SnapshotRow {
   return {
@@ -266,7 +261,7 @@ export class SqliteMarketStore implements MarketStore {
 
   private fetchBlocks(sql: string, marketKey: number, lo: number, hi: number): StoredBlock[] {
     const rows = this.conn.arrayStmt(sql).all(marketKey, lo, hi) as unknown as ArrayRow[];
-    return rows.map((r) => blockOfRow(r, (v) => (v as Uint8Array | null) ?? null));
+    return rows.map((r) => blockOfRow(r, blobOrNull));
   }
 
   /** Moves a market's snapshots from the rows into blocks (within the caller's transaction). */
@@ -322,7 +317,7 @@ export class SqliteMarketStore implements MarketStore {
         (this.conn.arrayStmt(BLOCK_SQL.headers).all(marketKey) as unknown as ArrayRow[]).map(headerOfRow),
       blocks: async (lo, hi, books) => this.blocksSync(marketKey, lo, hi, books),
       rendered: async (lo, hi, books) => {
-        const sql = books ? RENDERED_SQL.renderedBooks : RENDERED_SQL.rendered;
+        const sql = books ? BLOCK_SQL.renderedBooks : BLOCK_SQL.rendered;
         const rows = this.conn.arrayStmt(sql).all(marketKey, lo, hi) as unknown as ArrayRow[];
         return rows.map(renderedBlockOfRow);
       },
