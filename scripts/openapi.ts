@@ -1,6 +1,6 @@
 /**
  * `npm run openapi`: writes the API document the routes generate to openapi.json at the repository's
- * root, the committed contract that clients are generated from. test/openapi.test.ts fails while the
+ * root, the committed contract that clients are generated from. test/http/openapi.test.ts fails while the
  * served document differs from the committed one, so a change of contract is always a reviewed diff.
  */
 import { writeFileSync } from "node:fs";

@@ -25,7 +25,7 @@ import {
 /**
  * Every setting the service and its commands take, environment variables and flags alike: one row
  * each, with its rule and default. Commands pick their options from here by name (src/cli/commands/);
- * src/config/read.ts reads them, and docs/configuration.md lists them (test/config.test.ts checks it).
+ * src/config/read.ts reads them, and docs/configuration.md lists them (test/config/config.test.ts checks it).
  */
 export interface Option<T> {
   /** The environment variable, for the settings an operator keeps in the environment. */

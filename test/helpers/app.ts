@@ -43,7 +43,7 @@ export interface TestApp {
 
 /**
  * The store API tests run over: an in-memory SQLite database, or with UPDOWN_TEST_STORE=postgres
- * (set by test/api-on-postgres.test.ts) a fresh schema on the PostgreSQL server of DATABASE_URL.
+ * (set by test/e2e/api-on-postgres.test.ts) a fresh schema on the PostgreSQL server of DATABASE_URL.
  */
 export async function openTestStore(): Promise<Store> {
   if (process.env.UPDOWN_TEST_STORE === "postgres") {

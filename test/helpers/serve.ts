@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { BIN } from "./paths.ts";
+
+export { BIN };
 
 /** `updown serve` as a real process, for the tests that need several, or need to stop one. */
 
-export const BIN = join(import.meta.dirname, "..", "..", "bin", "updown.mjs");
 
 export interface ServeProcess {
   url: string;

@@ -1,0 +1,423 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { Value } from "typebox/value";
+import {
+  type Condition,
+  DEFINITION_DEFAULTS,
+  type StrategyDefinition,
+} from "../../src/backtest/definition.ts";
+import { replayMarket } from "../../src/backtest/engine.ts";
+import type { ReplayMarket, ReplaySnapshot } from "../../src/backtest/features.ts";
+import { feeOf, walkBook } from "../../src/backtest/fills.ts";
+import { aggregate } from "../../src/backtest/metrics.ts";
+import { AggregateSchema, MarketResultSchema, TradeSchema } from "../../src/backtest/wire.ts";
+import { mirrorBook, type OrderBook } from "../../src/domain/book.ts";
+import { encodeBooks } from "../../src/domain/book-codec.ts";
+import type { FeeSchedule, Winner } from "../../src/domain/market.ts";
+
+// Small hand-built markets; every expected number is worked out by hand in the comment beside it.
+
+const T0 = 1_784_851_200;
+const FEES: FeeSchedule = { rate: 0.07, exponent: 1, takerOnly: true, rebateRate: 0.2 };
+
+function market(over: Partial<ReplayMarket> = {}): ReplayMarket {
+  return {
+    slug: `btc-updown-5m-${T0}`,
+    coin: "btc",
+    marketType: "5m",
+    startTime: T0,
+    endTime: T0 + 300,
+    coinPriceStart: 100,
+    winner: "Up",
+    feeSchedule: null,
+    ...over,
+  };
+}
+
+type Side = [price: number, size: number][];
+
+/** The Up book best first; the Down book is its mirror, as on Polymarket. */
+function book(bids: Side, asks: Side): OrderBook {
+  return {
+    bids: bids.map(([price, size]) => ({ price, size })),
+    asks: asks.map(([price, size]) => ({ price, size })),
+  };
+}
+
+/** A snapshot `sec` seconds into the market, its Up price the midpoint of the book given. */
+function snap(sec: number, up: OrderBook, over: Partial<ReplaySnapshot> = {}): ReplaySnapshot {
+  const mid = (up.bids[0].price + up.asks[0].price) / 2;
+  return {
+    time: (T0 + sec) * 1e6,
+    coinPrice: 100,
+    priceUp: mid,
+    priceDown: Math.round((1 - mid) * 1e6) / 1e6,
+    books: encodeBooks(up, mirrorBook(up)),
+    ...over,
+  };
+}
+
+function def(over: Partial<StrategyDefinition> = {}): StrategyDefinition {
+  return { ...DEFINITION_DEFAULTS, exit: { ...DEFINITION_DEFAULTS.exit }, side: "UP", ...over };
+}
+
+const exit = (over: Partial<StrategyDefinition["exit"]>) => ({ ...DEFINITION_DEFAULTS.exit, ...over });
+const when = (feature: string, op: Condition["op"], value: number | string): Condition => ({
+  feature,
+  op,
+  value,
+});
+
+/** The three-level ask side most tests buy from: 10 @ 0.50, 20 @ 0.51, 100 @ 0.52. */
+const DEEP = book(
+  [[0.48, 50]],
+  [
+    [0.5, 10],
+    [0.51, 20],
+    [0.52, 100],
+  ],
+);
+/** Only 30 shares offered: 10 @ 0.50 and 20 @ 0.51. */
+const THIN = book(
+  [[0.48, 50]],
+  [
+    [0.5, 10],
+    [0.51, 20],
+  ],
+);
+
+function replay(d: StrategyDefinition, snaps: ReplaySnapshot[], over: Partial<ReplayMarket> = {}) {
+  const result = replayMarket(d, market(over), snaps, { realizedPnl: 0 });
+  assert.ok(
+    Value.Check({ BacktestTrade: TradeSchema }, MarketResultSchema, result),
+    "the result has the documented shape",
+  );
+  return result;
+}
+
+describe("fills: a market order walks the recorded book", () => {
+  test("a market buy walks three levels", () => {
+    // 40 shares: 10 @ 0.50 + 20 @ 0.51 + 10 @ 0.52 = 5.00 + 10.20 + 5.20 = 20.40 USDC, average 0.51.
+    const fill = walkBook(DEEP.asks, "buy", 40, null, null);
+    assert.deepEqual(fill.levels, [
+      { price: 0.5, size: 10 },
+      { price: 0.51, size: 20 },
+      { price: 0.52, size: 10 },
+    ]);
+    assert.equal(fill.size, 40);
+    assert.equal(Math.round(fill.notional * 1e6) / 1e6, 20.4);
+    assert.equal(Math.round((fill.avgPrice ?? 0) * 1e6) / 1e6, 0.51);
+    assert.equal(fill.bestPrice, 0.5);
+    // Through the engine, at latency 0, the same 40 shares from the decision's own snapshot.
+    const r = replay(def({ position_size: 40, latency_ms: 0 }), [snap(0, DEEP), snap(1, DEEP)]);
+    assert.equal(r.trades[0].entry.cost, 20.4);
+    assert.equal(r.trades[0].entry.price, 0.51);
+    assert.equal(r.trades[0].entry.levels.length, 3);
+  });
+
+  test("a partial fill when depth runs out", () => {
+    // 40 asked, 30 offered: 10 @ 0.50 + 20 @ 0.51 = 15.20 USDC, 10 unfilled.
+    const fill = walkBook(THIN.asks, "buy", 40, null, null);
+    assert.equal(fill.size, 30);
+    assert.equal(fill.unfilled, 10);
+    assert.equal(Math.round(fill.notional * 1e6) / 1e6, 15.2);
+    const r = replay(def({ position_size: 40, latency_ms: 0 }), [snap(0, THIN)]);
+    assert.equal(r.trades[0].entry.size, 30);
+    assert.equal(r.trades[0].entry.cost, 15.2);
+  });
+
+  test("the price cap: no level above max_fill_price is taken", () => {
+    // Cap 0.51: 10 @ 0.50 + 20 @ 0.51 = 15.20 USDC; the 0.52 level is left although the order wants 40.
+    const fill = walkBook(DEEP.asks, "buy", 40, 0.51, null);
+    assert.deepEqual([fill.size, fill.unfilled, fill.bestPrice], [30, 10, 0.5]);
+    const r = replay(def({ position_size: 40, max_fill_price: 0.51, latency_ms: 0 }), [snap(0, DEEP)]);
+    assert.equal(r.trades[0].entry.size, 30);
+    // A cap below the best ask fills nothing: an unfilled order, no trade.
+    const none = replay(def({ position_size: 40, max_fill_price: 0.49, latency_ms: 0 }), [snap(0, DEEP)]);
+    assert.deepEqual([none.trades.length, none.orders_unfilled], [0, 1]);
+  });
+
+  test("the fee at p = 0.1, 0.5 and 0.9: C * 0.07 * p * (1 - p), in shares on a buy", () => {
+    // 100 * 0.07 * 0.1 * 0.9 = 0.63 USDC; 100 * 0.07 * 0.25 = 1.75; 100 * 0.07 * 0.9 * 0.1 = 0.63.
+    assert.equal(Math.round(feeOf(FEES, 100, 0.1) * 1e9) / 1e9, 0.63);
+    assert.equal(Math.round(feeOf(FEES, 100, 0.5) * 1e9) / 1e9, 1.75);
+    assert.equal(Math.round(feeOf(FEES, 100, 0.9) * 1e9) / 1e9, 0.63);
+    assert.equal(feeOf(null, 100, 0.5), 0, "no schedule, no fee");
+    // A buy pays in shares: 0.63 / 0.1 = 6.3 shares, 1.75 / 0.5 = 3.5, 0.63 / 0.9 = 0.7.
+    for (const [p, shares] of [
+      [0.1, 6.3],
+      [0.5, 3.5],
+      [0.9, 0.7],
+    ]) {
+      const fill = walkBook([{ price: p, size: 1000 }], "buy", 100, null, FEES);
+      assert.equal(Math.round(fill.feeShares * 1e9) / 1e9, shares, `at ${p}`);
+      const r = replay(
+        def({ latency_ms: 0 }),
+        [snap(0, book([[Math.round((p - 0.01) * 100) / 100, 1000]], [[p, 1000]]))],
+        {
+          feeSchedule: FEES,
+        },
+      );
+      assert.equal(r.trades[0].entry.shares_received, Math.round((100 - shares) * 1e6) / 1e6);
+    }
+    // A sell pays in USDC: 100 shares at 0.5 bring 50.00 - 1.75 = 48.25.
+    const sell = walkBook([{ price: 0.5, size: 1000 }], "sell", 100, null, FEES);
+    assert.equal(Math.round((sell.notional - sell.feeUsdc) * 1e6) / 1e6, 48.25);
+  });
+});
+
+describe("fills: limit orders", () => {
+  const limit = def({
+    order_type: "LIMIT",
+    limit_price: { reference: "best_bid", offset: 0 },
+    position_size: 10,
+  });
+
+  test("a limit order that is never traded through never fills", () => {
+    // Bid 0.48 at the decision: the order rests at 0.48; the asks stay at 0.50 (and 0.48 exactly is
+    // not through), so nothing fills and the order counts as unfilled.
+    const touching = book([[0.47, 5]], [[0.48, 5]]);
+    const r = replay(limit, [snap(0, DEEP), snap(1, DEEP), snap(2, touching), snap(3, DEEP)]);
+    assert.deepEqual([r.trades.length, r.orders_unfilled], [0, 1]);
+  });
+
+  test("one that fills when the asks trade through its price, at its price, as a maker", () => {
+    // Rests at 0.48 from snapshot 1 (the next after the decision); at snapshot 3 the best ask is 0.47,
+    // below 0.48: all 10 shares fill at 0.48 = 4.80 USDC, no fee for a maker on a taker-only schedule.
+    const through = book([[0.46, 5]], [[0.47, 5]]);
+    const r = replay(limit, [snap(0, DEEP), snap(1, DEEP), snap(2, DEEP), snap(3, through)], {
+      feeSchedule: FEES,
+    });
+    const e = r.trades[0].entry;
+    assert.deepEqual([e.price, e.size, e.cost, e.fee_usdc, e.maker_size], [0.48, 10, 4.8, 0, 10]);
+    assert.equal(e.fill_time, new Date((T0 + 3) * 1000).toISOString().replace(".000Z", ".000000Z"));
+  });
+});
+
+describe("latency", () => {
+  const prices = [
+    book([[0.4, 100]], [[0.42, 100]]),
+    book([[0.5, 100]], [[0.52, 100]]),
+    book([[0.6, 100]], [[0.62, 100]]),
+  ];
+  const snaps = prices.map((b, i) => snap(i, b));
+  const entryPrice = (latency: number | null) =>
+    replay(def({ position_size: 10, latency_ms: latency }), snaps).trades[0].entry.price;
+
+  test("latency 0 fills against the decision's own snapshot; by default, the next one", () => {
+    // Decision at snapshot 0 (ask 0.42). Latency 0: 0.42. Default: snapshot 1's ask, 0.52.
+    assert.equal(entryPrice(0), 0.42);
+    assert.equal(entryPrice(null), 0.52);
+    // 1500 ms: the first snapshot at or after t + 1.5 s is snapshot 2 (ask 0.62).
+    assert.equal(entryPrice(1500), 0.62);
+  });
+});
+
+describe("settlement and exits", () => {
+  const flat = [snap(0, DEEP), snap(1, DEEP), snap(2, DEEP)];
+  const hold = def({ position_size: 10, latency_ms: 0, exit: exit({ hold_to_resolution: true }) });
+
+  test("a win, a loss and a 50-50: a share pays 1, 0 or 0.5", () => {
+    // 10 shares bought at 0.50 = 5.00 USDC. Up wins: 10.00, PnL +5.00; Down wins: 0, PnL -5.00; 50-50: 5.00, PnL 0.
+    const pnl = (winner: Winner) => replay(hold, flat, { winner }).trades[0];
+    assert.deepEqual([pnl("Up").pnl, pnl("Up").settlement?.payout_per_share], [5, 1]);
+    assert.deepEqual([pnl("Down").pnl, pnl("Down").roi], [-5, -1]);
+    assert.deepEqual([pnl("50-50").pnl, pnl("50-50").settlement?.proceeds], [0, 5]);
+    assert.equal(pnl("Up").exit_reason, "resolution");
+    // Holding Down in a market Up won: the Down ask mirrors the Up bid, 1 - 0.48 = 0.52; 10 shares = 5.20, lost.
+    const down = replay({ ...hold, side: "DOWN" }, flat, { winner: "Up" }).trades[0];
+    assert.deepEqual([down.entry.price, down.pnl], [0.52, -5.2]);
+  });
+
+  test("take profit, stop loss and a time exit", () => {
+    // Latency 0 throughout: an order fills against the snapshot that decided it.
+    // Bought 10 at 0.50 (snapshot 0). Take profit 20%: the bid must reach 0.50 * 1.2 = 0.60; at
+    // snapshot 1 it is 0.55, at snapshot 2 0.60, sold there: 6.00 - 5.00 = +1.00.
+    const up = [
+      snap(0, DEEP),
+      snap(1, book([[0.55, 50]], [[0.57, 50]])),
+      snap(2, book([[0.6, 50]], [[0.62, 50]])),
+      snap(3, book([[0.61, 50]], [[0.63, 50]])),
+    ];
+    const tp = replay(def({ position_size: 10, latency_ms: 0, exit: exit({ take_profit_pct: 20 }) }), [
+      ...up,
+      snap(4, DEEP),
+    ]);
+    assert.deepEqual(
+      [tp.trades[0].exit_reason, tp.trades[0].exit?.price, tp.trades[0].pnl],
+      ["take_profit", 0.6, 1],
+    );
+    // Stop loss 10%: the bid must fall to 0.45; at snapshot 1 it is 0.47, at snapshot 2 0.44, sold there:
+    // 4.40 - 5.00 = -0.60.
+    const down = [
+      snap(0, DEEP),
+      snap(1, book([[0.47, 50]], [[0.49, 50]])),
+      snap(2, book([[0.44, 50]], [[0.46, 50]])),
+      snap(3, book([[0.43, 50]], [[0.45, 50]])),
+    ];
+    const sl = replay(def({ position_size: 10, latency_ms: 0, exit: exit({ stop_loss_pct: 10 }) }), down);
+    assert.deepEqual(
+      [sl.trades[0].exit_reason, sl.trades[0].exit?.price, sl.trades[0].pnl],
+      ["stop_loss", 0.44, -0.6],
+    );
+    // Time limit 2 s: filled at snapshot 0, 2 s old at snapshot 2, sold there at the bid 0.48:
+    // 4.80 - 5.00 = -0.20, held 2 s.
+    const tl = replay(def({ position_size: 10, latency_ms: 0, exit: exit({ time_limit_s: 2 }) }), [
+      ...flat,
+      snap(3, DEEP),
+    ]);
+    const t0 = tl.trades[0];
+    assert.deepEqual(
+      [t0.exit_reason, t0.exit?.decision_time?.slice(17, 19), t0.pnl, t0.held_s],
+      ["time_limit", "02", -0.2, 2],
+    );
+  });
+
+  test("max loss: no entry once the run has lost max_loss_percent of its capital", () => {
+    // Capital 10 USDC (10 shares). Each market: bought 10 at 0.50 and lost (Down won): -5.00. After two
+    // markets -10.00 = -100%; max loss 50% stops the run after the first (-5.00 = -50%).
+    const d = def({
+      position_size: 10,
+      latency_ms: 0,
+      max_loss_percent: 50,
+      exit: exit({ hold_to_resolution: true }),
+    });
+    const state = { realizedPnl: 0 };
+    const traded = [0, 1, 2].map(
+      (i) => replayMarket(d, market({ winner: "Down", slug: `m${i}` }), flat, state).trades.length,
+    );
+    assert.deepEqual(traded, [1, 0, 0]);
+    assert.equal(state.realizedPnl, -5);
+  });
+});
+
+describe("decisions at the decision time only", () => {
+  const series = [0.44, 0.48, 0.49, 0.52, 0.55].map((p) => book([[p - 0.01, 100]], [[p + 0.01, 100]]));
+
+  test("crosses_above holds where one snapshot is at or below and the next above", () => {
+    // price_up (the mid) is 0.44, 0.48, 0.49, 0.52: it crosses 0.5 between snapshots 2 and 3, so the
+    // decision is snapshot 3 (T0 + 3 s) and, by default latency, the fill is snapshot 4's ask 0.56.
+    const d = def({ position_size: 10, entry: [when("price_up", "crosses_above", 0.5)] });
+    const r = replay(
+      d,
+      series.map((b, i) => snap(i, b)),
+    );
+    assert.equal(r.trades[0].entry.decision_time.slice(17, 19), "03");
+    assert.equal(r.trades[0].entry.price, 0.56);
+    // No cross on a rising series that starts above: the first snapshot has no snapshot before it.
+    const above = replay(d, [snap(0, series[3]), snap(1, series[4])]);
+    assert.equal(above.trades.length, 0);
+    // crosses_below, and a feature against another feature.
+    const below = def({ position_size: 10, entry: [when("price_down", "crosses_below", "price_up")] });
+    assert.equal(
+      replay(
+        below,
+        series.map((b, i) => snap(i, b)),
+      ).trades[0].entry.decision_time.slice(17, 19),
+      "03",
+    );
+  });
+
+  test("changing the snapshots after a decision never changes that decision", () => {
+    const d = def({
+      position_size: 10,
+      entry: [when("price_up", "<", 0.5)],
+      exit: exit({ hold_to_resolution: true }),
+    });
+    const snaps = series.map((b, i) => snap(i, b));
+    const before = replay(d, snaps).trades[0];
+    // Decided at snapshot 0 (0.44 < 0.5), filled at snapshot 1. Everything after the fill rewritten.
+    const changed = [
+      ...snaps.slice(0, 2),
+      ...[9, 9, 9].map((_, i) => snap(i + 2, book([[0.01, 1]], [[0.99, 1]]))),
+    ];
+    const after = replay(d, changed).trades[0];
+    assert.deepEqual(after.entry, before.entry);
+    // The same inputs give the same bytes.
+    assert.equal(JSON.stringify(replay(d, snaps)), JSON.stringify(replay(d, snaps)));
+  });
+});
+
+describe("metrics", () => {
+  test("the aggregate over markets, worked by hand", () => {
+    const d = def({ position_size: 10, latency_ms: 0, exit: exit({ hold_to_resolution: true }) });
+    const flat = [snap(0, DEEP), snap(1, DEEP)];
+    // Three markets, 10 shares at 0.50 each (cost 5.00): Up (+5), Down (-5), Up (+5).
+    const results = (["Up", "Down", "Up"] as const).map((winner, i) =>
+      replayMarket(d, market({ winner, slug: `m${i}` }), flat, { realizedPnl: 0 }),
+    );
+    const a = aggregate(results);
+    assert.ok(Value.Check(AggregateSchema, a));
+    // PnL 5 - 5 + 5 = 5 on cost 15: ROI 0.333333; win rate 2/3; profit factor 10 / 5 = 2.
+    assert.deepEqual([a.pnl, a.cost, a.roi, a.win_rate, a.profit_factor], [5, 15, 0.333333, 0.666667, 2]);
+    // Equity 5, 0, 5: the drawdown is 5. Returns 1, -1, 1: mean 1/3, sample sd sqrt(4/3) = 1.154701,
+    // Sharpe 0.288675; downside deviation sqrt(1/3) = 0.57735, Sortino 0.57735.
+    assert.deepEqual(
+      a.equity_curve.map((p) => p.equity),
+      [5, 0, 5],
+    );
+    assert.deepEqual([a.max_drawdown, a.sharpe, a.sortino], [5, 0.288675, 0.57735]);
+    // Each position held from its fill (0 s) to the market's end (300 s): 900 s of 900 s.
+    assert.deepEqual([a.time_in_market_s, a.time_in_market_pct], [900, 100]);
+  });
+});
+
+describe("the worked example of docs/backtests.md", () => {
+  test("buy Up under 0.50, take profit 20%, with Polymarket's crypto fees: +5.429003 USDC", () => {
+    const snaps = [
+      snap(
+        0,
+        book(
+          [[0.47, 200]],
+          [
+            [0.49, 60],
+            [0.5, 100],
+          ],
+        ),
+      ),
+      snap(
+        1,
+        book(
+          [[0.49, 200]],
+          [
+            [0.5, 50],
+            [0.51, 100],
+          ],
+        ),
+      ),
+      snap(2, book([[0.55, 200]], [[0.57, 50]])),
+      snap(3, book([[0.61, 200]], [[0.63, 50]])),
+      snap(
+        4,
+        book(
+          [
+            [0.6, 60],
+            [0.59, 100],
+          ],
+          [[0.62, 50]],
+        ),
+      ),
+    ];
+    const d = def({ entry: [when("price_up", "<", 0.5)], exit: exit({ take_profit_pct: 20 }) });
+    const t = replay(d, snaps, { feeSchedule: FEES }).trades[0];
+    // Decided at 0 s (mid 0.48), filled at 1 s: 50 @ 0.50 + 50 @ 0.51 = 50.50 USDC, average 0.505;
+    // fees 0.875 + 0.87465 = 1.74965 USDC, taken as 1.75 + 1.715 = 3.465 shares: 96.535 held.
+    assert.deepEqual(
+      [
+        t.entry.cost,
+        t.entry.price,
+        t.entry.fee_usdc,
+        t.entry.fee_shares,
+        t.entry.shares_received,
+        t.entry.slippage_bps,
+      ],
+      [50.5, 0.505, 1.74965, 3.465, 96.535, 520.83],
+    );
+    // Take profit at 0.505 * 1.2 = 0.606: the bid is 0.61 at 3 s; sold at 4 s: 60 @ 0.60 + 36.535 @ 0.59
+    // = 57.55565 USDC, fees 1.008 + 0.618647 = 1.626647, proceeds 55.929003, PnL 5.429003.
+    assert.deepEqual(
+      [t.exit?.decision_time?.slice(17, 19), t.exit?.proceeds, t.exit?.fee_usdc, t.pnl, t.roi],
+      ["03", 55.929003, 1.626647, 5.429003, 0.107505],
+    );
+  });
+});

@@ -1,0 +1,309 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import {
+  checkDefinition,
+  DEFINITION_SCHEMA,
+  type StrategyDefinition,
+} from "../../../src/backtest/definition.ts";
+import { GenerationError } from "../../../src/backtest/generate/generator.ts";
+import { OfflineGenerator, PHRASINGS } from "../../../src/backtest/generate/offline.ts";
+import { PRESET_NAMES, presetDefinition } from "../../../src/backtest/generate/presets.ts";
+import { makeTestApp, type TestApp } from "../../helpers/app.ts";
+import { ROOT } from "../../helpers/paths.ts";
+
+const offline = new OfflineGenerator();
+const generate = async (prompt: string) => (await offline.generate(prompt)).definition;
+
+describe("the built-in generator", () => {
+  test("twenty varied prompts give valid definitions, the same prompt the same one", async () => {
+    const cases: [string, (d: StrategyDefinition) => void][] = [
+      [
+        "Buy UP when price_up < 0.4 and sell when price_up > 0.6",
+        (d) => {
+          assert.deepEqual(d.entry, [{ feature: "price_up", op: "<", value: 0.4 }]);
+          assert.deepEqual(d.exit.conditions, [{ feature: "price_up", op: ">", value: 0.6 }]);
+        },
+      ],
+      [
+        "buy down below 35c and hold to resolution",
+        (d) => {
+          assert.deepEqual([d.side, d.exit.hold_to_resolution], ["DOWN", true]);
+        },
+      ],
+      [
+        "bet on down when bitcoin is down 15 bps, stop loss 20%",
+        (d) => {
+          assert.deepEqual(d.entry, [{ feature: "coin_return_bps", op: "<=", value: -15 }]);
+          assert.equal(d.exit.stop_loss_pct, 20);
+        },
+      ],
+      [
+        "buy up in the last 2 minutes when the up price is under 45c",
+        (d) => {
+          assert.deepEqual(
+            d.entry.map((c) => c.feature),
+            ["remaining_s", "price_up"],
+          );
+        },
+      ],
+      [
+        "buy down in the first 60 seconds when the down price is below 0.5, exit after 30 seconds",
+        (d) => {
+          assert.deepEqual([d.entry[0].value, d.exit.time_limit_s], [60, 30]);
+        },
+      ],
+      [
+        "buy up when the spread is under 2 cents and book imbalance is above 0.3",
+        (d) => {
+          assert.deepEqual(d.entry, [
+            { feature: "spread_up", op: "<", value: 0.02 },
+            { feature: "book_imbalance_up", op: ">", value: 0.3 },
+          ]);
+        },
+      ],
+      [
+        "buy up when bid depth is above 500 shares within 3 ticks",
+        (d) => {
+          assert.deepEqual(d.entry, [{ feature: "depth_bid_up_3", op: ">", value: 500 }]);
+        },
+      ],
+      [
+        "buy up when the up price crosses above 0.55, take profit at 15%",
+        (d) => {
+          assert.equal(d.entry[0].op, "crosses_above");
+        },
+      ],
+      [
+        "buy down when the down price crosses below the up price",
+        (d) => {
+          assert.deepEqual(d.entry, [{ feature: "price_down", op: "crosses_below", value: "price_up" }]);
+        },
+      ],
+      ["buy 50 shares of up when the up price is below 0.4", (d) => assert.equal(d.position_size, 50)],
+      [
+        "buy up below 0.45 with a limit order 1 cent below the bid",
+        (d) => {
+          assert.deepEqual(
+            [d.order_type, d.limit_price],
+            ["LIMIT", { reference: "best_bid", offset: -0.01 }],
+          );
+        },
+      ],
+      [
+        "buy up below 0.5, pay at most 52c, 500 ms latency",
+        (d) => {
+          assert.deepEqual([d.max_fill_price, d.latency_ms], [0.52, 500]);
+        },
+      ],
+      [
+        "buy up below 0.4, up to 3 entries per market, max loss 25%",
+        (d) => {
+          assert.deepEqual([d.max_entries_per_market, d.max_loss_percent], [3, 25]);
+        },
+      ],
+      ["mean reversion", (d) => assert.equal(d.name, "Mean reversion")],
+      [
+        "momentum entry on down",
+        (d) => {
+          assert.deepEqual([d.side, d.entry[0].feature], ["DOWN", "price_down"]);
+        },
+      ],
+      [
+        "dip buying, 20 shares, no latency",
+        (d) => assert.deepEqual([d.position_size, d.latency_ms], [20, 0]),
+      ],
+      [
+        "quick scalp with market orders",
+        (d) => assert.deepEqual([d.order_type, d.limit_price], ["MARKET", null]),
+      ],
+      [
+        "buy up with at least 3 minutes left when the btc price is above 65000",
+        (d) => {
+          assert.deepEqual(d.entry, [
+            { feature: "remaining_s", op: ">=", value: 180 },
+            { feature: "coin_price", op: ">", value: 65000 },
+          ]);
+        },
+      ],
+      [
+        'buy up after 2 minutes when it is below 40%, called "patient"',
+        (d) => {
+          assert.deepEqual([d.name, d.entry[1].value], ["patient", 0.4]);
+        },
+      ],
+      [
+        "I want to buy DOWN on btc 5m markets when the coin rose 10 bps; sell when the ask is above 0.7",
+        (d) => {
+          assert.deepEqual(d.entry, [{ feature: "coin_return_bps", op: ">=", value: 10 }]);
+          assert.deepEqual(d.exit.conditions, [{ feature: "best_ask_down", op: ">", value: 0.7 }]);
+        },
+      ],
+    ];
+    assert.equal(cases.length, 20);
+    for (const [prompt, check] of cases) {
+      const first = await offline.generate(prompt);
+      assert.deepEqual(first.notes, [], `${prompt}: nothing left out`);
+      assert.deepEqual(checkDefinition(first.definition), first.definition, prompt);
+      check(first.definition);
+      assert.equal(
+        JSON.stringify(await generate(prompt)),
+        JSON.stringify(first.definition),
+        `${prompt}: the same`,
+      );
+    }
+  });
+
+  test("what it cannot read it says: left-out parts in notes, or a failure when nothing is a rule", async () => {
+    const partly = await offline.generate("buy up below 0.4 on tuesdays");
+    assert.deepEqual(partly.notes, ['not understood, left out: "tuesdays"']);
+    await assert.rejects(offline.generate("make me rich"), GenerationError);
+    await assert.rejects(offline.generate("when the up price is below 0.4"), /which side to buy/);
+  });
+
+  test("the four presets are valid definitions", () => {
+    assert.deepEqual(PRESET_NAMES, ["mean_reversion", "dip_buying", "momentum_entry", "quick_scalp"]);
+    for (const name of PRESET_NAMES) checkDefinition(presetDefinition(name));
+  });
+
+  test("docs/backtests.md lists every phrasing with its example, and every example generates", async () => {
+    const doc = readFileSync(join(ROOT, "docs", "backtests.md"), "utf8");
+    assert.ok(PHRASINGS.length >= 20, `${PHRASINGS.length} phrasings`);
+    for (const p of PHRASINGS) {
+      assert.ok(doc.includes(p.doc.replaceAll("|", "\\|")), `the phrasing ${p.doc}`);
+      assert.ok(doc.includes(p.example), `the example ${p.example}`);
+      const g = await offline.generate(p.example);
+      assert.deepEqual(g.notes, [], p.example);
+    }
+  });
+});
+
+/** A local server playing an OpenAI-compatible chat-completions endpoint, answering as told. */
+class FakeModel {
+  mode: "good" | "malformed" | "off-schema" | "hang" | "error" = "good";
+  readonly requests: { headers: IncomingMessage["headers"]; body: Record<string, unknown> }[] = [];
+  private readonly hanging: ServerResponse[] = [];
+  private server: Server | null = null;
+  url = "";
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      let text = "";
+      req.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      req.on("end", () => {
+        this.requests.push({ headers: req.headers, body: JSON.parse(text) as Record<string, unknown> });
+        this.answer(res);
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/v1`;
+  }
+
+  private answer(res: ServerResponse): void {
+    if (this.mode === "hang") {
+      this.hanging.push(res);
+      return;
+    }
+    if (this.mode === "error") {
+      res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"overloaded"}}');
+      return;
+    }
+    const good = { ...presetDefinition("dip_buying"), name: "From the model" };
+    const content =
+      this.mode === "malformed"
+        ? "Sure! Here is your strategy: {side: UP"
+        : JSON.stringify(
+            this.mode === "off-schema"
+              ? { ...good, entry: [{ feature: "price_up", op: "below", value: 0.4 }] }
+              : good,
+          );
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content } }] }));
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.hanging) res.destroy();
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}
+
+describe("an OpenAI-compatible provider (LLM_BASE_URL) against a local fake", () => {
+  const model = new FakeModel();
+  let t: TestApp;
+  before(async () => {
+    await model.start();
+    t = await makeTestApp({
+      seed: false,
+      config: { llm: { baseUrl: model.url, apiKey: "sk-test", model: "fake-1", timeoutMs: 300 } },
+    });
+  });
+  after(async () => {
+    await t.close();
+    await model.stop();
+  });
+  const generateVia = (key: string) =>
+    t.app.inject({
+      method: "POST",
+      url: "/v1/backtest-ai/generate",
+      payload: { prompt: "buy the dip" },
+      headers: { "x-api-key": key },
+    });
+  const used = async (key: string) =>
+    (await t.get("/v1/backtest-ai/quota", { "x-api-key": key })).json().used;
+
+  test("a good answer: the model's definition, asked for under the definition's schema", async () => {
+    model.mode = "good";
+    const res = await generateVia(t.key);
+    assert.equal(res.statusCode, 200);
+    const strategy = res.json().strategy;
+    assert.deepEqual(
+      [strategy.generator, strategy.model, strategy.definition.name],
+      ["openai-compatible", "fake-1", "From the model"],
+    );
+    const asked = model.requests.at(-1);
+    assert.equal(asked?.headers.authorization, "Bearer sk-test");
+    assert.equal(asked?.body.model, "fake-1");
+    const { $id: _id, ...schema } = JSON.parse(JSON.stringify(DEFINITION_SCHEMA)) as Record<string, unknown>;
+    assert.deepEqual(asked?.body.response_format, {
+      type: "json_schema",
+      json_schema: { name: "strategy_definition", strict: true, schema },
+    });
+    assert.equal(await used(t.key), 1);
+  });
+
+  test("malformed JSON, a schema-failing definition, a timeout and a 500: each 422, each refunded", async () => {
+    const key = await t.keyFor("pro");
+    const failures: [FakeModel["mode"], RegExp][] = [
+      ["malformed", /answer is not JSON/],
+      ["off-schema", /breaks the schema: \/entry\/0\/op must be one of/],
+      ["hang", /did not answer within 300 ms/],
+      ["error", /answered 500/],
+    ];
+    for (const [mode, reason] of failures) {
+      model.mode = mode;
+      const res = await generateVia(key);
+      assert.equal(res.statusCode, 422, mode);
+      assert.equal(res.json().error.code, "GENERATION_FAILED");
+      assert.match(res.json().error.details.reason, reason);
+      assert.equal(await used(key), 0, `${mode}: nothing charged`);
+    }
+    model.mode = "good";
+    assert.equal((await generateVia(key)).statusCode, 200);
+    assert.equal(await used(key), 1);
+  });
+
+  test("presets never ask the model", async () => {
+    const before = model.requests.length;
+    const res = await t.app.inject({
+      method: "POST",
+      url: "/v1/backtest-ai/generate",
+      payload: { preset: "quick_scalp" },
+      headers: { "x-api-key": t.key },
+    });
+    assert.equal(res.json().strategy.generator, "offline");
+    assert.equal(model.requests.length, before);
+  });
+});

@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { BIN } from "../../helpers/serve.ts";
+
+// `updown backtest` as a user runs it: a real process over a seeded SQLite file.
+
+describe("updown backtest", { timeout: 120_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "updown-backtest-cli-"));
+  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, "db.sqlite")}` };
+  const updown = (...args: string[]) => {
+    const res = spawnSync(process.execPath, [BIN, ...args], { env, encoding: "utf8" });
+    return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+  };
+
+  before(() => {
+    const seeded = updown(
+      "seed",
+      "--counts",
+      "5m=6,15m=0,1h=0,4h=0,24h=0",
+      "--coins",
+      "btc",
+      "--anchor",
+      "2026-07-24T00:20:34Z",
+    );
+    assert.equal(seeded.code, 0, seeded.stderr);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("a preset: progress on stderr, a table of the markets and the aggregate on stdout", () => {
+    const res = updown(
+      "backtest",
+      "--preset",
+      "mean_reversion",
+      "--coin",
+      "btc",
+      "--type",
+      "5m",
+      "--count",
+      "3",
+    );
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /Replaying: 3 markets, \d+ trades in/);
+    const lines = res.stdout.split("\n");
+    assert.match(lines[0], /^market\s+winner\s+trades\s+pnl\s+roi\s+fees$/);
+    assert.equal(lines.filter((l) => /^btc-updown-5m-\d+ /.test(l)).length, 3);
+    assert.match(res.stdout, /^markets 3 \(\d traded\), trades \d+/m);
+    assert.match(res.stdout, /^max drawdown .* sharpe .* sortino/m);
+  });
+
+  test("--json: the full result, the same as a second time; the overrides in the definition", () => {
+    const args = [
+      "backtest",
+      "--prompt",
+      "buy up below 60c and hold to resolution",
+      "--coin",
+      "btc",
+      "--type",
+      "5m",
+    ];
+    const res = updown(...args, "--json", "--position-size", "10", "--latency-ms", "0");
+    assert.equal(res.code, 0, res.stderr);
+    const result = JSON.parse(res.stdout);
+    assert.deepEqual(Object.keys(result), ["definition", "aggregate", "results", "unresolved"]);
+    assert.deepEqual([result.definition.position_size, result.definition.latency_ms], [10, 0]);
+    assert.equal(result.results.length, 5, "the five resolved markets of six");
+    assert.equal(result.unresolved.length, 1);
+    assert.equal(updown(...args, "--json", "--position-size", "10", "--latency-ms", "0").stdout, res.stdout);
+  });
+
+  test("a definition file that breaks a rule: exit 2 with the field's pointer; no strategy: exit 2", () => {
+    const file = join(dir, "bad.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ side: "UP", entry: [{ feature: "price_up", op: "~", value: 0.4 }] }),
+    );
+    const bad = updown("backtest", "--definition", file, "--coin", "btc", "--type", "5m");
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /bad\.json: \/entry\/0\/op must be one of/);
+    const none = updown("backtest", "--coin", "btc", "--type", "5m");
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /one of --definition FILE, --preset NAME or --prompt TEXT/);
+  });
+});
