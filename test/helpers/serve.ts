@@ -6,7 +6,6 @@ export { BIN };
 
 /** `updown serve` as a real process, for the tests that need several, or need to stop one. */
 
-
 export interface ServeProcess {
   url: string;
   port: number;

@@ -19,6 +19,7 @@ import type { Store } from "../../src/store/store.ts";
 import { ANCHOR, HAND_MARKET, insertHandMarket, makeTestApp } from "../helpers/app.ts";
 import { ScratchSchemas, postgresTestUrl } from "../helpers/postgres.ts";
 import { BIN } from "../helpers/paths.ts";
+import pg from "pg";
 
 const MONTH = "2026-07";
 
@@ -532,16 +533,36 @@ function updownCopy(args: string[], onStderr?: (text: string, kill: () => void) 
   );
 }
 
-/** The destination's count, once it stops moving: a server may still finish the batch a killed client sent. */
+/**
+ * The destination's count once nothing writes to it any more. The killed client's process is gone; on
+ * PostgreSQL its backend may still be finishing the batch it sent, so wait for that backend (found by the
+ * application name the destination URL gives it) to end.
+ */
 async function settledCount(url: string): Promise<number> {
-  let last = -1;
-  for (;;) {
-    const store = await openStore(url);
-    const total = [...(await marketCounts(store)).values()].reduce((a, b) => a + b, 0);
+  const application = url.startsWith("sqlite:") ? null : new URL(url).searchParams.get("application_name");
+  if (url.startsWith("postgres") && !application)
+    throw new Error("a PostgreSQL destination needs an application_name");
+  if (application) {
+    const admin = new pg.Client({ connectionString: pgUrl! });
+    await admin.connect();
+    try {
+      for (;;) {
+        const { rows } = await admin.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1",
+          [application],
+        );
+        if (rows[0].n === 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await admin.end();
+    }
+  }
+  const store = await openStore(url);
+  try {
+    return [...(await marketCounts(store)).values()].reduce((a, b) => a + b, 0);
+  } finally {
     await store.close();
-    if (total === last) return total;
-    last = total;
-    await new Promise((r) => setTimeout(r, 300));
   }
 }
 
@@ -571,7 +592,16 @@ describe("updown copy, killed and run again", () => {
   after(() => schemas?.dropAll());
 
   const cases: [string, () => Promise<string>][] = [["SQLite", async () => sqliteUrl()]];
-  if (schemas) cases.push(["PostgreSQL", () => schemas.create()]);
+  if (schemas) {
+    cases.push([
+      "PostgreSQL",
+      async () => {
+        const url = new URL(await schemas.create());
+        url.searchParams.set("application_name", `copy_${process.pid}_${Date.now()}`);
+        return url.toString();
+      },
+    ]);
+  }
 
   for (const [name, destination] of cases) {
     test(`into ${name}: SIGKILL mid-way, the same command finishes the job without duplicates or re-copying`, async () => {
