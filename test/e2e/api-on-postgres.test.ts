@@ -37,7 +37,7 @@ test(
       process.execPath,
       [
         "--test",
-        "--test-concurrency=1",
+        "--test-concurrency=2",
         "--test-reporter=spec",
         ...API_TEST_FILES.map((f) => join(import.meta.dirname, "..", f)),
       ],
