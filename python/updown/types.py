@@ -1,0 +1,1116 @@
+"""Types of the Up or Down history API, generated from openapi.json by python/tools/generate_types.py.
+
+Do not edit: regenerate with `python3 python/tools/generate_types.py` (a test checks the bytes).
+"""
+
+# fmt: off
+from __future__ import annotations
+
+from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
+
+API_VERSION = "1.0.0"
+
+#: operationId -> (HTTP method, path template), in the document's order.
+OPERATIONS: Dict[str, Tuple[str, str]] = {
+    "getHealth": ("GET", "/healthz"),
+    "getReadiness": ("GET", "/readyz"),
+    "getMetrics": ("GET", "/metrics"),
+    "getAccount": ("GET", "/v1/account"),
+    "getBacktestQuota": ("GET", "/v1/backtest-ai/quota"),
+    "listMarkets": ("GET", "/v1/markets"),
+    "getMarket": ("GET", "/v1/markets/{slug}"),
+    "listSnapshots": ("GET", "/v1/markets/{slug}/snapshots"),
+    "getSnapshotAt": ("GET", "/v1/markets/{slug}/snapshots/at"),
+    "getSeries": ("GET", "/v1/markets/{slug}/series"),
+    "listMarketTrades": ("GET", "/v1/markets/{slug}/trades"),
+    "getMarketCoverage": ("GET", "/v1/markets/{slug}/coverage"),
+    "listSeries": ("GET", "/v1/series"),
+    "exportSnapshots": ("GET", "/v1/markets/{slug}/snapshots/export"),
+    "exportSeries": ("GET", "/v1/snapshots/export"),
+    "getLatestDepth": ("GET", "/v1/{coin}/{venue}/latest"),
+    "listLatestTrades": ("GET", "/v1/{coin}/{venue}/trades/latest"),
+    "listDepthSnapshots": ("GET", "/v1/{coin}/{venue}/snapshots"),
+    "listCandles": ("GET", "/v1/{coin}/{venue}/candles"),
+    "listFundingRates": ("GET", "/v1/{coin}/futures/funding-rates"),
+    "listOpenInterest": ("GET", "/v1/{coin}/futures/open-interest"),
+    "listMarkPrices": ("GET", "/v1/{coin}/futures/mark-price"),
+    "getExecutionPrice": ("GET", "/v1/markets/{slug}/execution-price"),
+    "getStrategySchema": ("GET", "/v1/backtest-ai/schema"),
+    "generateStrategy": ("POST", "/v1/backtest-ai/generate"),
+    "runStrategy": ("POST", "/v1/backtest-ai/strategy"),
+    "listStrategies": ("GET", "/v1/backtest-ai/strategies"),
+    "getStrategy": ("GET", "/v1/backtest-ai/strategies/{id}"),
+    "runBacktest": ("POST", "/v1/backtest-ai/run"),
+    "getBacktestRun": ("GET", "/v1/backtest-ai/runs/{id}"),
+}
+
+#: TypedDict -> {field: 'datetime' | the TypedDict of an object field | 'value'}, in field order:
+#: what DataFrames turn into timezone-aware times and which objects they flatten.
+SHAPES: Dict[str, Dict[str, str]] = {
+    "Account": {"plan": "value", "key": "AccountKey", "usage": "AccountUsage", "quota": "AccountQuota", "features": "AccountFeatures", "btc_history": "value", "history": "value", "keys_per_account": "value"},
+    "AccountFeatures": {"spot": "value", "futures": "value", "backtest": "value"},
+    "AccountKey": {"id": "value", "name": "value", "account": "value", "created_at": "datetime"},
+    "AccountQuota": {"included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
+    "AccountUsage": {"minute": "UsageWindow", "day": "UsageWindow"},
+    "BacktestAggregate": {"markets": "value", "markets_traded": "value", "trades": "value", "pnl": "value", "cost": "value", "roi": "value", "win_rate": "value", "profit_factor": "value", "max_drawdown": "value", "sharpe": "value", "sortino": "value", "fees_paid": "value", "avg_slippage_bps": "value", "time_in_market_s": "value", "time_in_market_pct": "value", "orders_unfilled": "value", "equity_curve": "value"},
+    "BacktestAggregateEquityCurveItem": {"time": "datetime", "equity": "value"},
+    "BacktestMarketResult": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value", "snapshots": "value", "trades": "value", "orders_unfilled": "value", "pnl": "value", "cost": "value", "roi": "value", "fees_usdc": "value", "time_in_market_s": "value"},
+    "BacktestQuota": {"plan": "value", "included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
+    "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
+    "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "aggregate": "BacktestAggregate", "results": "value", "unresolved": "value"},
+    "BacktestRunAnswerUnresolvedItem": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
+    "BacktestRunProgress": {"markets_done": "value", "markets_total": "value"},
+    "BacktestTrade": {"entry": "BacktestTradeEntry", "exit": "BacktestTradeExitOption1", "settlement": "BacktestTradeSettlementOption1", "exit_reason": "value", "closed_at": "datetime", "held_s": "value", "pnl": "value", "roi": "value"},
+    "BacktestTradeEntry": {"decision_time": "datetime", "fill_time": "datetime", "order_type": "value", "limit_price": "value", "price": "value", "size": "value", "shares_received": "value", "cost": "value", "fee_usdc": "value", "fee_shares": "value", "maker_size": "value", "mid_at_decision": "value", "slippage_bps": "value", "levels": "value"},
+    "BacktestTradeEntryLevelsItem": {"price": "value", "size": "value"},
+    "BacktestTradeExitOption1": {"reason": "value", "decision_time": "datetime", "fill_time": "datetime", "price": "value", "size": "value", "proceeds": "value", "fee_usdc": "value", "mid_at_decision": "value", "slippage_bps": "value", "levels": "value"},
+    "BacktestTradeExitOption1LevelsItem": {"price": "value", "size": "value"},
+    "BacktestTradeSettlementOption1": {"shares": "value", "payout_per_share": "value", "proceeds": "value"},
+    "Candle": {"open_time": "datetime", "close_time": "datetime", "timestamp": "value", "open": "value", "high": "value", "low": "value", "close": "value", "volume": "value", "quote_volume": "value", "trades": "value", "taker_buy_volume": "value", "taker_buy_quote_volume": "value"},
+    "CandlePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
+    "Coverage": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "resolved": "value", "cadence_seconds": "value", "until": "datetime", "expected_snapshots": "value", "recorded_snapshots": "value", "missing_snapshots": "value", "coverage": "value", "largest_gap_seconds": "value", "gaps": "value"},
+    "DepthPage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
+    "DepthSnapshot": {"time": "datetime", "timestamp": "value", "price": "value", "bids": "value", "asks": "value"},
+    "Error": {"success": "value", "error": "ErrorError", "request_id": "value", "timestamp": "datetime"},
+    "ErrorError": {"code": "value", "message": "value", "details": "value"},
+    "ExecutionPrice": {"slug": "value", "outcome": "value", "side": "value", "size": "value", "time": "datetime", "snapshot_time": "datetime", "mid": "value", "best_price": "value", "average_price": "value", "slippage_bps": "value", "filled": "value", "unfilled": "value", "notional": "value", "fee_usdc": "value", "fee_shares": "value", "levels": "value", "fee_schedule": "FeeSchedule"},
+    "ExecutionPriceLevelsItem": {"price": "value", "size": "value"},
+    "FeeSchedule": {"rate": "value", "exponent": "value", "taker_only": "value", "rebate_rate": "value"},
+    "FundingRate": {"time": "datetime", "timestamp": "value", "funding_rate": "value", "mark_price": "value"},
+    "FundingRatePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
+    "GenerateAnswer": {"strategy": "value", "quota": "BacktestQuota"},
+    "GenerateStrategyBody": {"prompt": "value", "preset": "value", "name": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
+    "LatestDepth": {"coin": "value", "venue": "value", "symbol": "value", "time": "datetime", "timestamp": "value", "price": "value", "bids": "value", "asks": "value"},
+    "LatestTrades": {"data": "value", "limit": "value"},
+    "Level": {"price": "value", "size": "value"},
+    "MarkPrice": {"time": "datetime", "timestamp": "value", "mark_price": "value", "index_price": "value", "estimated_settle_price": "value", "funding_rate": "value", "next_funding_time": "datetime"},
+    "MarkPricePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
+    "Market": {"slug": "value", "winner": "value", "market_id": "value", "event_id": "value", "market_type": "value", "start_time": "datetime", "end_time": "datetime", "coin_price_start": "value", "coin_price_end": "value", "condition_id": "value", "clob_token_up": "value", "clob_token_down": "value", "final_volume": "value", "final_liquidity": "value", "resolved_at": "datetime", "created_at": "datetime", "updated_at": "datetime", "coin": "value", "polymarket_slug": "value", "settlement": "Settlement", "fee_schedule": "FeeSchedule"},
+    "MarketList": {"markets": "value", "total": "value", "limit": "value", "offset": "value", "warning": "value"},
+    "MarketSeries": {"slug": "value", "points": "value", "total": "value", "bucket_us": "value", "snapshots": "value"},
+    "MarketTrade": {"time": "datetime", "outcome": "value", "token_id": "value", "side": "value", "price": "value", "size": "value", "fee_rate_bps": "value"},
+    "MarketTradePage": {"slug": "value", "trades": "value", "total": "value", "limit": "value", "offset": "value"},
+    "OpenInterest": {"time": "datetime", "timestamp": "value", "open_interest": "value", "open_interest_value": "value"},
+    "OpenInterestPage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
+    "OrderBook": {"bids": "value", "asks": "value"},
+    "RecordingGap": {"from": "datetime", "to": "datetime", "seconds": "value", "missing_snapshots": "value", "cause": "value", "detail": "value"},
+    "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
+    "RunStrategyBody": {"prompt": "value", "preset": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
+    "Series": {"coin": "value", "market_type": "value", "markets": "value", "snapshots": "value", "first_market": "SeriesFirstMarket", "last_market": "SeriesLastMarket", "coverage_24h": "SpanCoverage", "coverage_overall": "SpanCoverage"},
+    "SeriesFirstMarket": {"slug": "value", "start_time": "datetime"},
+    "SeriesLastMarket": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
+    "SeriesList": {"as_of": "datetime", "cadence_seconds": "value", "series": "value"},
+    "Settlement": {"source": "value", "lookback_s": "value"},
+    "Snapshot": {"time": "datetime", "coin_price": "value", "price_up": "value", "price_down": "value", "orderbook_up": "OrderBook", "orderbook_down": "OrderBook"},
+    "SnapshotAt": {"slug": "value", "requested_time": "datetime", "distance_us": "value", "snapshot": "Snapshot"},
+    "SnapshotPage": {"market": "Market", "snapshots": "value", "total": "value", "limit": "value", "offset": "value"},
+    "SpanCoverage": {"expected_snapshots": "value", "recorded_snapshots": "value", "coverage": "value"},
+    "Strategy": {"id": "value", "name": "value", "definition": "StrategyDefinition", "source": "value", "prompt": "value", "preset": "value", "generator": "value", "model": "value", "notes": "value", "created_at": "datetime"},
+    "StrategyDefinition": {"version": "value", "name": "value", "side": "value", "entry": "value", "exit": "StrategyDefinitionExit", "order_type": "value", "limit_price": "StrategyDefinitionLimitPriceOption1", "limit_expiry_s": "value", "position_size": "value", "max_fill_price": "value", "max_loss_percent": "value", "max_entries_per_market": "value", "latency_ms": "value"},
+    "StrategyDefinitionEntryItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExit": {"conditions": "value", "take_profit_pct": "value", "stop_loss_pct": "value", "time_limit_s": "value", "hold_to_resolution": "value"},
+    "StrategyDefinitionExitConditionsItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionLimitPriceOption1": {"reference": "value", "offset": "value"},
+    "StrategyList": {"strategies": "value", "total": "value", "limit": "value", "offset": "value"},
+    "Trade": {"id": "value", "time": "datetime", "timestamp": "value", "price": "value", "size": "value", "side": "value", "is_buyer_maker": "value"},
+    "UsageWindow": {"used": "value", "limit": "value", "remaining": "value", "resets_at": "datetime"},
+}
+
+
+Coin = Literal["btc", "eth", "sol", "xrp", "doge", "bnb", "hype"]
+
+
+MarketType = Literal["5m", "15m", "1h", "4h", "24h"]
+
+
+Outcome = Literal["Up", "Down"]
+
+
+Winner = Literal["Up", "Down", "50-50"]
+
+
+class Settlement(TypedDict):
+    "The feed the market settles on, from its upstream record (coin_price follows it)"
+    #: chainlink: the instantaneous stream; chainlink_twap: the TWAP stream of lookback_s; binance: 1m candles
+    source: Literal["chainlink", "chainlink_twap", "binance"]
+    lookback_s: Optional[int]
+
+
+class FeeSchedule(TypedDict):
+    "A taker fill of C shares at price p pays C * rate * (p * (1 - p)) ^ exponent USDC"
+    rate: float
+    exponent: float
+    taker_only: bool
+    #: Share of taker fees paid back to makers
+    rebate_rate: float
+
+
+class MarketTrade(TypedDict):
+    "One Polymarket trade of an outcome token"
+    #: Microsecond precision (the upstream stamps trades in milliseconds)
+    time: str
+    outcome: Outcome
+    #: The outcome's CLOB token
+    token_id: str
+    #: The taker's side
+    side: Literal["BUY", "SELL"]
+    price: float
+    #: Shares
+    size: float
+    #: The fee rate the upstream reported, in basis points
+    fee_rate_bps: float
+
+
+class Level(TypedDict):
+    "One price level of a book"
+    price: float
+    size: float
+
+
+class OrderBook(TypedDict):
+    "Best first: bids by price descending, asks ascending"
+    bids: List[Level]
+    asks: List[Level]
+
+
+class Market(TypedDict):
+    "A market record. Fields known only after resolution are null until then."
+    slug: str
+    winner: Optional[Winner]
+    market_id: str
+    event_id: str
+    market_type: MarketType
+    #: Second precision
+    start_time: str
+    #: Second precision
+    end_time: str
+    coin_price_start: Optional[float]
+    coin_price_end: Optional[float]
+    condition_id: str
+    clob_token_up: str
+    clob_token_down: str
+    final_volume: Optional[float]
+    final_liquidity: Optional[float]
+    resolved_at: Optional[str]
+    #: Microsecond precision
+    created_at: str
+    #: Microsecond precision
+    updated_at: str
+    coin: Coin
+    polymarket_slug: Optional[str]
+    settlement: Settlement
+    fee_schedule: Optional[FeeSchedule]
+
+
+class _SnapshotRequired(TypedDict):
+    #: Microsecond precision
+    time: str
+    #: Settlement feed of the market's type at this time
+    coin_price: float
+    #: Displayed price of Up: midpoint, or last trade when spread > 0.10
+    price_up: float
+    price_down: float
+
+
+class Snapshot(_SnapshotRequired, total=False):
+    "One second of a market; the books only when asked for (include_orderbook)"
+    orderbook_up: OrderBook
+    orderbook_down: OrderBook
+
+
+class DepthSnapshot(TypedDict):
+    #: ISO 8601 UTC, millisecond precision
+    time: str
+    #: The same instant in epoch milliseconds
+    timestamp: int
+    price: Optional[float]
+    #: Best (highest) first, up to 20
+    bids: List[Level]
+    #: Best (lowest) first, up to 20
+    asks: List[Level]
+
+
+class Trade(TypedDict):
+    #: Binance's trade id (spot) or aggregate trade id (futures)
+    id: int
+    #: ISO 8601 UTC, millisecond precision
+    time: str
+    #: The same instant in epoch milliseconds
+    timestamp: int
+    price: float
+    #: Base asset quantity
+    size: float
+    #: The taker's side
+    side: Literal["buy", "sell"]
+    is_buyer_maker: bool
+
+
+class Candle(TypedDict):
+    open_time: str
+    #: Last millisecond of the candle
+    close_time: str
+    #: Open time in epoch milliseconds
+    timestamp: int
+    open: float
+    high: float
+    low: float
+    close: float
+    #: Base asset volume
+    volume: float
+    #: USDT volume
+    quote_volume: float
+    trades: int
+    taker_buy_volume: float
+    taker_buy_quote_volume: float
+
+
+class FundingRate(TypedDict):
+    #: ISO 8601 UTC, millisecond precision
+    time: str
+    #: The same instant in epoch milliseconds
+    timestamp: int
+    funding_rate: float
+    mark_price: Optional[float]
+
+
+class OpenInterest(TypedDict):
+    #: ISO 8601 UTC, millisecond precision
+    time: str
+    #: The same instant in epoch milliseconds
+    timestamp: int
+    #: Contracts (base asset)
+    open_interest: float
+    open_interest_value: Optional[float]
+
+
+class MarkPrice(TypedDict):
+    #: ISO 8601 UTC, millisecond precision
+    time: str
+    #: The same instant in epoch milliseconds
+    timestamp: int
+    mark_price: float
+    index_price: Optional[float]
+    estimated_settle_price: Optional[float]
+    funding_rate: Optional[float]
+    next_funding_time: Optional[str]
+
+
+class _ErrorErrorRequired(TypedDict):
+    #: One of the codes of DESIGN 3.1
+    code: Literal["VALIDATION_ERROR", "BAD_REQUEST", "UNAUTHORIZED", "TIER_ACCESS_DENIED", "RESOURCE_NOT_FOUND", "METHOD_NOT_ALLOWED", "REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE", "GENERATION_FAILED", "RATE_LIMIT_EXCEEDED", "QUOTA_EXCEEDED", "HEADERS_TOO_LARGE", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE"]
+    message: str
+
+
+class ErrorError(_ErrorErrorRequired, total=False):
+    details: Dict[str, Any]
+
+
+class Error(TypedDict):
+    "The one envelope of every error"
+    success: Literal[False]
+    error: ErrorError
+    request_id: str
+    timestamp: str
+
+
+class MarketList(TypedDict):
+    markets: List[Market]
+    total: int
+    limit: int
+    offset: int
+    warning: Optional[str]
+
+
+class SnapshotPage(TypedDict):
+    market: Market
+    snapshots: List[Snapshot]
+    total: int
+    limit: int
+    offset: int
+
+
+class SnapshotAt(TypedDict):
+    slug: str
+    requested_time: str
+    #: Microseconds from the snapshot to the requested time
+    distance_us: int
+    snapshot: Snapshot
+
+
+class MarketSeries(TypedDict):
+    slug: str
+    #: The most snapshots asked for
+    points: int
+    #: Snapshots of the market (within start_time/end_time when given)
+    total: int
+    #: Width of a bucket in microseconds; null when every snapshot is in the answer
+    bucket_us: Optional[int]
+    #: Oldest first: of each bucket, its first and last snapshot and those with the lowest and highest Up, Down and coin price
+    snapshots: List[Snapshot]
+
+
+RecordingGap = TypedDict("RecordingGap", {"from": "str", "to": "str", "seconds": "float", "missing_snapshots": "int", "cause": "str", "detail": "Optional[str]"}, total=True)
+
+
+class Coverage(TypedDict):
+    slug: str
+    start_time: str
+    end_time: str
+    resolved: bool
+    cadence_seconds: float
+    #: End of the span judged: the market's end, or now while it is live
+    until: str
+    expected_snapshots: int
+    recorded_snapshots: int
+    missing_snapshots: int
+    coverage: Optional[float]
+    largest_gap_seconds: float
+    gaps: List[RecordingGap]
+
+
+class MarketTradePage(TypedDict):
+    slug: str
+    trades: List[MarketTrade]
+    #: Trades in the range; page until offset reaches it
+    total: int
+    limit: int
+    offset: int
+
+
+class SpanCoverage(TypedDict):
+    expected_snapshots: int
+    recorded_snapshots: int
+    coverage: Optional[float]
+
+
+class SeriesFirstMarket(TypedDict):
+    slug: str
+    start_time: str
+
+
+class SeriesLastMarket(TypedDict):
+    slug: str
+    start_time: str
+    end_time: str
+
+
+class Series(TypedDict):
+    coin: Coin
+    market_type: MarketType
+    #: Markets stored
+    markets: int
+    #: Snapshots stored over all its markets
+    snapshots: int
+    first_market: SeriesFirstMarket
+    last_market: SeriesLastMarket
+    coverage_24h: SpanCoverage
+    coverage_overall: SpanCoverage
+
+
+class SeriesList(TypedDict):
+    #: The time the coverage is judged at
+    as_of: str
+    cadence_seconds: float
+    series: List[Series]
+
+
+class UsageWindow(TypedDict):
+    used: int
+    limit: Optional[int]
+    remaining: Optional[int]
+    resets_at: str
+
+
+class AccountKey(TypedDict):
+    id: str
+    name: Optional[str]
+    account: str
+    created_at: str
+
+
+class AccountUsage(TypedDict):
+    minute: UsageWindow
+    day: UsageWindow
+
+
+class AccountQuota(TypedDict):
+    #: false when the plan has no backtest generations
+    included: bool
+    #: UTC month, YYYY-MM
+    month: str
+    limit: Optional[int]
+    used: int
+    remaining: Optional[int]
+    resets_at: str
+
+
+class AccountFeatures(TypedDict):
+    spot: bool
+    futures: bool
+    backtest: bool
+
+
+class Account(TypedDict):
+    #: The key's plan
+    plan: Literal["starter", "pro", "enterprise"]
+    key: AccountKey
+    usage: AccountUsage
+    quota: AccountQuota
+    features: AccountFeatures
+    btc_history: Optional[Dict[str, Any]]
+    #: Per coin, how many of its latest markets of each type the plan opens; a coin not named is open in full
+    history: Dict[str, Any]
+    keys_per_account: Optional[int]
+
+
+class BacktestQuota(TypedDict):
+    #: The key's plan
+    plan: Literal["starter", "pro", "enterprise"]
+    #: false when the plan has no backtest generations
+    included: bool
+    #: UTC month, YYYY-MM
+    month: str
+    limit: Optional[int]
+    used: int
+    remaining: Optional[int]
+    resets_at: str
+
+
+class LatestDepth(TypedDict):
+    coin: Coin
+    venue: Literal["spot", "futures"]
+    symbol: str
+    #: ISO 8601 UTC, millisecond precision
+    time: str
+    #: The same instant in epoch milliseconds
+    timestamp: int
+    price: Optional[float]
+    #: Best (highest) first, up to 20
+    bids: List[Level]
+    #: Best (lowest) first, up to 20
+    asks: List[Level]
+
+
+class LatestTrades(TypedDict):
+    data: List[Trade]
+    limit: int
+
+
+class DepthPage(TypedDict):
+    data: List[DepthSnapshot]
+    #: Records in the range; page until offset reaches it
+    total: int
+    limit: int
+    offset: int
+
+
+class CandlePage(TypedDict):
+    data: List[Candle]
+    #: Records in the range; page until offset reaches it
+    total: int
+    limit: int
+    offset: int
+
+
+class FundingRatePage(TypedDict):
+    data: List[FundingRate]
+    #: Records in the range; page until offset reaches it
+    total: int
+    limit: int
+    offset: int
+
+
+class OpenInterestPage(TypedDict):
+    data: List[OpenInterest]
+    #: Records in the range; page until offset reaches it
+    total: int
+    limit: int
+    offset: int
+
+
+class MarkPricePage(TypedDict):
+    data: List[MarkPrice]
+    #: Records in the range; page until offset reaches it
+    total: int
+    limit: int
+    offset: int
+
+
+class ExecutionPriceLevelsItem(TypedDict):
+    price: float
+    size: float
+
+
+class ExecutionPrice(TypedDict):
+    slug: str
+    outcome: Literal["up", "down"]
+    side: Literal["buy", "sell"]
+    #: Shares asked for
+    size: float
+    #: The moment asked for
+    time: str
+    #: The snapshot whose book was used
+    snapshot_time: str
+    #: Midpoint of the token's best bid and ask (the displayed price if a side is empty)
+    mid: float
+    best_price: Optional[float]
+    average_price: Optional[float]
+    slippage_bps: Optional[float]
+    #: Shares the book had for the order
+    filled: float
+    #: Shares left when depth ran out
+    unfilled: float
+    #: USDC exchanged before fees
+    notional: float
+    #: The taker fee (a buy pays it in shares: fee_shares)
+    fee_usdc: float
+    fee_shares: float
+    levels: List[ExecutionPriceLevelsItem]
+    fee_schedule: Optional[FeeSchedule]
+
+
+class StrategyDefinitionEntryItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExit(TypedDict):
+    #: Any of them closes the position (a market sell)
+    conditions: List[StrategyDefinitionExitConditionsItem]
+    #: Sell once the best bid is this many percent above the entry price; null: none
+    take_profit_pct: Optional[float]
+    #: Sell once the best bid is this many percent below the entry price; null: none
+    stop_loss_pct: Optional[float]
+    #: Sell once the position is this many seconds old; null: none
+    time_limit_s: Optional[int]
+    #: true: no exit rule, every position settles (the other exit fields must be empty)
+    hold_to_resolution: bool
+
+
+class StrategyDefinitionLimitPriceOption1(TypedDict):
+    #: The price the limit is set from, at the decision; fixed: offset is the price
+    reference: Literal["best_bid", "best_ask", "mid", "fixed"]
+    #: Added to the reference price
+    offset: float
+
+
+class StrategyDefinition(TypedDict):
+    "A backtest strategy (version 1); docs/backtests.md explains every rule"
+    version: Literal[1]
+    name: str
+    #: The outcome token bought
+    side: Literal["UP", "DOWN"]
+    #: All must hold to enter; none: enter at the first snapshot
+    entry: List[StrategyDefinitionEntryItem]
+    exit: StrategyDefinitionExit
+    #: How entries are placed (exits sell at market)
+    order_type: Literal["MARKET", "LIMIT"]
+    #: A LIMIT entry's price rule; null for MARKET (default for LIMIT: the best bid)
+    limit_price: Optional[StrategyDefinitionLimitPriceOption1]
+    #: A resting limit order is cancelled after this many seconds; null: at the market's end
+    limit_expiry_s: Optional[int]
+    #: Shares bought per entry
+    position_size: float
+    #: A buy takes no level above this price; null: no cap
+    max_fill_price: Optional[float]
+    #: No new entry once the run's realized loss reaches this percent of its capital (position_size USDC); null: none
+    max_loss_percent: Optional[float]
+    max_entries_per_market: int
+    #: An order fills at the first snapshot at or after decision + latency; null (default): the next snapshot
+    latency_ms: Optional[int]
+
+
+class GenerateAnswer(TypedDict):
+    strategy: Strategy
+    quota: BacktestQuota
+
+
+class StrategyList(TypedDict):
+    strategies: List[Strategy]
+    total: int
+    limit: int
+    offset: int
+
+
+class BacktestTradeEntryLevelsItem(TypedDict):
+    price: float
+    #: Shares taken at this price
+    size: float
+
+
+class BacktestTradeEntry(TypedDict):
+    #: The snapshot whose features decided the entry
+    decision_time: str
+    #: The snapshot the order first filled against
+    fill_time: str
+    order_type: Literal["MARKET", "LIMIT"]
+    limit_price: Optional[float]
+    #: Average fill price
+    price: float
+    #: Shares bought
+    size: float
+    #: Shares held after the fee taken in shares
+    shares_received: float
+    #: Paid for the shares (USDC)
+    cost: float
+    #: The fee (USDC)
+    fee_usdc: float
+    #: The fee as taken, in shares
+    fee_shares: float
+    #: Of the shares, those bought by a resting limit order
+    maker_size: float
+    mid_at_decision: float
+    #: Average price against the mid at the decision; positive is worse
+    slippage_bps: float
+    levels: List[BacktestTradeEntryLevelsItem]
+
+
+class BacktestTradeExitOption1LevelsItem(TypedDict):
+    price: float
+    #: Shares taken at this price
+    size: float
+
+
+class BacktestTradeExitOption1(TypedDict):
+    reason: Literal["take_profit", "stop_loss", "time_limit", "condition", "resolution"]
+    decision_time: Optional[str]
+    #: The snapshot the sale filled against
+    fill_time: str
+    #: Average sale price
+    price: float
+    #: Shares sold
+    size: float
+    #: Received, after the fee (USDC)
+    proceeds: float
+    #: The fee (USDC)
+    fee_usdc: float
+    mid_at_decision: Optional[float]
+    slippage_bps: Optional[float]
+    levels: List[BacktestTradeExitOption1LevelsItem]
+
+
+class BacktestTradeSettlementOption1(TypedDict):
+    shares: float
+    #: 1 (won), 0 (lost) or 0.5 (50-50)
+    payout_per_share: float
+    #: Paid out (USDC)
+    proceeds: float
+
+
+class BacktestTrade(TypedDict):
+    entry: BacktestTradeEntry
+    exit: Optional[BacktestTradeExitOption1]
+    settlement: Optional[BacktestTradeSettlementOption1]
+    exit_reason: Literal["take_profit", "stop_loss", "time_limit", "condition", "resolution"]
+    #: When the position was closed: its sale, or the market's end
+    closed_at: str
+    held_s: float
+    #: Proceeds less cost, fees included (USDC)
+    pnl: float
+    #: pnl / cost
+    roi: float
+
+
+class BacktestMarketResult(TypedDict):
+    slug: str
+    #: The market's start
+    start_time: str
+    #: The market's end
+    end_time: str
+    winner: Literal["Up", "Down", "50-50"]
+    #: Snapshots replayed
+    snapshots: int
+    trades: List[BacktestTrade]
+    #: Orders that filled nothing
+    orders_unfilled: int
+    #: Sum over the trades (USDC)
+    pnl: float
+    #: Paid for the entries (USDC)
+    cost: float
+    roi: Optional[float]
+    #: Fees of entries and exits (USDC)
+    fees_usdc: float
+    time_in_market_s: float
+
+
+class BacktestAggregateEquityCurveItem(TypedDict):
+    #: A trade's close
+    time: str
+    #: Cumulative PnL (USDC)
+    equity: float
+
+
+class BacktestAggregate(TypedDict):
+    markets: int
+    markets_traded: int
+    trades: int
+    #: Total PnL (USDC)
+    pnl: float
+    #: Total paid for entries (USDC)
+    cost: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    profit_factor: Optional[float]
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+    sortino: Optional[float]
+    #: All fees (USDC)
+    fees_paid: float
+    avg_slippage_bps: Optional[float]
+    time_in_market_s: float
+    #: Of the replayed markets' total length
+    time_in_market_pct: float
+    orders_unfilled: int
+    equity_curve: List[BacktestAggregateEquityCurveItem]
+
+
+class Strategy(TypedDict):
+    id: str
+    name: str
+    definition: StrategyDefinition
+    source: Literal["prompt", "preset", "definition"]
+    prompt: Optional[str]
+    preset: Optional[str]
+    generator: Optional[str]
+    model: Optional[str]
+    #: What the generator could not use
+    notes: List[str]
+    #: When it was stored
+    created_at: str
+
+
+class BacktestRunProgress(TypedDict):
+    markets_done: int
+    markets_total: Optional[int]
+
+
+class BacktestRun(TypedDict):
+    id: str
+    status: Literal["queued", "running", "complete", "failed"]
+    strategy_id: Optional[str]
+    coin: str
+    market_type: str
+    market_count: int
+    start_time: Optional[str]
+    end_time: Optional[str]
+    definition: StrategyDefinition
+    progress: BacktestRunProgress
+    error: Optional[str]
+    #: When it was stored
+    created_at: str
+    started_at: Optional[str]
+    finished_at: Optional[str]
+
+
+class BacktestRunAnswerUnresolvedItem(TypedDict):
+    slug: str
+    #: The market's start
+    start_time: str
+    #: The market's end
+    end_time: str
+
+
+class BacktestRunAnswer(TypedDict):
+    run: BacktestRun
+    strategy: Optional[Strategy]
+    aggregate: Optional[BacktestAggregate]
+    #: One per market replayed, oldest first
+    results: List[BacktestMarketResult]
+    #: Markets of the selection left out: not resolved yet
+    unresolved: List[BacktestRunAnswerUnresolvedItem]
+
+
+class ListMarketsQuery(TypedDict, total=False):
+    "Query of listMarkets"
+    #: A configured coin (the Coin values), any case
+    coin: str
+    #: 5m, 15m, 1h, 4h, 24h (1hr, 4hr, 24hr accepted)
+    market_type: str
+    resolved: bool
+    #: Markets starting at or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: Markets starting at or before: ISO 8601, or epoch milliseconds
+    end_time: str
+    limit: int
+    offset: int
+
+
+class ListSnapshotsQuery(TypedDict, total=False):
+    "Query of listSnapshots"
+    limit: int
+    offset: int
+    #: Include orderbook_up and orderbook_down (best first) on every snapshot
+    include_orderbook: bool
+    order: Literal["desc", "asc"]
+    #: Snapshots at or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: Snapshots at or before: ISO 8601, or epoch milliseconds
+    end_time: str
+
+
+class _GetSnapshotAtQueryRequired(TypedDict):
+    #: The time to look up: ISO 8601, or epoch milliseconds
+    time: str
+
+
+class GetSnapshotAtQuery(_GetSnapshotAtQueryRequired, total=False):
+    "Query of getSnapshotAt"
+    #: Include orderbook_up and orderbook_down (best first) on every snapshot
+    include_orderbook: bool
+
+
+class GetSeriesQuery(TypedDict, total=False):
+    "Query of getSeries"
+    #: At most this many snapshots in the answer (8..20000)
+    points: int
+    #: Snapshots at or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: Snapshots at or before: ISO 8601, or epoch milliseconds
+    end_time: str
+
+
+class ListMarketTradesQuery(TypedDict, total=False):
+    "Query of listMarketTrades"
+    limit: int
+    offset: int
+    order: Literal["desc", "asc"]
+    #: Trades at or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: Trades at or before: ISO 8601, or epoch milliseconds
+    end_time: str
+
+
+class ExportSnapshotsQuery(TypedDict, total=False):
+    "Query of exportSnapshots"
+    #: ndjson (our archive, importable), csv, or parquet (typed columns)
+    format: Literal["ndjson", "csv", "parquet"]
+    include_orderbook: bool
+    #: Snapshots at or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: Snapshots at or before: ISO 8601, or epoch milliseconds
+    end_time: str
+
+
+class _ExportSeriesQueryRequired(TypedDict):
+    #: A configured coin (the Coin values), any case
+    coin: str
+    #: 5m, 15m, 1h, 4h, 24h (1hr, 4hr, 24hr accepted)
+    market_type: str
+
+
+class ExportSeriesQuery(_ExportSeriesQueryRequired, total=False):
+    "Query of exportSeries"
+    #: ndjson (our archive, importable), csv, or parquet (typed columns)
+    format: Literal["ndjson", "csv", "parquet"]
+    include_orderbook: bool
+    #: Snapshots at or after (default: the series' first): ISO 8601, or epoch milliseconds
+    start_time: str
+    #: Snapshots at or before (default: the series' last): ISO 8601, or epoch milliseconds
+    end_time: str
+
+
+class ListLatestTradesQuery(TypedDict, total=False):
+    "Query of listLatestTrades"
+    limit: int
+
+
+class ListDepthSnapshotsQuery(TypedDict, total=False):
+    "Query of listDepthSnapshots"
+    limit: int
+    offset: int
+    order: Literal["desc", "asc"]
+    #: At or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: At or before: ISO 8601, or epoch milliseconds
+    end_time: str
+
+
+class ListCandlesQuery(TypedDict, total=False):
+    "Query of listCandles"
+    limit: int
+    offset: int
+    order: Literal["desc", "asc"]
+    #: At or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: At or before: ISO 8601, or epoch milliseconds
+    end_time: str
+    #: Binance's kline intervals; 1m is recorded, wider ones are aggregated from it
+    interval: Literal["1m", "3m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "8h", "12h", "1d", "3d", "1w", "1M"]
+
+
+class ListFundingRatesQuery(TypedDict, total=False):
+    "Query of listFundingRates"
+    limit: int
+    offset: int
+    order: Literal["desc", "asc"]
+    #: At or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: At or before: ISO 8601, or epoch milliseconds
+    end_time: str
+
+
+class ListOpenInterestQuery(TypedDict, total=False):
+    "Query of listOpenInterest"
+    limit: int
+    offset: int
+    order: Literal["desc", "asc"]
+    #: At or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: At or before: ISO 8601, or epoch milliseconds
+    end_time: str
+
+
+class ListMarkPricesQuery(TypedDict, total=False):
+    "Query of listMarkPrices"
+    limit: int
+    offset: int
+    order: Literal["desc", "asc"]
+    #: At or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: At or before: ISO 8601, or epoch milliseconds
+    end_time: str
+
+
+class GetExecutionPriceQuery(TypedDict):
+    "Query of getExecutionPrice"
+    #: The outcome token traded
+    outcome: Literal["up", "down"]
+    #: buy walks the asks, sell the bids
+    side: Literal["buy", "sell"]
+    #: Shares
+    size: float
+    #: The moment of the order: ISO 8601, or epoch milliseconds
+    time: str
+
+
+class GenerateStrategyBody(TypedDict, total=False):
+    "Exactly one of prompt or preset"
+    #: What the strategy does, in words
+    prompt: str
+    #: A preset instead of a prompt
+    preset: Literal["mean_reversion", "dip_buying", "momentum_entry", "quick_scalp"]
+    name: str
+    #: Shares per entry
+    position_size: float
+    max_loss_percent: float
+    order_type: Literal["MARKET", "LIMIT"]
+    latency_ms: int
+    max_fill_price: float
+    #: Alias of position_size (PolyHistorical's spelling)
+    positionSize: float
+    #: Alias of max_loss_percent (PolyHistorical's spelling)
+    maxLossPercent: float
+    #: Alias of order_type (PolyHistorical's spelling)
+    orderType: str
+    #: Alias of latency_ms (PolyHistorical's spelling)
+    latencyMs: int
+
+
+class RunStrategyBody(TypedDict, total=False):
+    "One of prompt, preset, definition (fields left out take their defaults), or side with entryConditions"
+    #: What the strategy does, in words
+    prompt: str
+    #: A preset instead of a prompt
+    preset: Literal["mean_reversion", "dip_buying", "momentum_entry", "quick_scalp"]
+    definition: StrategyDefinition
+    #: PolyHistorical's replay form, with entryConditions
+    side: Literal["UP", "DOWN"]
+    #: {field, operator, value}, all must hold
+    entryConditions: List[Dict[str, Any]]
+    #: {field, operator, value}, any closes
+    exitConditions: List[Dict[str, Any]]
+    name: str
+    #: A configured coin; required
+    coin: str
+    #: 5m, 15m, 1h, 4h, 24h; required
+    market_type: str
+    #: Default 10
+    market_count: int
+    #: Markets starting at or after: ISO 8601 or epoch ms
+    start_time: str
+    #: Markets starting at or before
+    end_time: str
+    #: Alias of market_type (PolyHistorical's spelling)
+    marketType: str
+    #: Alias of market_count (PolyHistorical's spelling)
+    marketCount: int
+    #: Seconds to wait for the run before 202; default 25
+    wait: float
+    #: Shares per entry
+    position_size: float
+    max_loss_percent: float
+    order_type: Literal["MARKET", "LIMIT"]
+    latency_ms: int
+    max_fill_price: float
+    #: Alias of position_size (PolyHistorical's spelling)
+    positionSize: float
+    #: Alias of max_loss_percent (PolyHistorical's spelling)
+    maxLossPercent: float
+    #: Alias of order_type (PolyHistorical's spelling)
+    orderType: str
+    #: Alias of latency_ms (PolyHistorical's spelling)
+    latencyMs: int
+
+
+class ListStrategiesQuery(TypedDict, total=False):
+    "Query of listStrategies"
+    limit: int
+    offset: int
+
+
+class RunBacktestBody(TypedDict, total=False):
+    "One of strategy_id, definition, or side with entryConditions"
+    #: A stored strategy of this key
+    strategy_id: str
+    #: Alias of strategy_id (PolyHistorical's spelling)
+    strategyId: str
+    definition: StrategyDefinition
+    #: PolyHistorical's replay form, with entryConditions
+    side: Literal["UP", "DOWN"]
+    #: {field, operator, value}, all must hold
+    entryConditions: List[Dict[str, Any]]
+    #: {field, operator, value}, any closes
+    exitConditions: List[Dict[str, Any]]
+    name: str
+    #: A configured coin; required
+    coin: str
+    #: 5m, 15m, 1h, 4h, 24h; required
+    market_type: str
+    #: Default 10
+    market_count: int
+    #: Markets starting at or after: ISO 8601 or epoch ms
+    start_time: str
+    #: Markets starting at or before
+    end_time: str
+    #: Alias of market_type (PolyHistorical's spelling)
+    marketType: str
+    #: Alias of market_count (PolyHistorical's spelling)
+    marketCount: int
+    #: Seconds to wait for the run before 202; default 25
+    wait: float
+    #: Shares per entry
+    position_size: float
+    max_loss_percent: float
+    order_type: Literal["MARKET", "LIMIT"]
+    latency_ms: int
+    max_fill_price: float
+    #: Alias of position_size (PolyHistorical's spelling)
+    positionSize: float
+    #: Alias of max_loss_percent (PolyHistorical's spelling)
+    maxLossPercent: float
+    #: Alias of order_type (PolyHistorical's spelling)
+    orderType: str
+    #: Alias of latency_ms (PolyHistorical's spelling)
+    latencyMs: int
