@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
+import { OPTIONS } from "../../config/options.ts";
 import {
   checkCost,
   decisionOf,
@@ -41,7 +42,7 @@ const LIMIT_SHA = createHash("sha1").update(LIMIT_SCRIPT).digest("hex");
 
 export interface RedisLimiterOptions {
   url: string;
-  /** How long (ms) a command may go unanswered before the call is decided in this process. */
+  /** How long (ms) a command may go unanswered before the call is decided in this process (default: REDIS_COMMAND_TIMEOUT_MS's). */
   commandTimeoutMs?: number;
   /**
    * How long (ms, by the callers' clock) the breaker stays open after a failure before a probe asks
@@ -51,9 +52,6 @@ export interface RedisLimiterOptions {
   /** Told once when Redis fails and once when it is back; never given the subject (it holds key ids). */
   onStateChange?: (state: "degraded" | "restored", err?: Error) => void;
 }
-
-/** The defaults of REDIS_COMMAND_TIMEOUT_MS and REDIS_BREAKER_OPEN_MS (src/config/options.ts). */
-export const REDIS_LIMITER_DEFAULTS = { commandTimeoutMs: 250, breakerOpenMs: 5000 };
 
 /**
  * Counters in Redis, shared by every replica. The keys of one subject share a hash tag, so the script
@@ -73,20 +71,21 @@ export class RedisLimiter implements RateLimiter {
   private readonly breakerOpenMs: number;
   /** The callers' time (ms) the breaker opened at, or null while closed. */
   private openedAt: number | null = null;
-  private probing = false;
+  /** The PING asking a failed Redis again, while one is out. */
+  private probe: Promise<void> | null = null;
   /** Decisions made by the fallback while Redis was away (for /metrics). */
   fallbackDecisions = 0;
 
   constructor(options: RedisLimiterOptions) {
     this.onStateChange = options.onStateChange;
-    this.breakerOpenMs = options.breakerOpenMs ?? REDIS_LIMITER_DEFAULTS.breakerOpenMs;
+    this.breakerOpenMs = options.breakerOpenMs ?? OPTIONS.redisBreakerOpenMs.default;
     this.redis = new Redis(options.url, {
       lazyConnect: true,
       // Fail at once while disconnected rather than queue: the fallback answers instead.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 2000,
-      commandTimeout: options.commandTimeoutMs ?? REDIS_LIMITER_DEFAULTS.commandTimeoutMs,
+      commandTimeout: options.commandTimeoutMs ?? OPTIONS.redisCommandTimeoutMs.default,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
     });
     this.redis.on("error", () => {}); // reported through onStateChange; ioredis reconnects by itself
@@ -96,6 +95,11 @@ export class RedisLimiter implements RateLimiter {
   /** Connects; rejects when Redis cannot be reached now (the limiter still works, degraded). */
   async connect(): Promise<void> {
     await this.redis.connect();
+  }
+
+  /** Settles when the probe out now (if any) has its answer or its timeout. */
+  async probeSettled(): Promise<void> {
+    await this.probe;
   }
 
   get degraded(): boolean {
@@ -121,16 +125,15 @@ export class RedisLimiter implements RateLimiter {
       return false;
     }
     if (this.openedAt === null) return true;
-    if (!this.probing && nowMs - this.openedAt >= this.breakerOpenMs) {
-      this.probing = true;
-      this.redis
+    if (this.probe === null && nowMs - this.openedAt >= this.breakerOpenMs) {
+      this.probe = this.redis
         .ping()
         .then(
           () => this.closeBreaker(),
           (err: Error) => this.open(err, nowMs),
         )
         .finally(() => {
-          this.probing = false;
+          this.probe = null;
         });
     }
     return false;
