@@ -16,6 +16,11 @@ export interface Config {
   databaseUrl: string;
   /** Unset: the in-process rate limiter. */
   redisUrl: string | null;
+  /** The Redis limiter's command timeout and how long its breaker stays open (ms). */
+  redisCommandTimeoutMs: number;
+  redisBreakerOpenMs: number;
+  /** Added to the system clock (ms): 0 but in tests and drills. */
+  clockOffsetMs: number;
   plansFile: string | null;
   /** Failed authentications allowed per client address and minute before 429. */
   authFailuresPerMinute: number;
@@ -69,6 +74,9 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     host: v.host,
     databaseUrl: v.databaseUrl,
     redisUrl: v.redisUrl,
+    redisCommandTimeoutMs: v.redisCommandTimeoutMs,
+    redisBreakerOpenMs: v.redisBreakerOpenMs,
+    clockOffsetMs: v.clockOffsetMs,
     plansFile: v.plansFile,
     authFailuresPerMinute: v.authFailuresPerMinute,
     bodyLimitBytes: v.bodyLimitKb * 1024,

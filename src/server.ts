@@ -6,20 +6,21 @@ import { openDatabase, UsageError } from "./cli/command.ts";
 import { Progress } from "./cli/progress.ts";
 import type { Config } from "./config.ts";
 import type { Plans } from "./domain/plan.ts";
-import { systemClock } from "./domain/time.ts";
+import type { Clock } from "./domain/time.ts";
+import { shiftedClock } from "./domain/time.ts";
 import { buildApp } from "./http/app.ts";
 import { type FirstStart, firstStartBanner, prepareFirstStart } from "./cli/first-start.ts";
 import type { Store } from "./store/store.ts";
 
 /** Seeds an empty database and makes demo keys for a keyless one, with progress on stderr. */
-async function firstStart(store: Store, config: Config, plans: Plans): Promise<FirstStart> {
+async function firstStart(store: Store, config: Config, plans: Plans, clock: Clock): Promise<FirstStart> {
   const progress = new Progress("Seeding demo data");
   const made = await prepareFirstStart(store, {
     counts: config.demoCounts,
     coins: config.coins,
     databaseUrl: config.databaseUrl,
     plans,
-    clock: systemClock,
+    clock,
     onProgress: (done, total) => progress.update(done, total),
   });
   if (made.seeded) {
@@ -111,18 +112,19 @@ async function listen(app: FastifyInstance, config: Config): Promise<string> {
 /** The thin runner: open the store, build the app, listen, and drain and close on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<FastifyInstance> {
   const plans = loadPlans(config.plansFile);
+  const clock = shiftedClock(config.clockOffsetMs);
   const { store } = await openDatabase(config.databaseUrl);
   const made: FirstStart = config.seedDemo
-    ? await firstStart(store, config, plans)
+    ? await firstStart(store, config, plans, clock)
     : { seeded: null, demoKeys: null };
   // The limiter logs through the app's logger once there is one (it connects before the app exists).
   let log: Logger = stderrLogger({ level: config.logLevel });
   const limiter = await openLimiter(
-    config.redisUrl,
+    config,
     deferredLogger(() => log),
   );
   const requestLog = serverLog(config.logLevel);
-  const app = await buildApp({ store, config, plans, limiter, loggerInstance: requestLog.logger });
+  const app = await buildApp({ store, config, plans, limiter, clock, loggerInstance: requestLog.logger });
   log = app.log;
   app.addHook("onClose", async () => {
     await limiter.close();

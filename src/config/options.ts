@@ -123,6 +123,27 @@ const SERVICE_OPTIONS = {
     default: null,
     doc: "Redis for rate-limit counters shared by every replica; unset: counted in this process",
   }),
+  redisCommandTimeoutMs: option({
+    env: "REDIS_COMMAND_TIMEOUT_MS",
+    flags: ["--redis-command-timeout-ms"],
+    type: integer(1, 60_000),
+    default: 250,
+    doc: "time (ms) a rate-limit command may go unanswered by Redis before the request is limited in this process and the breaker opens",
+  }),
+  redisBreakerOpenMs: option({
+    env: "REDIS_BREAKER_OPEN_MS",
+    flags: ["--redis-breaker-open-ms"],
+    type: integer(10, 3_600_000),
+    default: 5000,
+    doc: "time (ms) the rate limiter's breaker stays open after Redis failed (requests limited in this process at once) before it asks Redis again",
+  }),
+  clockOffsetMs: option({
+    env: "CLOCK_OFFSET_MS",
+    flags: ["--clock-offset-ms"],
+    type: integer(-315_360_000_000, 315_360_000_000),
+    default: 0,
+    doc: "milliseconds added to the server's clock, for tests and drills that must place requests in a rate-limit window (e.g. the start of a minute); 0 in production",
+  }),
   plansFile: option({
     env: "PLANS_FILE",
     flags: ["--plans-file"],

@@ -17,6 +17,12 @@ export const systemClock: Clock = {
   nowMicros: () => Math.round((performance.timeOrigin + performance.now()) * 1000),
 };
 
+/** The system clock moved by `offsetMs`: a process told to live at another time (tests and drills). */
+export function shiftedClock(offsetMs: number): Clock {
+  if (offsetMs === 0) return systemClock;
+  return { nowMicros: () => systemClock.nowMicros() + offsetMs * 1000 };
+}
+
 /** A clock that only moves when told to; for tests and deterministic generation. */
 export class ManualClock implements Clock {
   private now: Micros;

@@ -1,8 +1,14 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { KeyService } from "../access/keys.ts";
-import type { LimitDecision, RateLimiter, WindowName, WindowState } from "../access/limiter/limiter.ts";
+import {
+  type LimitDecision,
+  type RateLimiter,
+  type RateWindow,
+  stateOf,
+  type WindowState,
+} from "../access/limiter/limiter.ts";
 import { type ApiKeyRecord, PLAN_NAMES, type PlanName } from "../domain/api-key.ts";
-import { limitsOf, type Plans } from "../domain/plan.ts";
+import { limitsOf, type Plan, type Plans, type RequestLimits } from "../domain/plan.ts";
 import { type Clock, isoSeconds } from "../domain/time.ts";
 import { ApiError, secondsUntil, unauthorized } from "./errors.ts";
 import type { Metrics } from "./metrics.ts";
@@ -24,6 +30,52 @@ export interface MeteringOptions {
   metrics: Metrics;
 }
 
+/**
+ * The windows every metered request is counted in (DESIGN 3.2): the UTC minute and the UTC day, listed
+ * in the order the draft headers give them, each with where a key's and a plan's limit for it lives.
+ */
+const REQUEST_WINDOWS = [
+  {
+    name: "minute",
+    durationMs: 60_000,
+    ofKey: (l: RequestLimits) => l.perMinute,
+    ofPlan: (p: Plan) => p.requestsPerMinute,
+  },
+  {
+    name: "day",
+    durationMs: 86_400_000,
+    ofKey: (l: RequestLimits) => l.perDay,
+    ofPlan: (p: Plan) => p.requestsPerDay,
+  },
+] as const;
+
+export type RequestWindowName = (typeof REQUEST_WINDOWS)[number]["name"];
+
+/** A key's request windows, with its limits, as the limiter takes them. */
+export function requestWindows(limits: RequestLimits, only?: RequestWindowName): RateWindow[] {
+  return REQUEST_WINDOWS.filter((w) => only === undefined || w.name === only).map((w) => ({
+    name: w.name,
+    durationMs: w.durationMs,
+    limit: w.ofKey(limits),
+  }));
+}
+
+/** The window answers name (`minute` or `day`) for a decision over the request windows. */
+function requestWindowOf(name: string): (typeof REQUEST_WINDOWS)[number] {
+  const w = REQUEST_WINDOWS.find((r) => r.name === name);
+  if (!w) throw new Error(`not a request window: ${name}`);
+  return w;
+}
+
+/** The decision `base` with the states of `update`'s windows in place of its own (same names). */
+export function withStates(base: LimitDecision, update: LimitDecision): LimitDecision {
+  return {
+    admitted: update.admitted,
+    rejectedBy: update.rejectedBy,
+    windows: base.windows.map((w) => update.windows.find((u) => u.name === w.name) ?? w),
+  };
+}
+
 function remaining(w: WindowState): number {
   return w.limit === null ? 0 : Math.max(0, w.limit - w.used);
 }
@@ -36,19 +88,15 @@ function remaining(w: WindowState): number {
  */
 export const NO_LIMIT_QUOTA = 999_999_999_999_999;
 
-/** The IETF draft's fields: one item per window, both always (docs/plans-and-limits.md). */
+/** The IETF draft's fields: one item per window, each always (docs/plans-and-limits.md). */
 function draftFields(d: LimitDecision, nowMs: number): { policy: string; state: string } {
-  const windows: [WindowName, WindowState, number][] = [
-    ["minute", d.minute, 60],
-    ["day", d.day, 86_400],
-  ];
   const quota = (w: WindowState) => w.limit ?? NO_LIMIT_QUOTA;
   return {
-    policy: windows.map(([name, w, seconds]) => `"${name}";q=${quota(w)};w=${seconds}`).join(", "),
-    state: windows
-      .map(([name, w]) => {
+    policy: d.windows.map((w) => `"${w.name}";q=${quota(w)};w=${w.durationMs / 1000}`).join(", "),
+    state: d.windows
+      .map((w) => {
         const left = Math.max(0, quota(w) - w.used);
-        return `"${name}";r=${left};t=${secondsUntil(w.resetAt, nowMs)}`;
+        return `"${w.name}";r=${left};t=${secondsUntil(w.resetAt, nowMs)}`;
       })
       .join(", "),
   };
@@ -56,11 +104,12 @@ function draftFields(d: LimitDecision, nowMs: number): { policy: string; state: 
 
 /** The headers every answer to a valid key carries (DESIGN 3.1). */
 export function rateLimitHeaders(plan: PlanName, d: LimitDecision, nowMs: number): Record<string, string> {
-  const daily = d.day.limit === null ? "unlimited" : null;
+  const day = stateOf(d, "day");
+  const daily = day.limit === null ? "unlimited" : null;
   const headers: Record<string, string> = {
-    "x-ratelimit-limit": daily ?? String(d.day.limit),
-    "x-ratelimit-remaining": daily ?? String(remaining(d.day)),
-    "x-ratelimit-reset": String(d.day.resetAt),
+    "x-ratelimit-limit": daily ?? String(day.limit),
+    "x-ratelimit-remaining": daily ?? String(remaining(day)),
+    "x-ratelimit-reset": String(day.resetAt),
     "x-tier": plan,
   };
   const draft = draftFields(d, nowMs);
@@ -76,11 +125,10 @@ function nextPlan(plan: PlanName): PlanName | null {
 /** 429 for a key over one of its windows; the daily message suggests an upgrade (spec 7.1). */
 function rateLimitExceeded(plans: Plans, key: ApiKeyRecord, d: LimitDecision, nowMs: number): ApiError {
   const window = d.rejectedBy ?? "minute";
-  const state = window === "day" ? d.day : d.minute;
+  const state = stateOf(d, window);
   const retryAfter = secondsUntil(state.resetAt, nowMs);
   const upgrade = nextPlan(key.plan);
-  const upgradeLimit = (name: PlanName) =>
-    (window === "day" ? plans[name].requestsPerDay : plans[name].requestsPerMinute) ?? "unlimited";
+  const upgradeLimit = (name: PlanName) => requestWindowOf(window).ofPlan(plans[name]) ?? "unlimited";
   const suggestion = upgrade
     ? `upgrade to ${upgrade} for ${upgradeLimit(upgrade)} requests per ${window}`
     : "ask us to raise your key's limit";
@@ -121,12 +169,12 @@ export class Metering {
     if (!key) return this.authenticationFailed(req.ip, nowMs);
     req.apiKey = key;
 
-    const limits = limitsOf(plans, key);
+    const windows = requestWindows(limitsOf(plans, key));
     const metered = req.routeOptions.config.metered !== false;
     const subject = `key:${key.id}`;
     const decision = metered
-      ? await limiter.consume(subject, limits, nowMs)
-      : await limiter.peek(subject, limits, nowMs);
+      ? await limiter.limit(subject, windows, 1, nowMs)
+      : await limiter.peek(subject, windows, nowMs);
     reply.headers(rateLimitHeaders(key.plan, decision, nowMs));
     req.limitDecision = decision;
     if (metered) this.count(decision.rejectedBy === null ? "admitted" : `refused_${decision.rejectedBy}`);
@@ -151,11 +199,11 @@ export class Metering {
   /** Counts the failure against the address; past the limit the address is refused until its minute ends. */
   private async authenticationFailed(ip: string, nowMs: number): Promise<never> {
     const { limiter, authFailuresPerMinute } = this.options;
-    const limits = { perMinute: authFailuresPerMinute, perDay: null };
-    const decision = await limiter.consume(`auth:${ip}`, limits, nowMs);
+    const windows = requestWindows({ perMinute: authFailuresPerMinute, perDay: null }, "minute");
+    const decision = await limiter.limit(`auth:${ip}`, windows, 1, nowMs);
     this.count(decision.admitted ? "auth_failure" : "auth_throttled");
     if (decision.admitted) throw unauthorized();
-    const until = decision.minute.resetAt * 1000;
+    const until = stateOf(decision, "minute").resetAt * 1000;
     if (this.blockedUntil.size >= 10_000) this.forgetExpired(nowMs);
     this.blockedUntil.set(ip, until);
     throw this.tooManyFailures(until, nowMs);

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { LimitDecision, RateLimiter } from "../../src/access/limiter/limiter.ts";
+import type { LimitDecision, RateLimiter, RateWindow } from "../../src/access/limiter/limiter.ts";
 import { MemoryLimiter } from "../../src/access/limiter/memory.ts";
 import { makeTestApp, type TestApp, type TestAppOptions } from "./app.ts";
 
@@ -77,32 +77,25 @@ export class ControlledLimiter implements RateLimiter {
     }
   }
 
-  async consume(subject: string, limits: LimitDecisionLimits, nowMs: number): Promise<LimitDecision> {
-    await this.#gate();
-    return this.#inner.consume(subject, limits, nowMs);
-  }
-
-  async charge(
+  async limit(
     subject: string,
-    limits: LimitDecisionLimits,
-    units: number,
+    windows: readonly RateWindow[],
+    cost: number,
     nowMs: number,
   ): Promise<LimitDecision> {
     await this.#gate();
-    return this.#inner.charge(subject, limits, units, nowMs);
+    return this.#inner.limit(subject, windows, cost, nowMs);
   }
 
-  async peek(subject: string, limits: LimitDecisionLimits, nowMs: number): Promise<LimitDecision> {
+  async peek(subject: string, windows: readonly RateWindow[], nowMs: number): Promise<LimitDecision> {
     await this.#gate();
-    return this.#inner.peek(subject, limits, nowMs);
+    return this.#inner.peek(subject, windows, nowMs);
   }
 
   close(): Promise<void> {
     return this.#inner.close();
   }
 }
-
-type LimitDecisionLimits = Parameters<RateLimiter["consume"]>[1];
 
 /** A port nothing listens on (a just-closed listener's), for network failures. */
 export async function closedPort(): Promise<number> {

@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { setTimeout as sleep } from "node:timers/promises";
 import { BIN } from "./paths.ts";
 
 export { BIN };
@@ -39,11 +38,14 @@ export function startServeProcess(env: NodeJS.ProcessEnv): Promise<ServeProcess>
 }
 
 /**
- * Waits, when less than `ms` is left of the current UTC minute, for the next one to begin. The limiter's
- * minute windows are calendar minutes of the server's real clock (a separate process; no clock can be
- * injected), so requests that must land in one window wait out a minute that is about to end.
+ * A CLOCK_OFFSET_MS that puts the clock of a server started now at the start of a UTC minute: requests
+ * sent within the next minute of real time then land in one window of its limiter, with no wait.
  */
-export async function roomInMinute(ms: number): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < ms) await sleep(left + 20);
+export function minuteStartOffset(): number {
+  return 60_000 - (Date.now() % 60_000);
+}
+
+/** What is left (ms) of the current UTC minute on the clock of a server run with `offsetMs`. */
+export function minuteLeft(offsetMs: number): number {
+  return 60_000 - ((Date.now() + offsetMs) % 60_000);
 }

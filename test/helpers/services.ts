@@ -85,7 +85,12 @@ export async function startOwnPostgres(database = "updown"): Promise<OwnServer> 
   };
 }
 
-export async function startOwnRedis(): Promise<OwnServer> {
+export interface OwnRedis extends OwnServer {
+  /** Sends the running server a signal: SIGSTOP freezes it (connections stay open, nothing answers), SIGCONT thaws it. */
+  signal(signal: NodeJS.Signals): void;
+}
+
+export async function startOwnRedis(): Promise<OwnRedis> {
   const dir = throwawayDir("updown-redis-");
   const port = await freePort();
   let child: ReturnType<typeof spawn> | null = null;
@@ -119,6 +124,11 @@ export async function startOwnRedis(): Promise<OwnServer> {
     url: `redis://127.0.0.1:${port}`,
     stop,
     start,
+    signal: (signal) => {
+      const proc = child as ReturnType<typeof spawn> | null;
+      if (!proc || proc.exitCode !== null) throw new Error("redis-server is not running");
+      proc.kill(signal);
+    },
     remove: async () => {
       await stop();
       rmSync(dir, { recursive: true, force: true });

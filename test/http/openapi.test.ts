@@ -67,7 +67,7 @@ function failingLimiter(code: string | null): RateLimiter {
   const fail = async (): Promise<never> => {
     throw Object.assign(new Error("limiter failed"), code ? { code } : {});
   };
-  return { kind: "memory", degraded: false, consume: fail, charge: fail, peek: fail, close: async () => {} };
+  return { kind: "memory", degraded: false, limit: fail, peek: fail, close: async () => {} };
 }
 
 describe("every operation's answers match the document", () => {

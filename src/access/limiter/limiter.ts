@@ -1,35 +1,39 @@
-import type { RequestLimits } from "../../domain/plan.ts";
-
 /**
- * Rate limiting in two calendar-aligned windows: the UTC minute and the UTC day (DESIGN 3.2).
- * Implementations side by side: memory.ts (one process) and redis.ts (shared by replicas).
+ * Rate limiting over windows given as data (DESIGN 3.2), as unkey's limiter does: a call names its
+ * windows (each a name, a calendar-aligned duration and a limit or none) and a cost. Implementations
+ * side by side: memory.ts (one process) and redis.ts (shared by replicas, its Lua script mirroring
+ * `refusingWindow` below).
  *
  * Invariants every implementation keeps:
- * - `consume` checks both windows and counts the request in both, or in neither, as one atomic step;
- * - a rejected request counts nowhere, so a minute rejection never spends the day's allowance;
- * - a window with a null limit never rejects but still counts, so usage can be reported;
- * - `charge` adds several units to the day window alone, all or none, in one atomic step;
+ * - `limit` checks every window and adds the cost to every one, or to none, as one atomic step;
+ * - a refused call counts nowhere, so a minute's refusal never spends the day's allowance;
+ * - a window with a null limit never refuses but still counts, so usage can be reported;
  * - time comes from the caller (the app's injected clock), never from the limiter's own machine.
  */
 export interface RateLimiter {
   readonly kind: "memory" | "redis";
   /** True while a shared limiter cannot reach its backend and decides in this process instead. */
   readonly degraded: boolean;
-  consume(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision>;
-  /**
-   * Counts `units` more in the day window (not the minute's), or refuses and counts nothing when the
-   * day has fewer than `units` left: what a request that costs more than one (a bulk export, DESIGN
-   * 3.8) pays beyond its own count, before its first byte.
-   */
-  charge(subject: string, limits: RequestLimits, units: number, nowMs: number): Promise<LimitDecision>;
-  /** The windows as they stand, counting nothing; `admitted` tells whether one more would be. */
-  peek(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision>;
+  /** Adds `cost` to every window of `subject`, or refuses and adds nothing when one has less left. */
+  limit(subject: string, windows: readonly RateWindow[], cost: number, nowMs: number): Promise<LimitDecision>;
+  /** The windows as they stand, counting nothing; `admitted` tells whether a cost of one would be. */
+  peek(subject: string, windows: readonly RateWindow[], nowMs: number): Promise<LimitDecision>;
   close(): Promise<void>;
 }
 
-export type WindowName = "minute" | "day";
+/** A window a call is counted in. */
+export interface RateWindow {
+  /** What the window is called in answers (`minute`, `day`); one name, one duration. */
+  readonly name: string;
+  /** Windows are aligned to the epoch: a minute is `12:34:00.000` to `12:34:59.999` UTC. */
+  readonly durationMs: number;
+  /** null: never refuses (the window still counts). */
+  readonly limit: number | null;
+}
 
 export interface WindowState {
+  name: string;
+  durationMs: number;
   used: number;
   limit: number | null;
   /** Unix seconds at which the window resets. */
@@ -39,43 +43,64 @@ export interface WindowState {
 export interface LimitDecision {
   admitted: boolean;
   /** The window that refused, when not admitted. */
-  rejectedBy: WindowName | null;
-  minute: WindowState;
-  day: WindowState;
+  rejectedBy: string | null;
+  /** One per window asked about, in the order asked. */
+  windows: WindowState[];
 }
 
-const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
+/** Which window of its duration (counted from the epoch) an instant falls in. */
+export function windowIndex(window: RateWindow, nowMs: number): number {
+  return Math.floor(nowMs / window.durationMs);
+}
 
-/** Which minute and which day (counted from the epoch) an instant falls in. */
-export function windowsAt(nowMs: number): { minute: number; day: number } {
-  return { minute: Math.floor(nowMs / MINUTE_MS), day: Math.floor(nowMs / DAY_MS) };
+/**
+ * The rule: the index of the window that refuses a call of `cost` given what each has used, or -1. A
+ * window refuses when its limit is set and `used + cost` passes it; of several, the longest reports
+ * (its wait is the longer one), the first listed among equals. redis.ts's script mirrors this.
+ */
+export function refusingWindow(
+  windows: readonly RateWindow[],
+  used: readonly number[],
+  cost: number,
+): number {
+  let refusing = -1;
+  for (let i = 0; i < windows.length; i++) {
+    const { limit, durationMs } = windows[i];
+    if (limit === null || used[i] + cost <= limit) continue;
+    if (refusing === -1 || durationMs > windows[refusing].durationMs) refusing = i;
+  }
+  return refusing;
 }
 
 /** The decision for counts read (or just written) in the windows of `nowMs`. */
 export function decisionOf(
-  limits: RequestLimits,
+  windows: readonly RateWindow[],
+  used: readonly number[],
+  refusing: number,
   nowMs: number,
-  minuteUsed: number,
-  dayUsed: number,
-  rejectedBy: WindowName | null,
 ): LimitDecision {
-  const { minute, day } = windowsAt(nowMs);
   return {
-    admitted: rejectedBy === null,
-    rejectedBy,
-    minute: { used: minuteUsed, limit: limits.perMinute, resetAt: ((minute + 1) * MINUTE_MS) / 1000 },
-    day: { used: dayUsed, limit: limits.perDay, resetAt: ((day + 1) * DAY_MS) / 1000 },
+    admitted: refusing === -1,
+    rejectedBy: refusing === -1 ? null : windows[refusing].name,
+    windows: windows.map((w, i) => ({
+      name: w.name,
+      durationMs: w.durationMs,
+      used: used[i],
+      limit: w.limit,
+      resetAt: ((windowIndex(w, nowMs) + 1) * w.durationMs) / 1000,
+    })),
   };
 }
 
-/** The window that refuses one more request, the day first: its wait is the longer one to report. */
-export function refusingWindow(
-  limits: RequestLimits,
-  minuteUsed: number,
-  dayUsed: number,
-): WindowName | null {
-  if (limits.perDay !== null && dayUsed >= limits.perDay) return "day";
-  if (limits.perMinute !== null && minuteUsed >= limits.perMinute) return "minute";
-  return null;
+/** A window's state in a decision, by name; throws when the call did not ask about it (a bug). */
+export function stateOf(decision: LimitDecision, name: string): WindowState {
+  const state = decision.windows.find((w) => w.name === name);
+  if (!state) throw new Error(`the limiter was not asked about a ${name} window`);
+  return state;
+}
+
+/** Checks what every implementation refuses to take: a cost that is not a whole number of units. */
+export function checkCost(cost: number): void {
+  if (!Number.isSafeInteger(cost) || cost < 0)
+    throw new RangeError(`a cost is a whole number >= 0, not ${cost}`);
 }

@@ -1,12 +1,15 @@
-import type { RequestLimits } from "../../domain/plan.ts";
-import { decisionOf, type LimitDecision, type RateLimiter, refusingWindow, windowsAt } from "./limiter.ts";
+import {
+  checkCost,
+  decisionOf,
+  type LimitDecision,
+  type RateLimiter,
+  type RateWindow,
+  refusingWindow,
+  windowIndex,
+} from "./limiter.ts";
 
-interface Counters {
-  minute: number;
-  minuteUsed: number;
-  day: number;
-  dayUsed: number;
-}
+/** How often counters of ended windows are forgotten. */
+const SWEEP_EVERY_MS = 60_000;
 
 /**
  * Counters in this process. Atomic because each call runs to completion on one thread; exact for one
@@ -15,57 +18,48 @@ interface Counters {
 export class MemoryLimiter implements RateLimiter {
   readonly kind = "memory" as const;
   readonly degraded = false;
-  private readonly counters = new Map<string, Counters>();
-  private sweptDay = -1;
+  /** Count per subject, window name and window index; with the Unix ms its window ends. */
+  private readonly counters = new Map<string, { used: number; endsAt: number }>();
+  private nextSweepAt = Number.NEGATIVE_INFINITY;
 
-  private countersOf(subject: string, nowMs: number): Counters {
-    const { minute, day } = windowsAt(nowMs);
-    if (day > this.sweptDay) this.sweep(day);
-    let c = this.counters.get(subject);
-    if (!c) {
-      c = { minute, minuteUsed: 0, day, dayUsed: 0 };
-      this.counters.set(subject, c);
-    }
-    if (c.minute !== minute) {
-      c.minute = minute;
-      c.minuteUsed = 0;
-    }
-    if (c.day !== day) {
-      c.day = day;
-      c.dayUsed = 0;
-    }
-    return c;
+  private keyOf(subject: string, window: RateWindow, nowMs: number): string {
+    return `${subject}\u0000${window.name}\u0000${windowIndex(window, nowMs)}`;
   }
 
-  /** Forgets subjects not seen today, so memory follows the day's callers, not all callers ever. */
-  private sweep(today: number): void {
-    for (const [subject, c] of this.counters) if (c.day < today) this.counters.delete(subject);
-    this.sweptDay = today;
+  private usedIn(subject: string, windows: readonly RateWindow[], nowMs: number): number[] {
+    return windows.map((w) => this.counters.get(this.keyOf(subject, w, nowMs))?.used ?? 0);
   }
 
-  async consume(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision> {
-    const c = this.countersOf(subject, nowMs);
-    const refused = refusingWindow(limits, c.minuteUsed, c.dayUsed);
-    if (refused === null) {
-      c.minuteUsed++;
-      c.dayUsed++;
+  /** Forgets counters of windows that have ended, so memory follows the current windows' callers. */
+  private sweep(nowMs: number): void {
+    if (nowMs < this.nextSweepAt) return;
+    for (const [key, c] of this.counters) if (c.endsAt <= nowMs) this.counters.delete(key);
+    this.nextSweepAt = nowMs + SWEEP_EVERY_MS;
+  }
+
+  async limit(
+    subject: string,
+    windows: readonly RateWindow[],
+    cost: number,
+    nowMs: number,
+  ): Promise<LimitDecision> {
+    checkCost(cost);
+    this.sweep(nowMs);
+    const used = this.usedIn(subject, windows, nowMs);
+    const refusing = refusingWindow(windows, used, cost);
+    if (refusing === -1 && cost > 0) {
+      windows.forEach((w, i) => {
+        used[i] += cost;
+        const endsAt = (windowIndex(w, nowMs) + 1) * w.durationMs;
+        this.counters.set(this.keyOf(subject, w, nowMs), { used: used[i], endsAt });
+      });
     }
-    return decisionOf(limits, nowMs, c.minuteUsed, c.dayUsed, refused);
+    return decisionOf(windows, used, refusing, nowMs);
   }
 
-  async charge(subject: string, limits: RequestLimits, units: number, nowMs: number): Promise<LimitDecision> {
-    const c = this.countersOf(subject, nowMs);
-    const refused = limits.perDay !== null && c.dayUsed + units > limits.perDay;
-    if (!refused) c.dayUsed += units;
-    return decisionOf(limits, nowMs, c.minuteUsed, c.dayUsed, refused ? "day" : null);
-  }
-
-  async peek(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision> {
-    const c = this.counters.get(subject);
-    const { minute, day } = windowsAt(nowMs);
-    const minuteUsed = c && c.minute === minute ? c.minuteUsed : 0;
-    const dayUsed = c && c.day === day ? c.dayUsed : 0;
-    return decisionOf(limits, nowMs, minuteUsed, dayUsed, refusingWindow(limits, minuteUsed, dayUsed));
+  async peek(subject: string, windows: readonly RateWindow[], nowMs: number): Promise<LimitDecision> {
+    const used = this.usedIn(subject, windows, nowMs);
+    return decisionOf(windows, used, refusingWindow(windows, used, 1), nowMs);
   }
 
   async close(): Promise<void> {

@@ -1,3 +1,4 @@
+import type { Config } from "../../config.ts";
 import { errorMessage, type Logger } from "../../log.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { MemoryLimiter } from "./memory.ts";
@@ -7,10 +8,15 @@ import { RedisLimiter } from "./redis.ts";
  * The limiter `REDIS_URL` selects: Redis when set, else this process's memory. An unreachable Redis
  * at start is logged, not fatal: the limiter runs on its fallback until Redis answers.
  */
-export async function openLimiter(redisUrl: string | null, log: Logger): Promise<RateLimiter> {
-  if (!redisUrl) return new MemoryLimiter();
+export async function openLimiter(
+  config: Pick<Config, "redisUrl" | "redisCommandTimeoutMs" | "redisBreakerOpenMs">,
+  log: Logger,
+): Promise<RateLimiter> {
+  if (!config.redisUrl) return new MemoryLimiter();
   const limiter = new RedisLimiter({
-    url: redisUrl,
+    url: config.redisUrl,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    breakerOpenMs: config.redisBreakerOpenMs,
     onStateChange: (state, err) =>
       state === "degraded"
         ? log.warn(

@@ -1,89 +1,95 @@
 import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
-import type { RequestLimits } from "../../domain/plan.ts";
+import { OPTIONS } from "../../config/options.ts";
 import {
+  checkCost,
   decisionOf,
   type LimitDecision,
   type RateLimiter,
-  refusingWindow,
-  type WindowName,
-  windowsAt,
+  type RateWindow,
+  windowIndex,
 } from "./limiter.ts";
 import { MemoryLimiter } from "./memory.ts";
 
 /**
- * Checks both windows and counts in both, or refuses and counts nowhere, in one server-side step.
- * KEYS: minute counter, day counter. ARGV: minute limit, day limit (-1: none). Returns
- * {refused (0 none, 1 minute, 2 day), minute used, day used}. Counters expire a window after theirs.
+ * `refusingWindow` and `MemoryLimiter.limit` (limiter.ts, memory.ts) as one server-side step over N
+ * windows. KEYS: one counter per window. ARGV: cost, apply (1: add the cost when nothing refuses; 0:
+ * only look), then per window its limit (-1: none) and its duration in ms. Returns {refusing window
+ * (1-based, 0: none), used per window}. A counter lives two of its windows, then expires.
  */
-const CONSUME_SCRIPT = `
-local m = tonumber(redis.call('GET', KEYS[1]) or '0')
-local d = tonumber(redis.call('GET', KEYS[2]) or '0')
-local ml = tonumber(ARGV[1])
-local dl = tonumber(ARGV[2])
-if dl >= 0 and d >= dl then return {2, m, d} end
-if ml >= 0 and m >= ml then return {1, m, d} end
-m = redis.call('INCR', KEYS[1])
-if m == 1 then redis.call('EXPIRE', KEYS[1], 120) end
-d = redis.call('INCR', KEYS[2])
-if d == 1 then redis.call('EXPIRE', KEYS[2], 172800) end
-return {0, m, d}
+const LIMIT_SCRIPT = `
+local cost = tonumber(ARGV[1])
+local apply = ARGV[2] == '1'
+local used = {}
+local refusing = 0
+for i = 1, #KEYS do
+  used[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
+  local limit = tonumber(ARGV[1 + 2 * i])
+  local duration = tonumber(ARGV[2 + 2 * i])
+  if limit >= 0 and used[i] + cost > limit then
+    if refusing == 0 or duration > tonumber(ARGV[2 + 2 * refusing]) then refusing = i end
+  end
+end
+if apply and refusing == 0 and cost > 0 then
+  for i = 1, #KEYS do
+    used[i] = redis.call('INCRBY', KEYS[i], cost)
+    if used[i] == cost then redis.call('PEXPIRE', KEYS[i], 2 * tonumber(ARGV[2 + 2 * i])) end
+  end
+end
+return {refusing, unpack(used)}
 `;
-const CONSUME_SHA = createHash("sha1").update(CONSUME_SCRIPT).digest("hex");
-
-/**
- * Adds ARGV[2] units to the day counter, or refuses and counts nothing when that would pass the day
- * limit ARGV[1] (-1: none), in one server-side step. KEYS: minute counter, day counter. Returns
- * {refused (0 or 2), minute used, day used}.
- */
-const CHARGE_SCRIPT = `
-local m = tonumber(redis.call('GET', KEYS[1]) or '0')
-local d = tonumber(redis.call('GET', KEYS[2]) or '0')
-local dl = tonumber(ARGV[1])
-local units = tonumber(ARGV[2])
-if dl >= 0 and d + units > dl then return {2, m, d} end
-d = redis.call('INCRBY', KEYS[2], units)
-if d == units then redis.call('EXPIRE', KEYS[2], 172800) end
-return {0, m, d}
-`;
-const CHARGE_SHA = createHash("sha1").update(CHARGE_SCRIPT).digest("hex");
-const CONSUME = { text: CONSUME_SCRIPT, sha: CONSUME_SHA };
-const CHARGE = { text: CHARGE_SCRIPT, sha: CHARGE_SHA };
-const REFUSED_BY: (WindowName | null)[] = [null, "minute", "day"];
+const LIMIT_SHA = createHash("sha1").update(LIMIT_SCRIPT).digest("hex");
 
 export interface RedisLimiterOptions {
   url: string;
+  /** How long (ms) a command may go unanswered before the call is decided in this process (default: REDIS_COMMAND_TIMEOUT_MS's). */
+  commandTimeoutMs?: number;
+  /**
+   * How long (ms, by the callers' clock) the breaker stays open after a failure before a probe asks
+   * Redis again; calls meanwhile are decided in this process at once.
+   */
+  breakerOpenMs?: number;
   /** Told once when Redis fails and once when it is back; never given the subject (it holds key ids). */
   onStateChange?: (state: "degraded" | "restored", err?: Error) => void;
 }
 
 /**
  * Counters in Redis, shared by every replica. The keys of one subject share a hash tag, so the script
- * touches one slot (Redis Cluster). While Redis is unreachable, requests are limited by an in-process
+ * touches one slot (Redis Cluster). While Redis is unreachable, calls are decided by an in-process
  * fallback instead of failing: a replica then admits up to one plan's worth on its own.
+ *
+ * A circuit breaker keeps an outage from costing every request a timeout: a command that fails or
+ * goes unanswered for `commandTimeoutMs` opens it; while open, calls go to the fallback without
+ * touching Redis; `breakerOpenMs` later one call starts a probe (PING) in the background, and the
+ * breaker closes when Redis answers it (or reconnects). Only calls in flight when Redis stops wait.
  */
 export class RedisLimiter implements RateLimiter {
   readonly kind = "redis" as const;
   readonly redis: Redis;
   private readonly fallback = new MemoryLimiter();
   private readonly onStateChange: RedisLimiterOptions["onStateChange"];
-  private isDown = false;
+  private readonly breakerOpenMs: number;
+  /** The callers' time (ms) the breaker opened at, or null while closed. */
+  private openedAt: number | null = null;
+  /** The PING asking a failed Redis again, while one is out. */
+  private probe: Promise<void> | null = null;
   /** Decisions made by the fallback while Redis was away (for /metrics). */
   fallbackDecisions = 0;
 
   constructor(options: RedisLimiterOptions) {
     this.onStateChange = options.onStateChange;
+    this.breakerOpenMs = options.breakerOpenMs ?? OPTIONS.redisBreakerOpenMs.default;
     this.redis = new Redis(options.url, {
       lazyConnect: true,
       // Fail at once while disconnected rather than queue: the fallback answers instead.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 2000,
-      commandTimeout: 1000,
+      commandTimeout: options.commandTimeoutMs ?? OPTIONS.redisCommandTimeoutMs.default,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
     });
     this.redis.on("error", () => {}); // reported through onStateChange; ioredis reconnects by itself
-    this.redis.on("ready", () => this.markRestored());
+    this.redis.on("ready", () => this.closeBreaker());
   }
 
   /** Connects; rejects when Redis cannot be reached now (the limiter still works, degraded). */
@@ -91,90 +97,98 @@ export class RedisLimiter implements RateLimiter {
     await this.redis.connect();
   }
 
-  private markDegraded(err: Error): void {
-    if (this.isDown) return;
-    this.isDown = true;
-    this.onStateChange?.("degraded", err);
-  }
-
-  private markRestored(): void {
-    if (!this.isDown) return;
-    this.isDown = false;
-    this.onStateChange?.("restored");
+  /** Settles when the probe out now (if any) has its answer or its timeout. */
+  async probeSettled(): Promise<void> {
+    await this.probe;
   }
 
   get degraded(): boolean {
-    return this.isDown;
+    return this.openedAt !== null;
   }
 
-  private keysOf(subject: string, nowMs: number): [string, string] {
-    const { minute, day } = windowsAt(nowMs);
-    return [`updown:rl:{${subject}}:m:${minute}`, `updown:rl:{${subject}}:d:${day}`];
+  private open(err: Error, nowMs: number): void {
+    const wasClosed = this.openedAt === null;
+    this.openedAt = nowMs;
+    if (wasClosed) this.onStateChange?.("degraded", err);
   }
 
-  private async run(
-    script: { text: string; sha: string },
-    keys: [string, string],
-    args: string[],
-  ): Promise<[number, number, number]> {
+  private closeBreaker(): void {
+    if (this.openedAt === null) return;
+    this.openedAt = null;
+    this.onStateChange?.("restored");
+  }
+
+  /** Whether this call may use Redis; starts a probe when the breaker has been open long enough. */
+  private mayUseRedis(nowMs: number): boolean {
+    if (this.redis.status !== "ready") {
+      this.open(new Error(`redis is ${this.redis.status}`), nowMs);
+      return false;
+    }
+    if (this.openedAt === null) return true;
+    if (this.probe === null && nowMs - this.openedAt >= this.breakerOpenMs) {
+      this.probe = this.redis
+        .ping()
+        .then(
+          () => this.closeBreaker(),
+          (err: Error) => this.open(err, nowMs),
+        )
+        .finally(() => {
+          this.probe = null;
+        });
+    }
+    return false;
+  }
+
+  private keysOf(subject: string, windows: readonly RateWindow[], nowMs: number): string[] {
+    return windows.map((w) => `updown:rl:{${subject}}:${w.name}:${windowIndex(w, nowMs)}`);
+  }
+
+  private async run(keys: string[], args: (string | number)[]): Promise<number[]> {
     try {
-      return (await this.redis.evalsha(script.sha, 2, ...keys, ...args)) as [number, number, number];
+      return (await this.redis.evalsha(LIMIT_SHA, keys.length, ...keys, ...args)) as number[];
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith("NOSCRIPT")) throw err;
-      return (await this.redis.eval(script.text, 2, ...keys, ...args)) as [number, number, number];
+      return (await this.redis.eval(LIMIT_SCRIPT, keys.length, ...keys, ...args)) as number[];
     }
   }
 
-  /** One script's decision, or the fallback's while Redis is away. */
+  /** The script's decision, or the fallback's while Redis is away. */
   private async decide(
-    script: { text: string; sha: string },
     subject: string,
-    limits: RequestLimits,
-    args: string[],
+    windows: readonly RateWindow[],
+    cost: number,
+    apply: boolean,
     nowMs: number,
     fallback: () => Promise<LimitDecision>,
   ): Promise<LimitDecision> {
-    if (this.redis.status === "ready") {
+    if (this.mayUseRedis(nowMs)) {
+      const args: (string | number)[] = [cost, apply ? 1 : 0];
+      for (const w of windows) args.push(w.limit ?? -1, w.durationMs);
       try {
-        const [refused, minuteUsed, dayUsed] = await this.run(script, this.keysOf(subject, nowMs), args);
-        this.markRestored();
-        return decisionOf(limits, nowMs, minuteUsed, dayUsed, REFUSED_BY[refused]);
+        const [refusing, ...used] = await this.run(this.keysOf(subject, windows, nowMs), args);
+        return decisionOf(windows, used, refusing - 1, nowMs);
       } catch (err) {
-        this.markDegraded(err as Error);
+        this.open(err as Error, nowMs);
       }
-    } else {
-      this.markDegraded(new Error(`redis is ${this.redis.status}`));
     }
     this.fallbackDecisions++;
     return fallback();
   }
 
-  consume(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision> {
-    const args = [String(limits.perMinute ?? -1), String(limits.perDay ?? -1)];
-    return this.decide(CONSUME, subject, limits, args, nowMs, () =>
-      this.fallback.consume(subject, limits, nowMs),
+  async limit(
+    subject: string,
+    windows: readonly RateWindow[],
+    cost: number,
+    nowMs: number,
+  ): Promise<LimitDecision> {
+    checkCost(cost);
+    return this.decide(subject, windows, cost, true, nowMs, () =>
+      this.fallback.limit(subject, windows, cost, nowMs),
     );
   }
 
-  charge(subject: string, limits: RequestLimits, units: number, nowMs: number): Promise<LimitDecision> {
-    const args = [String(limits.perDay ?? -1), String(units)];
-    return this.decide(CHARGE, subject, limits, args, nowMs, () =>
-      this.fallback.charge(subject, limits, units, nowMs),
-    );
-  }
-
-  async peek(subject: string, limits: RequestLimits, nowMs: number): Promise<LimitDecision> {
-    if (this.redis.status === "ready") {
-      try {
-        const [m, d] = await this.redis.mget(...this.keysOf(subject, nowMs));
-        const minuteUsed = Number(m ?? 0);
-        const dayUsed = Number(d ?? 0);
-        return decisionOf(limits, nowMs, minuteUsed, dayUsed, refusingWindow(limits, minuteUsed, dayUsed));
-      } catch (err) {
-        this.markDegraded(err as Error);
-      }
-    }
-    return this.fallback.peek(subject, limits, nowMs);
+  peek(subject: string, windows: readonly RateWindow[], nowMs: number): Promise<LimitDecision> {
+    return this.decide(subject, windows, 1, false, nowMs, () => this.fallback.peek(subject, windows, nowMs));
   }
 
   async close(): Promise<void> {

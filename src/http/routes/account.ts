@@ -1,7 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { PLAN_NAMES } from "../../domain/api-key.ts";
-import type { LimitDecision, WindowState } from "../../access/limiter/limiter.ts";
+import { type LimitDecision, stateOf, type WindowState } from "../../access/limiter/limiter.ts";
 import type { QuotaStatus } from "../../access/quota.ts";
 import { isoMicros, isoSeconds } from "../../domain/time.ts";
 import type { Api, AppContext } from "../context.ts";
@@ -120,7 +120,10 @@ export function accountRoutes(app: Api, ctx: AppContext): void {
     return {
       plan: key.plan,
       key: { id: key.id, name: key.name, account: key.account, created_at: isoMicros(key.createdAt) },
-      usage: { minute: windowToWire(decision.minute), day: windowToWire(decision.day) },
+      usage: {
+        minute: windowToWire(stateOf(decision, "minute")),
+        day: windowToWire(stateOf(decision, "day")),
+      },
       quota: quotaToWire(await ctx.quota.status(key)),
       features: plan.features,
       btc_history: plan.history.btc ?? null,

@@ -13,7 +13,8 @@ import type { StoredMarket } from "../../store/market-store.ts";
 import { compressStream, negotiate } from "../compression.ts";
 import type { Api, AppContext } from "../context.ts";
 import { ApiError, secondsUntil } from "../errors.ts";
-import { rateLimitHeaders } from "../metering.ts";
+import { stateOf } from "../../access/limiter/limiter.ts";
+import { rateLimitHeaders, requestWindows, withStates } from "../metering.ts";
 import { callerOf, coinParam, marketTypeParam, openMarket, timeRange } from "../params.ts";
 import { answer, Query, SlugParams, TimeParam, v1Responses } from "../schemas.ts";
 
@@ -143,22 +144,25 @@ async function chargeExport(ctx: AppContext, req: FastifyRequest, reply: Fastify
   const key = callerOf(req);
   const limits = limitsOf(ctx.plans, key);
   const nowMs = Math.floor(ctx.clock.nowMicros() / 1000);
-  const decision = await ctx.limiter.charge(`key:${key.id}`, limits, cost - 1, nowMs);
+  const charged = await ctx.limiter.limit(`key:${key.id}`, requestWindows(limits, "day"), cost - 1, nowMs);
+  // The minute as this request's own count left it, the day as the charge leaves it.
+  const decision = req.limitDecision ? withStates(req.limitDecision, charged) : charged;
   reply.headers(rateLimitHeaders(key.plan, decision, nowMs));
   if (decision.admitted) return;
-  const remaining = Math.max(0, (limits.perDay ?? 0) - decision.day.used);
-  const retryAfter = secondsUntil(decision.day.resetAt, nowMs);
+  const day = stateOf(charged, "day");
+  const remaining = Math.max(0, (limits.perDay ?? 0) - day.used);
+  const retryAfter = secondsUntil(day.resetAt, nowMs);
   throw new ApiError(
     "RATE_LIMIT_EXCEEDED",
     `Daily request limit too low for this export: it covers ${cost} markets and costs ${cost} requests (this one ` +
       `and ${cost - 1} more), and the ${key.plan} plan has ${remaining} left today. Narrow start_time..end_time, ` +
-      `or wait for ${isoSeconds(decision.day.resetAt)} (00:00 UTC).`,
+      `or wait for ${isoSeconds(day.resetAt)} (00:00 UTC).`,
     {
       window: "day",
       cost,
       remaining,
       limit: limits.perDay,
-      reset_at: isoSeconds(decision.day.resetAt),
+      reset_at: isoSeconds(day.resetAt),
       retry_after: retryAfter,
     },
     { "retry-after": String(retryAfter) },

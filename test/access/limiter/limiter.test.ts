@@ -14,10 +14,10 @@ describe("Redis limiter without Redis", () => {
     // Nothing listens on port 1: every attempt is refused at once.
     const limiter = new RedisLimiter({ url: "redis://127.0.0.1:1", onStateChange: (s) => states.push(s) });
     await assert.rejects(limiter.connect());
-    const limits = { perMinute: 2, perDay: null };
+    const limits = [{ name: "minute", durationMs: 60_000, limit: 2 }];
     const now = Date.UTC(2026, 6, 24);
     const admitted = [];
-    for (let i = 0; i < 3; i++) admitted.push((await limiter.consume("k", limits, now)).admitted);
+    for (let i = 0; i < 3; i++) admitted.push((await limiter.limit("k", limits, 1, now)).admitted);
     assert.deepEqual(admitted, [true, true, false]);
     assert.equal(limiter.degraded, true);
     assert.equal(limiter.fallbackDecisions, 3);
