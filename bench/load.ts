@@ -1,7 +1,7 @@
 /**
- * The load generator of `npm run bench`: by default a child process of bench/run.ts (over IPC) so
- * that autocannon's HTTP client does not share the server's event loop; BENCH_LOAD=inprocess imports
- * it into the server's process instead.
+ * The load generator of `npm run bench` but for its page scenarios (those use wrk: bench/wrk.ts):
+ * by default a child process of bench/run.ts (over IPC) so that autocannon's HTTP client does not
+ * share the server's event loop; BENCH_LOAD=inprocess imports it into the server's process instead.
  *
  * Messages from the parent, as a child:
  *   {type: "list", name, paths}       a rotation list (paths, or entries with their own headers and

@@ -2,19 +2,23 @@
  * `npm run bench`: throughput of GET /v1/markets/{slug}/snapshots on resolved markets, each scenario
  * as a ratio to a baseline measured in the same run, plus stored bytes per snapshot.
  *
- * The server (buildApp over a temporary, seeded SQLite file) runs in this process; the load comes
- * from autocannon in a child process (bench/load.ts) so that the HTTP client neither shares the
- * server's event loop nor competes with it on the same thread. The baseline of each scenario is a
- * route of the same server that sends the same bytes from memory: ratio = scenario req/s / baseline
- * req/s, with the baseline measured right before and right after the scenario (their mean is used).
+ * The server (buildApp over a temporary, seeded SQLite file) runs in this process. The page scenarios
+ * are driven by `wrk` (bench/wrk.ts: Debian's wrk, one thread, 8 connections; installed with apt-get
+ * when missing), a C load generator that is not the bottleneck of the baseline it is compared with.
+ * The baseline of each scenario is a plain node:http server in a process of its own (bench/baseline.ts)
+ * sending the scenario's bytes from memory: ratio = scenario req/s / baseline req/s, with the
+ * baseline measured right before and right after the scenario (their mean is used). The other parts
+ * (exports, metering, backtests, replicas, soak) use autocannon in a child process (bench/load.ts).
  *
  * Environment:
  *   BENCH_SECONDS         seconds per measurement (default 5)
  *   BENCH_WARMUP_SECONDS  seconds of warm-up before each measurement (default 1; 0 for none)
- *   BENCH_CONNECTIONS     concurrent connections (default 10)
+ *   BENCH_CONNECTIONS     concurrent connections of the autocannon parts (default 10; the page
+ *                         scenarios always use wrk's 8)
  *   BENCH_LOAD            "child" (default): autocannon in a child process; "inprocess": in the server's
- *                         own process and event loop (for comparison)
- *   BENCH_ONLY            run only the scenarios whose names contain this text (e.g. "cold, books")
+ *                         own process and event loop (for comparison); the page scenarios use wrk either way
+ *   BENCH_ONLY            run only the scenarios whose names contain this text (e.g. "cold, books"), or
+ *                         "pages" for the five page scenarios and nothing else
  *   BENCH_CPU_PROF        a directory: write a CPU profile of the server per scenario there
  *                         ("1" means bench/results/profiles); summarize with bench/profile-summary.ts
  *
@@ -69,6 +73,7 @@ import { seedDemo } from "../src/demo/seed.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { SnapshotQuery, StoredMarket } from "../src/store/market-store.ts";
 import { type ListEntry, type LoadJob, type LoadResult, runLoad, setList } from "./load.ts";
+import { ensureWrk, WRK_CONNECTIONS, WRK_THREADS, WrkLoad } from "./wrk.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
 import { measureReplicas } from "./replicas.ts";
@@ -559,13 +564,12 @@ function backtestSection(tmp: string, load: LoadGenerator): Promise<BacktestBenc
 }
 
 /**
- * Hands the load generator the cold lists: every (market, offset) with a full page, shuffled, once
- * without books and once with; returns how many pages each list has. The lists are built here and
- * not kept: in the default mode they live in the load child, so the server's heap (this process) does
- * not carry a few hundred thousand path strings that `updown serve` would not have, and that every
- * major collection would otherwise mark.
+ * Writes the cold lists for wrk (files in `tmp`, one path a line): every (market, offset) with a full
+ * page, shuffled, once without books and once with; returns how many pages each list has. The server's
+ * heap (this process) keeps none of them once written: `updown serve` would not carry a few hundred
+ * thousand path strings that every major collection would otherwise mark.
  */
-async function sendColdLists(load: LoadGenerator, markets: readonly StoredMarket[]): Promise<number> {
+function writeColdLists(wrk: WrkLoad, tmp: string, markets: readonly StoredMarket[]): number {
   const pairs: [string, number][] = [];
   for (const m of markets) {
     for (let offset = 0; offset + PAGE <= m.snapshotCount; offset++) pairs.push([m.slug, offset]);
@@ -575,13 +579,14 @@ async function sendColdLists(load: LoadGenerator, markets: readonly StoredMarket
     Rng.named(SEED, "bench:cold"),
   );
   if (new Set(noBooks).size !== pairs.length) throw new Error("cold list repeats a path");
-  await load.sendList("cold, no books", noBooks);
-  await load.sendList(
+  wrk.setList("cold, no books", noBooks, join(tmp, "cold-no-books.paths"));
+  wrk.setList(
     "cold, books",
     shuffle(
       pairs.map(([slug, offset]) => pagePath(slug, offset, true)),
       Rng.named(SEED, "bench:cold-books"),
     ),
+    join(tmp, "cold-books.paths"),
   );
   return pairs.length;
 }
@@ -601,8 +606,8 @@ async function main(): Promise<void> {
     );
     console.log(
       LOAD_MODE === "child"
-        ? "load: autocannon in a child process (bench/load.ts); server in this process"
-        : "load: autocannon in this process, sharing the server's event loop (BENCH_LOAD=inprocess)",
+        ? "load: autocannon in a child process (bench/load.ts) but for the page scenarios; server in this process"
+        : "load: autocannon in this process, sharing the server's event loop (BENCH_LOAD=inprocess), but for the page scenarios",
     );
 
     if (ONLY === "replicas" || ONLY === "soak") {
@@ -714,8 +719,13 @@ async function main(): Promise<void> {
     const coldSample = long.find((m) => m.coin === "eth" && m.marketType === "1h");
     if (!warmMarket || !coldSample) throw new Error("no resolved 1h markets");
     load = LOAD_MODE === "child" ? new LoadChild() : new InProcessLoad();
-    const coldPages = await sendColdLists(
-      load,
+    const wrk = new WrkLoad(ensureWrk((line) => console.log(line)));
+    console.log(
+      `page scenarios: wrk, ${WRK_THREADS} thread, ${WRK_CONNECTIONS} connections, against the server and the baseline alike`,
+    );
+    const coldPages = writeColdLists(
+      wrk,
+      tmp,
       long.filter((m) => m !== warmMarket && m !== coldSample),
     );
     console.log(
@@ -760,30 +770,24 @@ async function main(): Promise<void> {
       seconds: number,
       target: { path?: string; list?: string },
       extra: Record<string, string> = {},
-    ): LoadJob => ({
-      origin: o,
-      headers: { ...headers, ...extra },
-      seconds,
-      connections: CONNECTIONS,
-      ...target,
-    });
+    ) => ({ origin: o, headers: { ...headers, ...extra }, seconds, ...target });
     const results: ScenarioResult[] = [];
     let reissuedTotal = 0;
     for (const s of scenarios) {
-      if (ONLY !== null && !s.name.includes(ONLY)) continue;
+      if (ONLY !== null && ONLY !== "pages" && !s.name.includes(ONLY)) continue;
       // The scenario's own bytes and headers, captured from the server (this also puts a warm page in
       // the cache); the baseline sends the same body with the same Content-Type and Content-Encoding.
       const captured = await capture(origin + s.capture, { ...headers, ...s.extra });
       await baseline.serve(captured.body, captured.headers, join(tmp, "baseline.body"));
       const target = s.list !== undefined ? { list: s.list } : { path: s.path };
 
-      if (WARMUP_SECONDS > 0) await load.run(job(baseline.origin, WARMUP_SECONDS, { path: "/" }, s.extra));
-      const before = measured(await load.run(job(baseline.origin, SECONDS, { path: "/" }, s.extra)));
-      if (WARMUP_SECONDS > 0) await load.run(job(origin, WARMUP_SECONDS, target, s.extra));
+      if (WARMUP_SECONDS > 0) await wrk.run(job(baseline.origin, WARMUP_SECONDS, { path: "/" }, s.extra));
+      const before = measured(await wrk.run(job(baseline.origin, SECONDS, { path: "/" }, s.extra)));
+      if (WARMUP_SECONDS > 0) await wrk.run(job(origin, WARMUP_SECONDS, target, s.extra));
       const reads0 = pageReads;
       const rereads0 = pageRereads;
       if (session) await session.post("Profiler.start");
-      const main = measured(await load.run(job(origin, SECONDS, target, s.extra)));
+      const main = measured(await wrk.run(job(origin, SECONDS, target, s.extra)));
       let profile: string | null = null;
       if (session && PROFILE_DIR) {
         const { profile: p } = await session.post("Profiler.stop");
@@ -792,7 +796,7 @@ async function main(): Promise<void> {
       }
       const reads = pageReads - reads0;
       const rereads = pageRereads - rereads0;
-      const after = measured(await load.run(job(baseline.origin, SECONDS, { path: "/" }, s.extra)));
+      const after = measured(await wrk.run(job(baseline.origin, SECONDS, { path: "/" }, s.extra)));
       reissuedTotal += main.reissued;
 
       const baselineReqPerSec = (before.reqPerSec + after.reqPerSec) / 2;
@@ -971,10 +975,13 @@ async function main(): Promise<void> {
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,
       connections: CONNECTIONS,
-      load:
-        LOAD_MODE === "child"
-          ? "autocannon in a child process; server in the parent"
-          : "autocannon in the server's process and event loop",
+      load: {
+        pages: `wrk, ${WRK_THREADS} thread, ${WRK_CONNECTIONS} connections (a process of its own)`,
+        rest:
+          LOAD_MODE === "child"
+            ? "autocannon in a child process; server in the parent"
+            : "autocannon in the server's process and event loop",
+      },
       data: { seed: SEED, anchor: ANCHOR, counts: PAGE_COUNTS, coins: COINS, ...seeded },
       baseline: "a plain node:http server in a child process of its own (bench/baseline.ts)",
       coldDistinctPages: coldPages,

@@ -21,12 +21,14 @@ import { BIN } from "../../helpers/paths.ts";
  * `updown collect` as a real process against local upstream servers, killed with SIGKILL mid-market
  * and started again: no second and no trade is recorded twice, the database is intact, and the
  * coverage endpoint shows the time it was down as a gap with its cause. Real processes run on the wall clock, so this
- * test waits for real seconds to pass; it is kept short.
+ * test waits for events of real time (snapshots stored, the feed's prices of later seconds); it is kept short.
  */
 
 let upstream: PolymarketUpstream;
 let dir: string;
 let prices: NodeJS.Timeout;
+/** The second of the settlement feed's latest price: the upstream's own clock, seen by the test. */
+let lastPriceSecond = 0;
 let trades: NodeJS.Timeout;
 const children: ChildProcess[] = [];
 
@@ -47,7 +49,8 @@ before(async () => {
   });
   // The settlement feed ticks every 200 ms of real time, as Chainlink's does about once a second.
   prices = setInterval(() => {
-    upstream.rtds.price("chainlink", "btc", Math.floor(Date.now() / 1000) * 1000, "65000120000000000000000");
+    lastPriceSecond = Math.floor(Date.now() / 1000);
+    upstream.rtds.price("chainlink", "btc", lastPriceSecond * 1000, "65000120000000000000000");
   }, 200);
   // A trade of every subscribed token every 250 ms, each told apart by its size. A new subscription
   // is sent the last trades again, so a restarted collector receives trades it may have stored.
@@ -127,8 +130,10 @@ test("killed with SIGKILL mid-market and restarted: no duplicates, and the gap i
   await new Promise((resolve) => first.child.once("exit", resolve));
   const killedAt = systemClock.nowMicros();
   const before = total();
-  // Down for long enough that at least two ticks are missed whatever the restart takes.
-  await new Promise((resolve) => setTimeout(resolve, 2500));
+  // Down for long enough that at least two ticks are missed whatever the restart takes: until the
+  // settlement feed has published the price of the second two seconds after the kill.
+  const killedSecond = Math.floor(killedAt / 1e6);
+  await waitFor(() => lastPriceSecond >= killedSecond + 2, "the feed's price two seconds after the kill");
 
   const second = startCollector();
   await waitFor(() => total() >= before + 3, `snapshots after the restart (output: ${second.output()})`);

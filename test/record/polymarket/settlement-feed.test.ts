@@ -6,7 +6,7 @@ import { createGunzip } from "node:zlib";
 import { winnerOf } from "../../../src/domain/market.ts";
 import { ManualClock } from "../../../src/domain/time.ts";
 import { silentLogger } from "../../../src/log.ts";
-import { settlementPrice } from "../../../src/record/polymarket/collector.ts";
+import { settlementPrice } from "../../../src/record/polymarket/settlement-price.ts";
 import { RtdsFeed } from "../../../src/record/polymarket/rtds-feed.ts";
 import { schedulerOn } from "../../../src/record/scheduler.ts";
 import { PriceFeed } from "../../../src/upstream/price-feed.ts";
