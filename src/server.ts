@@ -9,7 +9,7 @@ import type { Plans } from "./domain/plan.ts";
 import { systemClock } from "./domain/time.ts";
 import { buildApp } from "./http/app.ts";
 import { type FirstStart, firstStartBanner, prepareFirstStart } from "./cli/first-start.ts";
-import type { Store } from "./store/store.ts";
+import type { Store } from "./store/ports/store.ts";
 
 /** Seeds an empty database and makes demo keys for a keyless one, with progress on stderr. */
 async function firstStart(store: Store, config: Config, plans: Plans): Promise<FirstStart> {

@@ -12,10 +12,10 @@ import type { TradeRow as MarketTrade } from "../src/domain/trade.ts";
 import { seedDemo } from "../src/demo/seed.ts";
 import { seedExchangeDemo } from "../src/demo/exchange-demo.ts";
 import { copyStore, seriesName } from "../src/store/copy.ts";
-import type { ExchangeStore, SeriesCursor, SeriesExtent } from "../src/store/exchange-store.ts";
+import type { ExchangeStore, SeriesCursor, SeriesExtent } from "../src/store/ports/exchange-store.ts";
 import { openStore } from "../src/store/open.ts";
-import type { RecordingGap } from "../src/store/market-store.ts";
-import type { Store } from "../src/store/store.ts";
+import type { RecordingGap } from "../src/store/ports/market-store.ts";
+import type { Store } from "../src/store/ports/store.ts";
 import { ANCHOR, HAND_MARKET, insertHandMarket, makeTestApp } from "./helpers/app.ts";
 import { ScratchSchemas, postgresTestUrl } from "./helpers/postgres.ts";
 

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { JsonBytes } from "../src/domain/json-bytes.ts";
 import { openStore } from "../src/store/open.ts";
-import { SQLITE_MIGRATIONS } from "../src/store/sqlite/migrations.ts";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
+import { SQLITE_MIGRATIONS } from "../src/store/dialects/sqlite/migrations.ts";
+import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
 import { HAND_MARKET } from "./helpers/app.ts";
 import { exchangeStoreContract } from "./contracts/exchange-store.ts";
 import { keyStoreContract } from "./contracts/key-store.ts";
@@ -52,8 +52,8 @@ test("an unsupported DATABASE_URL is refused with a clear message", async () => 
 
 test("an existing database upgrades: resolved markets' rows move into blocks and read the same", async () => {
   const { DatabaseSync } = await import("node:sqlite");
-  const { SQLITE_MIGRATIONS } = await import("../src/store/sqlite/migrations.ts");
-  const { marketValues } = await import("../src/store/rows.ts");
+  const { SQLITE_MIGRATIONS } = await import("../src/store/dialects/sqlite/migrations.ts");
+  const { marketValues } = await import("../src/store/sql/rows.ts");
   const { encodeBooks } = await import("../src/domain/book-codec.ts");
   const dir = mkdtempSync(join(tmpdir(), "updown-v4-"));
   try {

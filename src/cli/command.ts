@@ -4,7 +4,7 @@ import { accessSync, constants, existsSync, type Stats, statSync } from "node:fs
 import { dirname, resolve } from "node:path";
 import { ConfigError } from "../config/error.ts";
 import { openAndMigrate } from "../store/open.ts";
-import type { MigrationReport, Store } from "../store/store.ts";
+import type { MigrationReport, Store } from "../store/ports/store.ts";
 import { displayUrl, oneLine } from "./messages.ts";
 
 /** A command line that cannot be run; main turns it into one line on stderr and exit status 2. */

@@ -3,8 +3,8 @@ import { basename, dirname, join, resolve } from "node:path";
 import { CopyError, type CopyProgress, type CopyResult, copyStore } from "../store/copy.ts";
 import { isStoreUnavailable } from "../store/errors.ts";
 import { openStore } from "../store/open.ts";
-import { sqlitePathOf } from "../store/sqlite/sqlite-store.ts";
-import type { Store } from "../store/store.ts";
+import { sqlitePathOf } from "../store/dialects/sqlite/sqlite-store.ts";
+import type { Store } from "../store/ports/store.ts";
 import { displayUrl, oneLine } from "./messages.ts";
 
 /** Where a --from or --to URL points, as far as telling two of them apart needs. */

@@ -1,7 +1,7 @@
 import { ConfigError } from "../config.ts";
-import { PostgresStore } from "./postgres/pg-store.ts";
-import { SqliteStore, sqlitePathOf } from "./sqlite/sqlite-store.ts";
-import type { MigrationReport, Store } from "./store.ts";
+import { PostgresStore } from "./dialects/postgres/pg-store.ts";
+import { SqliteStore, sqlitePathOf } from "./dialects/sqlite/sqlite-store.ts";
+import type { MigrationReport, Store } from "./ports/store.ts";
 
 /** `postgres://` and `postgresql://`, the two schemes PostgreSQL's own clients accept. */
 function isPostgresUrl(url: string): boolean {

@@ -21,8 +21,13 @@ import {
 import type { TradeRow } from "../../domain/trade.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import { type Clock, isoSeconds, type Micros } from "../../domain/time.ts";
-import type { MarketStore, RecordingGap, SnapshotBatch, StoredMarket } from "../../store/market-store.ts";
-import type { TradeBatch, TradeStore } from "../../store/trade-store.ts";
+import type {
+  MarketStore,
+  RecordingGap,
+  SnapshotBatch,
+  StoredMarket,
+} from "../../store/ports/market-store.ts";
+import type { TradeBatch, TradeStore } from "../../store/ports/trade-store.ts";
 import type { PriceFeed } from "../../upstream/price-feed.ts";
 import { errorMessage, type Logger } from "../../log.ts";
 import type { ClobFeed, MarketResolved } from "./clob-feed.ts";

@@ -1,6 +1,6 @@
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
-import type { SnapshotQuery } from "../market-store.ts";
+import type { SnapshotQuery } from "../ports/market-store.ts";
 import type { JsonBytes } from "../../domain/json-bytes.ts";
 import {
   type FetchedRendering,

@@ -12,9 +12,9 @@ import {
   type OpenInterestRow,
   type TradeRow,
   type Venue,
-} from "../domain/exchange.ts";
-import type { Coin } from "../domain/market.ts";
-import type { Micros } from "../domain/time.ts";
+} from "../../domain/exchange.ts";
+import type { Coin } from "../../domain/market.ts";
+import type { Micros } from "../../domain/time.ts";
 import {
   type Candle,
   EXCHANGE_KINDS,
@@ -22,7 +22,7 @@ import {
   type ExchangeSeries,
   type SeriesCursor,
   type SeriesExtent,
-} from "./exchange-store.ts";
+} from "../ports/exchange-store.ts";
 
 /** What both exchange stores share: the bounds of a candle query and reading an aggregate row. */
 

@@ -1,4 +1,4 @@
-import type { SnapshotRow } from "../../domain/snapshot.ts";
+import type { SnapshotRow } from "../../../domain/snapshot.ts";
 
 /**
  * Gives each row its books from one aggregate row: the times and the blobs' lengths as text

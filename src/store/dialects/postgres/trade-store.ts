@@ -1,6 +1,6 @@
 import type { Pool } from "pg";
-import type { TradeRow } from "../../domain/trade.ts";
-import type { Micros } from "../../domain/time.ts";
+import type { TradeRow } from "../../../domain/trade.ts";
+import type { Micros } from "../../../domain/time.ts";
 import {
   type TradeBatch,
   type TradeQuery,
@@ -8,7 +8,7 @@ import {
   tradeFromArray,
   tradeSql,
   tradeValues,
-} from "../trade-store.ts";
+} from "../../ports/trade-store.ts";
 import { inTransaction } from "./pg-util.ts";
 
 const SQL = tradeSql((i) => `$${i}`);

@@ -1,4 +1,4 @@
-import type { Micros } from "../domain/time.ts";
+import type { Micros } from "../../domain/time.ts";
 import type { QuotaCharge } from "./quota-ledger.ts";
 
 /** A stored strategy (DESIGN 3.7): a definition, where it came from, and the charge that bought it. */

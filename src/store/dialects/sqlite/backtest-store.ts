@@ -1,5 +1,5 @@
 import type { SQLInputValue } from "node:sqlite";
-import type { Micros } from "../../domain/time.ts";
+import type { Micros } from "../../../domain/time.ts";
 import {
   abandonedError,
   boughtBy,
@@ -11,7 +11,7 @@ import {
   STRATEGY_COLUMNS,
   strategyFromRow,
   strategyValues,
-} from "../backtest-sql.ts";
+} from "../../sql/backtest-sql.ts";
 import type {
   BacktestStore,
   CreateRunResult,
@@ -20,9 +20,9 @@ import type {
   RunOutcome,
   RunRecord,
   StrategyRecord,
-} from "../backtest-store.ts";
-import type { QuotaCharge } from "../quota-ledger.ts";
-import { chargeFlow, type LedgerSteps, runFlow } from "../rules/quota-flow.ts";
+} from "../../ports/backtest-store.ts";
+import type { QuotaCharge } from "../../ports/quota-ledger.ts";
+import { chargeFlow, type LedgerSteps, runFlow } from "../../rules/quota-flow.ts";
 import type { SqliteConnection } from "./connection.ts";
 import { sqliteLedgerSteps } from "./quota-ledger.ts";
 

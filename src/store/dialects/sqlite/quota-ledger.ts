@@ -1,8 +1,13 @@
 import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
-import type { Micros } from "../../domain/time.ts";
-import type { QuotaCharge, QuotaChargeRecord, QuotaChargeResult, QuotaLedger } from "../quota-ledger.ts";
-import { QUOTA_CHARGE_COLUMNS, quotaChargeFromArray } from "../rows.ts";
-import { chargeFlow, type LedgerSteps, refundFlow, runFlow } from "../rules/quota-flow.ts";
+import type { Micros } from "../../../domain/time.ts";
+import type {
+  QuotaCharge,
+  QuotaChargeRecord,
+  QuotaChargeResult,
+  QuotaLedger,
+} from "../../ports/quota-ledger.ts";
+import { QUOTA_CHARGE_COLUMNS, quotaChargeFromArray } from "../../sql/rows.ts";
+import { chargeFlow, type LedgerSteps, refundFlow, runFlow } from "../../rules/quota-flow.ts";
 import type { SqliteConnection } from "./connection.ts";
 
 type Row = Record<string, SQLInputValue>;

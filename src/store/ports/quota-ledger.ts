@@ -1,4 +1,4 @@
-import type { Micros } from "../domain/time.ts";
+import type { Micros } from "../../domain/time.ts";
 
 export interface QuotaCharge {
   keyId: string;

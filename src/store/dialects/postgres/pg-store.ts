@@ -1,5 +1,5 @@
 import pg, { type Pool, type PoolConfig } from "pg";
-import type { MigrationReport, Store } from "../store.ts";
+import type { MigrationReport, Store } from "../../ports/store.ts";
 import { PostgresBacktestStore } from "./backtest-store.ts";
 import { PostgresExchangeStore } from "./exchange-store.ts";
 import { PostgresKeyStore } from "./key-store.ts";

@@ -1,7 +1,7 @@
-import type { ApiKeyRecord, PlanName } from "../domain/api-key.ts";
-import type { Coin, FeeSchedule, Market, MarketType, SettlementSource, Winner } from "../domain/market.ts";
-import type { RecordingGap, StoredMarket } from "./market-store.ts";
-import type { QuotaChargeRecord } from "./quota-ledger.ts";
+import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
+import type { Coin, FeeSchedule, Market, MarketType, SettlementSource, Winner } from "../../domain/market.ts";
+import type { RecordingGap, StoredMarket } from "../ports/market-store.ts";
+import type { QuotaChargeRecord } from "../ports/quota-ledger.ts";
 
 /** Column lists and row readers that both stores share: the schemas name these columns alike. */
 

@@ -1,5 +1,5 @@
 import type { DatabaseSync } from "node:sqlite";
-import type { MigrationReport, Store } from "../store.ts";
+import type { MigrationReport, Store } from "../../ports/store.ts";
 import { SqliteBacktestStore } from "./backtest-store.ts";
 import { SqliteConnection } from "./connection.ts";
 import { SqliteExchangeStore } from "./exchange-store.ts";

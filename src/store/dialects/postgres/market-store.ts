@@ -1,7 +1,7 @@
 import type { Pool } from "pg";
-import type { Coin, Market, MarketType } from "../../domain/market.ts";
-import type { SnapshotRow } from "../../domain/snapshot.ts";
-import type { Micros } from "../../domain/time.ts";
+import type { Coin, Market, MarketType } from "../../../domain/market.ts";
+import type { SnapshotRow } from "../../../domain/snapshot.ts";
+import type { Micros } from "../../../domain/time.ts";
 import type {
   MarketFilter,
   MarketStore,
@@ -10,9 +10,9 @@ import type {
   SnapshotQuery,
   SnapshotSpan,
   StoredMarket,
-} from "../market-store.ts";
-import { gapFromRow, MARKET_COLUMNS, upsertMarketSql, marketFromRow, marketValues } from "../rows.ts";
-import { marketListSql } from "../rules/market-filter.ts";
+} from "../../ports/market-store.ts";
+import { gapFromRow, MARKET_COLUMNS, upsertMarketSql, marketFromRow, marketValues } from "../../sql/rows.ts";
+import { marketListSql } from "../../rules/market-filter.ts";
 import {
   allBlocks,
   atOrBeforeInBlocks,
@@ -23,15 +23,15 @@ import {
   readBlockPage,
   readRenderedPage,
   spanOfBlocks,
-} from "../rules/snapshot-blocks.ts";
+} from "../../rules/snapshot-blocks.ts";
 import {
   addBlockCounts,
   type SeriesSummaryRow,
   seriesSummaryFromRow,
   seriesSummarySql,
   straddlingBlockedSql,
-} from "../rules/series-summary.ts";
-import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../rules/snapshot-page.ts";
+} from "../../rules/series-summary.ts";
+import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../../rules/snapshot-page.ts";
 import {
   blockSource,
   lockForInsert,

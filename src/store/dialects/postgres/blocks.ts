@@ -1,5 +1,5 @@
 import type { PoolClient } from "pg";
-import type { SnapshotRow } from "../../domain/snapshot.ts";
+import type { SnapshotRow } from "../../../domain/snapshot.ts";
 import {
   affectedBlocks,
   allRows,
@@ -10,7 +10,7 @@ import {
   mergeRows,
   renderStored,
   type StoredBlock,
-} from "../rules/snapshot-blocks.ts";
+} from "../../rules/snapshot-blocks.ts";
 import type { Queryable } from "./pg-util.ts";
 
 /** A market's snapshot blocks in PostgreSQL (rules/snapshot-blocks.ts says what they hold). */

@@ -1,8 +1,13 @@
 import type { Pool, PoolClient } from "pg";
-import type { Micros } from "../../domain/time.ts";
-import type { QuotaCharge, QuotaChargeRecord, QuotaChargeResult, QuotaLedger } from "../quota-ledger.ts";
-import { QUOTA_CHARGE_COLUMNS, quotaChargeFromArray } from "../rows.ts";
-import { type AsyncLedgerSteps, chargeFlow, refundFlow, runFlowAsync } from "../rules/quota-flow.ts";
+import type { Micros } from "../../../domain/time.ts";
+import type {
+  QuotaCharge,
+  QuotaChargeRecord,
+  QuotaChargeResult,
+  QuotaLedger,
+} from "../../ports/quota-ledger.ts";
+import { QUOTA_CHARGE_COLUMNS, quotaChargeFromArray } from "../../sql/rows.ts";
+import { type AsyncLedgerSteps, chargeFlow, refundFlow, runFlowAsync } from "../../rules/quota-flow.ts";
 import { inTransaction, QUOTA_LOCK_NAMESPACE, type Queryable } from "./pg-util.ts";
 
 type Row = Record<string, unknown>;

@@ -1,4 +1,4 @@
-import type { NewRun, RunRecord, StrategyRecord } from "./backtest-store.ts";
+import type { NewRun, RunRecord, StrategyRecord } from "../ports/backtest-store.ts";
 
 /** Columns, row readers and parameter lists of the backtest tables, shared by both dialects. */
 

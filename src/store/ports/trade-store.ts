@@ -1,6 +1,6 @@
-import type { SortOrder } from "../domain/snapshot.ts";
-import type { TradeRow } from "../domain/trade.ts";
-import type { Micros } from "../domain/time.ts";
+import type { SortOrder } from "../../domain/snapshot.ts";
+import type { TradeRow } from "../../domain/trade.ts";
+import type { Micros } from "../../domain/time.ts";
 
 export interface TradeQuery {
   order: SortOrder;

@@ -8,10 +8,10 @@ import type {
   OpenInterestRow,
   TradeRow,
   Venue,
-} from "../domain/exchange.ts";
-import type { Coin } from "../domain/market.ts";
-import type { SortOrder } from "../domain/snapshot.ts";
-import type { Micros } from "../domain/time.ts";
+} from "../../domain/exchange.ts";
+import type { Coin } from "../../domain/market.ts";
+import type { SortOrder } from "../../domain/snapshot.ts";
+import type { Micros } from "../../domain/time.ts";
 
 /** A page of one series in time order; both bounds inclusive. */
 export interface RangeQuery {

@@ -1,8 +1,8 @@
 import type { Pool } from "pg";
-import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
-import type { Micros } from "../../domain/time.ts";
-import type { KeyStore } from "../key-store.ts";
-import { KEY_COLUMNS, keyFromRow, keyValues } from "../rows.ts";
+import type { ApiKeyRecord, PlanName } from "../../../domain/api-key.ts";
+import type { Micros } from "../../../domain/time.ts";
+import type { KeyStore } from "../../ports/key-store.ts";
+import { KEY_COLUMNS, keyFromRow, keyValues } from "../../sql/rows.ts";
 import { ACCOUNT_KEYS_LOCK_NAMESPACE, inTransaction, type Queryable } from "./pg-util.ts";
 
 type Row = Record<string, unknown>;

@@ -9,9 +9,9 @@ import {
   type OpenInterestRow,
   type TradeRow,
   type Venue,
-} from "../../domain/exchange.ts";
-import type { Coin } from "../../domain/market.ts";
-import type { Micros } from "../../domain/time.ts";
+} from "../../../domain/exchange.ts";
+import type { Coin } from "../../../domain/market.ts";
+import type { Micros } from "../../../domain/time.ts";
 import {
   bucketParams,
   candleFromAggregate,
@@ -34,7 +34,7 @@ import {
   seriesExtentFrom,
   seriesExtentSql,
   seriesPageSql,
-} from "../exchange-sql.ts";
+} from "../../sql/exchange-sql.ts";
 import {
   type Candle,
   EXCHANGE_KINDS,
@@ -45,7 +45,7 @@ import {
   type RangeQuery,
   type SeriesCursor,
   type SeriesExtent,
-} from "../exchange-store.ts";
+} from "../../ports/exchange-store.ts";
 import type { SqliteConnection } from "./connection.ts";
 
 type ArrayRow = SQLOutputValue[];

@@ -1,7 +1,7 @@
 import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
-import type { Coin, Market, MarketType } from "../../domain/market.ts";
-import type { SnapshotRow } from "../../domain/snapshot.ts";
-import type { Micros } from "../../domain/time.ts";
+import type { Coin, Market, MarketType } from "../../../domain/market.ts";
+import type { SnapshotRow } from "../../../domain/snapshot.ts";
+import type { Micros } from "../../../domain/time.ts";
 import type {
   MarketFilter,
   MarketStore,
@@ -10,7 +10,7 @@ import type {
   SnapshotQuery,
   SnapshotSpan,
   StoredMarket,
-} from "../market-store.ts";
+} from "../../ports/market-store.ts";
 import {
   gapFromRow,
   MARKET_COLUMNS,
@@ -18,8 +18,8 @@ import {
   marketFromArray,
   marketFromRow,
   marketValues,
-} from "../rows.ts";
-import { marketListSql } from "../rules/market-filter.ts";
+} from "../../sql/rows.ts";
+import { marketListSql } from "../../rules/market-filter.ts";
 import {
   affectedBlocks,
   allBlocks,
@@ -39,15 +39,15 @@ import {
   renderStored,
   spanOfBlocks,
   type StoredBlock,
-} from "../rules/snapshot-blocks.ts";
+} from "../../rules/snapshot-blocks.ts";
 import {
   addBlockCounts,
   type SeriesSummaryRow,
   seriesSummaryFromRow,
   seriesSummarySql,
   straddlingBlockedSql,
-} from "../rules/series-summary.ts";
-import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../rules/snapshot-page.ts";
+} from "../../rules/series-summary.ts";
+import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../../rules/snapshot-page.ts";
 import { attachConcatenatedBooks } from "./concatenated-books.ts";
 import type { SqliteConnection } from "./connection.ts";
 

@@ -1,8 +1,8 @@
 import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
-import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
-import type { Micros } from "../../domain/time.ts";
-import type { KeyStore } from "../key-store.ts";
-import { KEY_COLUMNS, keyFromArray, keyValues } from "../rows.ts";
+import type { ApiKeyRecord, PlanName } from "../../../domain/api-key.ts";
+import type { Micros } from "../../../domain/time.ts";
+import type { KeyStore } from "../../ports/key-store.ts";
+import { KEY_COLUMNS, keyFromArray, keyValues } from "../../sql/rows.ts";
 import type { SqliteConnection } from "./connection.ts";
 
 type Row = Record<string, SQLInputValue>;

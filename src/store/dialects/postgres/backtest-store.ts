@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from "pg";
-import type { Micros } from "../../domain/time.ts";
+import type { Micros } from "../../../domain/time.ts";
 import {
   abandonedError,
   boughtBy,
@@ -11,7 +11,7 @@ import {
   STRATEGY_COLUMNS,
   strategyFromRow,
   strategyValues,
-} from "../backtest-sql.ts";
+} from "../../sql/backtest-sql.ts";
 import type {
   BacktestStore,
   CreateRunResult,
@@ -20,9 +20,9 @@ import type {
   RunOutcome,
   RunRecord,
   StrategyRecord,
-} from "../backtest-store.ts";
-import type { QuotaCharge } from "../quota-ledger.ts";
-import { type AsyncLedgerSteps, chargeFlow, runFlowAsync } from "../rules/quota-flow.ts";
+} from "../../ports/backtest-store.ts";
+import type { QuotaCharge } from "../../ports/quota-ledger.ts";
+import { type AsyncLedgerSteps, chargeFlow, runFlowAsync } from "../../rules/quota-flow.ts";
 import { inTransaction, type Queryable } from "./pg-util.ts";
 import { lockQuotaOf, postgresLedgerSteps } from "./quota-ledger.ts";
 

@@ -1,5 +1,5 @@
-import type { ApiKeyRecord, PlanName } from "../domain/api-key.ts";
-import type { Micros } from "../domain/time.ts";
+import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
+import type { Micros } from "../../domain/time.ts";
 
 /**
  * API key records. Implementations: sqlite/key-store.ts and postgres/key-store.ts; one contract suite
