@@ -84,8 +84,8 @@ export type CreateRunResult =
 export type RunOutcome = { status: "complete"; aggregate: string } | { status: "failed"; error: string };
 
 /**
- * Strategies, runs and their per-market results. Implementations: sqlite/backtest-store.ts and
- * postgres/backtest-store.ts; one contract suite (test/contracts/backtest-store.ts) runs against each.
+ * Strategies, runs and their per-market results. Implementations: dialects/sqlite/backtest-store.ts and
+ * dialects/postgres/backtest-store.ts; one contract suite (test/contracts/backtest-store.ts) runs against each.
  *
  * Invariants every implementation keeps:
  * - a strategy is stored in the same transaction as the quota charge that pays for it (and its run,

@@ -30,7 +30,7 @@ export interface Candle extends Omit<CandleRow, "coin" | "venue" | "interval"> {
 
 /**
  * Binance spot and futures data (DESIGN 3.6), on the connection of the Store holding it: `store.exchange`.
- * Implementations: sqlite/exchange-store.ts and postgres/exchange-store.ts; one contract suite
+ * Implementations: dialects/sqlite/exchange-store.ts and dialects/postgres/exchange-store.ts; one contract suite
  * (test/contracts/exchange-store.ts) runs against each.
  *
  * Invariants:

@@ -2,7 +2,7 @@ import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
 import type { Micros } from "../../domain/time.ts";
 
 /**
- * API key records. Implementations: sqlite/key-store.ts and postgres/key-store.ts; one contract suite
+ * API key records. Implementations: dialects/sqlite/key-store.ts and dialects/postgres/key-store.ts; one contract suite
  * (test/contracts/key-store.ts) runs against each.
  *
  * Invariants every implementation keeps:

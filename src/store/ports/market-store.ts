@@ -1,10 +1,13 @@
+import type { JsonBytes } from "../../domain/json-bytes.ts";
 import type { Coin, Market, MarketType } from "../../domain/market.ts";
 import type { SnapshotRow, SortOrder } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import type { SeriesSummaryRow } from "../rules/series-summary.ts";
-import type { PageWriter } from "../rules/snapshot-blocks.ts";
 
 export type { SeriesSummaryRow } from "../rules/series-summary.ts";
+
+/** Writes a page's snapshots as JSON (comma-separated), synchronously, into a writer (renderedPage's answer). */
+export type PageWriter = (w: JsonBytes) => void;
 
 /** A market as the store holds it: the record plus the store's own key and snapshot count. */
 export interface StoredMarket extends Market {
@@ -70,8 +73,8 @@ export interface SnapshotSpan {
 }
 
 /**
- * Markets, their per-second snapshots and their recording gaps. Implementations: sqlite/market-store.ts
- * and postgres/market-store.ts; one contract suite (test/contracts/market-store.ts) runs against each.
+ * Markets, their per-second snapshots and their recording gaps. Implementations: dialects/sqlite/market-store.ts
+ * and dialects/postgres/market-store.ts; one contract suite (test/contracts/market-store.ts) runs against each.
  *
  * Invariants every implementation keeps:
  * - a market is identified by its slug; upserting the same slug updates it in place; Polymarket's

@@ -33,7 +33,7 @@ export interface QuotaChargeRecord {
 /**
  * The monthly quota ledger: one charge per unit spent, and each key's `used` per month. The flow of a
  * charge and a refund is written once (rules/quota-flow.ts) over each dialect's reads and writes:
- * sqlite/quota-ledger.ts and postgres/quota-ledger.ts; one contract suite
+ * dialects/sqlite/quota-ledger.ts and dialects/postgres/quota-ledger.ts; one contract suite
  * (test/contracts/quota-ledger.ts) runs against each.
  *
  * Invariants every implementation keeps: a key's `used` for a month equals its live (unrefunded)

@@ -9,24 +9,25 @@ import type { TradeStore } from "./trade-store.ts";
  * An opened database: one connection (SQLite) or pool (PostgreSQL) shared by a store of each
  * capability. Consumers take the narrowest of them they use (a KeyService a KeyStore, the collector a
  * MarketStore, ...); only what opens, migrates, copies and closes a database holds the whole.
- * Implementations: sqlite/sqlite-store.ts and postgres/pg-store.ts (src/store/open.ts picks one).
+ * Implementations: one per backend under src/store/dialects/ (src/store/backends.ts lists them; open.ts
+ * picks the one a URL's scheme names).
  */
 export interface Store {
-  /** Which database this is, for operators (`/readyz` names it); no rule depends on it. */
-  readonly kind: "sqlite" | "postgres";
+  /** Which backend this is (its `Backend.name`), for operators (`/readyz` names it); no rule depends on it. */
+  readonly kind: string;
   /**
    * A URL that opens this same database from another thread or process (a backtest worker opens its
    * own connection with it); null for a database only this connection sees (`sqlite::memory:`).
    */
   readonly url: string | null;
   readonly markets: MarketStore;
-  /** Polymarket trades of the markets (src/store/trade-store.ts). */
+  /** Polymarket trades of the markets (src/store/ports/trade-store.ts). */
   readonly trades: TradeStore;
   readonly keys: KeyStore;
   readonly quota: QuotaLedger;
-  /** Binance spot and futures data (src/store/exchange-store.ts). */
+  /** Binance spot and futures data (src/store/ports/exchange-store.ts). */
   readonly exchange: ExchangeStore;
-  /** Backtest strategies, runs and results (src/store/backtest-store.ts). */
+  /** Backtest strategies, runs and results (src/store/ports/backtest-store.ts). */
   readonly backtests: BacktestStore;
   /** Applies the schema's missing migrations, each once, in order (also against a concurrent migrator). */
   migrate(): Promise<MigrationReport>;

@@ -355,7 +355,7 @@ function candleRowFrom(coin: Coin, venue: Venue, interval: string, r: unknown[])
 
 /**
  * Each kind's values in the column order of its insert, the one list both stores write from (SQLite
- * takes the booleans as 0 and 1; see sqlite/exchange-store.ts).
+ * takes the booleans as 0 and 1; see dialects/sqlite/exchange-store.ts).
  */
 /** The row type of each kind of a batch. */
 interface ExchangeRows {

@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
 import type { Coin, FeeSchedule, Market, MarketType, SettlementSource, Winner } from "../../domain/market.ts";
+import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { RecordingGap, StoredMarket } from "../ports/market-store.ts";
 import type { QuotaChargeRecord } from "../ports/quota-ledger.ts";
 
@@ -29,38 +30,7 @@ function feeScheduleText(f: FeeSchedule | null): string | null {
       });
 }
 
-export function marketFromRow(r: Row): StoredMarket {
-  return {
-    key: r.id as number,
-    slug: r.slug as string,
-    polymarketSlug: r.polymarket_slug as string | null,
-    coin: r.coin as Coin,
-    marketType: r.market_type as MarketType,
-    marketId: r.market_id as string,
-    eventId: r.event_id as string,
-    startTime: r.start_time as number,
-    endTime: r.end_time as number,
-    coinPriceStart: r.coin_price_start as number | null,
-    coinPriceEnd: r.coin_price_end as number | null,
-    conditionId: r.condition_id as string,
-    clobTokenUp: r.clob_token_up as string,
-    clobTokenDown: r.clob_token_down as string,
-    winner: r.winner as Winner | null,
-    finalVolume: r.final_volume as number | null,
-    finalLiquidity: r.final_liquidity as number | null,
-    resolvedAt: r.resolved_at as number | null,
-    createdAt: r.created_at as number,
-    updatedAt: r.updated_at as number,
-    snapshotCount: r.snapshot_count as number,
-    settlement: {
-      source: r.settlement_source as SettlementSource,
-      lookbackS: r.settlement_lookback_s as number | null,
-    },
-    feeSchedule: feeScheduleOf(r.fee_schedule),
-  };
-}
-
-/** marketFromRow for a row of MARKET_COLUMNS as an array. */
+/** A stored market from a row of MARKET_COLUMNS, read as an array (both dialects read it so). */
 export function marketFromArray(r: ArrayRow): StoredMarket {
   return {
     key: r[0] as number,
@@ -157,6 +127,7 @@ export function upsertMarketSql(placeholder: (i: number) => string): string {
 export const KEY_COLUMNS =
   "id, hash, plan, account, name, created_at, revoked_at, per_minute_limit, per_day_limit";
 
+/** A key record from a row of KEY_COLUMNS, read as an array. */
 export function keyFromArray(r: ArrayRow): ApiKeyRecord {
   return {
     id: r[0] as string,
@@ -171,23 +142,20 @@ export function keyFromArray(r: ArrayRow): ApiKeyRecord {
   };
 }
 
-export function keyFromRow(r: Row): ApiKeyRecord {
-  return keyFromArray([
-    r.id,
-    r.hash,
-    r.plan,
-    r.account,
-    r.name,
-    r.created_at,
-    r.revoked_at,
-    r.per_minute_limit,
-    r.per_day_limit,
-  ]);
-}
-
 /** A key's values in KEY_COLUMNS order. */
 export function keyValues(k: ApiKeyRecord): (string | number | null)[] {
   return [k.id, k.hash, k.plan, k.account, k.name, k.createdAt, k.revokedAt, k.perMinuteLimit, k.perDayLimit];
+}
+
+/** A snapshot from (time_us, coin_price, price_up, price_down, books), read as an array; `bytes` reads the driver's blob. */
+export function snapshotFromArray(r: ArrayRow, bytes: (stored: unknown) => Uint8Array | null): SnapshotRow {
+  return {
+    time: r[0] as number,
+    coinPrice: r[1] as number,
+    priceUp: r[2] as number,
+    priceDown: r[3] as number,
+    books: bytes(r[4]),
+  };
 }
 
 export function gapFromRow(r: Row): RecordingGap {

@@ -2,10 +2,11 @@ import type { Pool } from "pg";
 import type { ApiKeyRecord, PlanName } from "../../../domain/api-key.ts";
 import type { Micros } from "../../../domain/time.ts";
 import type { KeyStore } from "../../ports/key-store.ts";
-import { KEY_COLUMNS, keyFromRow, keyValues } from "../../sql/rows.ts";
+import { KEY_COLUMNS, keyFromArray, keyValues } from "../../sql/rows.ts";
 import { ACCOUNT_KEYS_LOCK_NAMESPACE, inTransaction, type Queryable } from "./pg-util.ts";
 
 type Row = Record<string, unknown>;
+type ArrayRow = unknown[];
 
 const INSERT_API_KEY_SQL = `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
 
@@ -51,15 +52,20 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async findApiKey(id: string): Promise<ApiKeyRecord | null> {
-    const { rows } = await this.pool.query<Row>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
-    return rows.length ? keyFromRow(rows[0]) : null;
+    const { rows } = await this.pool.query<ArrayRow>({
+      text: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`,
+      values: [id],
+      rowMode: "array",
+    });
+    return rows.length ? keyFromArray(rows[0]) : null;
   }
 
   async listApiKeys(): Promise<ApiKeyRecord[]> {
-    const { rows } = await this.pool.query<Row>(
-      `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`,
-    );
-    return rows.map(keyFromRow);
+    const { rows } = await this.pool.query<ArrayRow>({
+      text: `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`,
+      rowMode: "array",
+    });
+    return rows.map(keyFromArray);
   }
 
   async revokeApiKey(id: string, at: Micros): Promise<boolean> {

@@ -5,13 +5,21 @@ import type { Micros } from "../../../domain/time.ts";
 import type {
   MarketFilter,
   MarketStore,
+  PageWriter,
   RecordingGap,
   SnapshotBatch,
   SnapshotQuery,
   SnapshotSpan,
   StoredMarket,
 } from "../../ports/market-store.ts";
-import { gapFromRow, MARKET_COLUMNS, upsertMarketSql, marketFromRow, marketValues } from "../../sql/rows.ts";
+import {
+  gapFromRow,
+  MARKET_COLUMNS,
+  upsertMarketSql,
+  marketFromArray,
+  marketValues,
+  snapshotFromArray,
+} from "../../sql/rows.ts";
 import { marketListSql } from "../../rules/market-filter.ts";
 import {
   allBlocks,
@@ -19,7 +27,6 @@ import {
   type BlockSource,
   countInBlocks,
   HeaderMemory,
-  type PageWriter,
   readBlockPage,
   readRenderedPage,
   spanOfBlocks,
@@ -153,16 +160,21 @@ export class PostgresMarketStore implements MarketStore {
     return (await this.pool.query<Row>(sql, params)).rows[0] as Row | undefined;
   }
 
+  /** The first row as an array of column values (what the shared row readers take). */
+  private async oneArray(db: Queryable, text: string, values: unknown[]): Promise<ArrayRow | undefined> {
+    return (await db.query<ArrayRow>({ text, values, rowMode: "array" })).rows[0];
+  }
+
   private async count(sql: string, params: unknown[]): Promise<number> {
     return (await this.one(sql, params))!.n as number;
   }
 
   /** A market that is (now) resolved has its snapshots moved into blocks in the same transaction. */
   async upsertMarket(m: Market): Promise<StoredMarket> {
-    if (m.winner === null) return marketFromRow((await this.one(UPSERT_MARKET_SQL, marketValues(m)))!);
+    if (m.winner === null)
+      return marketFromArray((await this.oneArray(this.pool, UPSERT_MARKET_SQL, marketValues(m)))!);
     return inTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<Row>(UPSERT_MARKET_SQL, marketValues(m));
-      const stored = marketFromRow(rows[0]);
+      const stored = marketFromArray((await this.oneArray(client, UPSERT_MARKET_SQL, marketValues(m)))!);
       this.headerMemory.forget(stored.key);
       await sealRows(client, stored.key);
       return stored;
@@ -190,15 +202,19 @@ export class PostgresMarketStore implements MarketStore {
   }
 
   async getMarket(slug: string): Promise<StoredMarket | null> {
-    const row = await this.one(MARKET_BY_SLUG_OR_ALIAS_SQL, [slug]);
-    return row ? marketFromRow(row) : null;
+    const row = await this.oneArray(this.pool, MARKET_BY_SLUG_OR_ALIAS_SQL, [slug]);
+    return row ? marketFromArray(row) : null;
   }
 
   async listMarkets(f: MarketFilter): Promise<{ markets: StoredMarket[]; total: number }> {
     const sql = marketListSql(f, "$");
     const total = await this.count(sql.count, sql.filterValues);
-    const { rows } = await this.pool.query<Row>(sql.page, sql.pageValues);
-    return { markets: rows.map(marketFromRow), total };
+    const { rows } = await this.pool.query<ArrayRow>({
+      text: sql.page,
+      values: sql.pageValues,
+      rowMode: "array",
+    });
+    return { markets: rows.map(marketFromArray), total };
   }
 
   async latestStartTimes(coin: Coin, marketType: MarketType, count: number): Promise<number[]> {
@@ -356,15 +372,7 @@ export class PostgresMarketStore implements MarketStore {
       values: [marketKey, time],
       rowMode: "array",
     });
-    if (rows.length === 0) return null;
-    const r = rows[0];
-    return {
-      time: r[0] as number,
-      coinPrice: r[1] as number,
-      priceUp: r[2] as number,
-      priceDown: r[3] as number,
-      books: booksOf(r[4]),
-    };
+    return rows.length === 0 ? null : snapshotFromArray(rows[0], booksOf);
   }
 }
 

@@ -1,4 +1,5 @@
-import pg, { type Pool, type PoolConfig } from "pg";
+import pg, { type Pool, type PoolConfig, type QueryConfig } from "pg";
+import type { StoreOptions } from "../../ports/backend.ts";
 import type { MigrationReport, Store } from "../../ports/store.ts";
 import { PostgresBacktestStore } from "./backtest-store.ts";
 import { PostgresExchangeStore } from "./exchange-store.ts";
@@ -15,6 +16,36 @@ type Row = Record<string, unknown>;
 export interface PostgresStoreOptions {
   /** Passed to pg.Pool after the defaults below (max connections, timeouts...). */
   pool?: Omit<PoolConfig, "connectionString" | "types" | "onConnect">;
+  /** The statement and acquire timeouts (DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_ACQUIRE_TIMEOUT_MS). */
+  timeouts?: StoreOptions;
+}
+
+/**
+ * The pool's settings for the timeouts. The server cancels a statement past `statement_timeout`; a
+ * server that does not answer at all (frozen, or a network that drops packets) cannot, so the client
+ * gives up on a query a little later (`query_timeout`) and the connection is discarded (see
+ * pg-util.ts). `connectionTimeoutMillis` bounds both the wait for a free connection and the making
+ * of a new one. Without timeouts: no statement limit, and 10 s to get a connection.
+ */
+function timeoutSettings(t: StoreOptions = {}): PoolConfig {
+  const statement = t.statementTimeoutMs ?? 0;
+  return {
+    connectionTimeoutMillis: t.acquireTimeoutMs ?? 10_000,
+    ...(statement > 0
+      ? { statement_timeout: statement, query_timeout: statement + QUERY_TIMEOUT_MARGIN_MS }
+      : {}),
+  };
+}
+
+/** How long after the server's own cancellation the client stops waiting for it. */
+const QUERY_TIMEOUT_MARGIN_MS = 250;
+/**
+ * A query the client waits for as long as it takes (node-pg reads a query's own `query_timeout`, which
+ * its types leave out; 0 would mean the pool's, so the longest timer Node keeps, about 24.8 days).
+ */
+function untimed(text: string, values?: unknown[]): QueryConfig {
+  const config: QueryConfig & { query_timeout: number } = { text, values, query_timeout: 2 ** 31 - 1 };
+  return config;
 }
 
 /**
@@ -23,7 +54,7 @@ export interface PostgresStoreOptions {
  * processes is one statement or one transaction serialized by an advisory lock (see pg-util.ts).
  */
 export class PostgresStore implements Store {
-  readonly kind = "postgres" as const;
+  readonly kind = "postgres";
   readonly pool: Pool;
   readonly markets: PostgresMarketStore;
   readonly trades: PostgresTradeStore;
@@ -36,7 +67,7 @@ export class PostgresStore implements Store {
   constructor(connectionString: string, options: PostgresStoreOptions = {}) {
     this.url = connectionString;
     this.pool = new pg.Pool({
-      connectionTimeoutMillis: 10_000,
+      ...timeoutSettings(options.timeouts),
       ...options.pool,
       connectionString,
       types: STORE_TYPES,
@@ -63,10 +94,11 @@ export class PostgresStore implements Store {
   /** Applies the missing migrations in one transaction, after any other process migrating has finished. */
   async migrate(): Promise<MigrationReport> {
     const report = await inTransaction(this.pool, async (client) => {
-      await client.query("SELECT pg_advisory_xact_lock($1, $2)", [
-        SCHEMA_LOCK.namespace,
-        SCHEMA_LOCK.migrations,
-      ]);
+      // A schema change may wait for another migrator and rewrite big tables: no request's timeout.
+      await client.query("SET LOCAL statement_timeout = 0");
+      await client.query(
+        untimed("SELECT pg_advisory_xact_lock($1, $2)", [SCHEMA_LOCK.namespace, SCHEMA_LOCK.migrations]),
+      );
       await client.query<Row>(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT)",
       );
@@ -75,7 +107,7 @@ export class PostgresStore implements Store {
       const applied: number[] = [];
       for (const m of POSTGRES_MIGRATIONS) {
         if (done.has(m.version)) continue;
-        await client.query(m.sql);
+        await client.query(untimed(m.sql));
         await client.query("INSERT INTO schema_migrations VALUES ($1, $2)", [m.version, Date.now()]);
         applied.push(m.version);
       }

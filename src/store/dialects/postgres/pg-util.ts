@@ -29,6 +29,11 @@ export const STORE_TYPES: CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format)) as CustomTypesConfig["getTypeParser"],
 };
 
+/** The error node-pg gives when the server has not answered a query within the pool's `query_timeout`. */
+export function isClientTimeout(err: unknown): boolean {
+  return err instanceof Error && err.message === "Query read timeout";
+}
+
 /** Pool or a client in a transaction: both run a query the same way. */
 export type Queryable = Pool | PoolClient;
 
@@ -49,11 +54,17 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
     await client.query("COMMIT");
     return result;
   } catch (err) {
-    try {
-      await client.query("ROLLBACK");
-    } catch (rollbackErr) {
-      // A connection that cannot even roll back is not given back to the pool.
-      broken = rollbackErr as Error;
+    if (isClientTimeout(err)) {
+      // The server has not answered the statement in time (frozen, unreachable): a ROLLBACK would
+      // wait behind it as long again. The connection is dropped instead, which ends the transaction.
+      broken = err as Error;
+    } else {
+      try {
+        await client.query("ROLLBACK");
+      } catch (rollbackErr) {
+        // A connection that cannot even roll back is not given back to the pool.
+        broken = rollbackErr as Error;
+      }
     }
     // After a loss the next query only says the client is unusable; the loss says why (503, not 500).
     throw lost ?? err;

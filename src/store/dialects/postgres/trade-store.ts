@@ -1,14 +1,8 @@
 import type { Pool } from "pg";
 import type { TradeRow } from "../../../domain/trade.ts";
 import type { Micros } from "../../../domain/time.ts";
-import {
-  type TradeBatch,
-  type TradeQuery,
-  type TradeStore,
-  tradeFromArray,
-  tradeSql,
-  tradeValues,
-} from "../../ports/trade-store.ts";
+import type { TradeBatch, TradeQuery, TradeStore } from "../../ports/trade-store.ts";
+import { tradeFromArray, tradeSql, tradeValues } from "../../sql/trade-sql.ts";
 import { inTransaction } from "./pg-util.ts";
 
 const SQL = tradeSql((i) => `$${i}`);

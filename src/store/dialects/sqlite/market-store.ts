@@ -5,6 +5,7 @@ import type { Micros } from "../../../domain/time.ts";
 import type {
   MarketFilter,
   MarketStore,
+  PageWriter,
   RecordingGap,
   SnapshotBatch,
   SnapshotQuery,
@@ -16,8 +17,8 @@ import {
   MARKET_COLUMNS,
   upsertMarketSql,
   marketFromArray,
-  marketFromRow,
   marketValues,
+  snapshotFromArray,
 } from "../../sql/rows.ts";
 import { marketListSql } from "../../rules/market-filter.ts";
 import {
@@ -33,7 +34,6 @@ import {
   HeaderMemory,
   headerOfRow,
   mergeRows,
-  type PageWriter,
   readBlockPage,
   readRenderedPage,
   renderStored,
@@ -121,16 +121,6 @@ function renderedBlockOfRow(r: ArrayRow): StoredBlock {
   return { ...blockOfRow(r, blobOrNull), rendered: r[5] as string | null };
 }
 
-function snapshotFromRow(r: Row): SnapshotRow {
-  return {
-    time: r.time_us as number,
-    coinPrice: r.coin_price as number,
-    priceUp: r.price_up as number,
-    priceDown: r.price_down as number,
-    books: (r.books as Uint8Array | null | undefined) ?? null,
-  };
-}
-
 /** Markets, snapshots and gaps in the embedded store (see MarketStore). */
 export class SqliteMarketStore implements MarketStore {
   private readonly conn: SqliteConnection;
@@ -143,7 +133,9 @@ export class SqliteMarketStore implements MarketStore {
   /** A market that is (now) resolved has its snapshots moved into blocks in the same transaction. */
   async upsertMarket(m: Market): Promise<StoredMarket> {
     return this.conn.transaction(() => {
-      const stored = marketFromRow(this.conn.stmt(UPSERT_MARKET_SQL).get(...marketValues(m)) as Row);
+      const stored = marketFromArray(
+        this.conn.arrayStmt(UPSERT_MARKET_SQL).get(...marketValues(m)) as unknown as ArrayRow,
+      );
       if (m.winner !== null) this.sealRows(stored.key);
       return stored;
     });
@@ -159,8 +151,9 @@ export class SqliteMarketStore implements MarketStore {
   async listMarkets(f: MarketFilter): Promise<{ markets: StoredMarket[]; total: number }> {
     const sql = marketListSql(f, "?");
     const total = (this.conn.db.prepare(sql.count).get(...sql.filterValues) as Row).n as number;
-    const rows = this.conn.db.prepare(sql.page).all(...sql.pageValues) as Row[];
-    return { markets: rows.map(marketFromRow), total };
+    const page = this.conn.db.prepare(sql.page);
+    page.setReturnArrays(true);
+    return { markets: (page.all(...sql.pageValues) as unknown as ArrayRow[]).map(marketFromArray), total };
   }
 
   async latestStartTimes(coin: Coin, marketType: MarketType, count: number): Promise<number[]> {
@@ -430,7 +423,7 @@ export class SqliteMarketStore implements MarketStore {
     const inBlocks = await atOrBeforeInBlocks(this.blockSource(marketKey), time, books);
     if (inBlocks !== undefined) return inBlocks;
     const sql = books ? SNAPSHOT_AT_OR_BEFORE_SQL.withBooks : SNAPSHOT_AT_OR_BEFORE_SQL.withoutBooks;
-    const row = this.conn.stmt(sql).get(marketKey, time) as Row | undefined;
-    return row ? snapshotFromRow(row) : null;
+    const row = this.conn.arrayStmt(sql).get(marketKey, time) as ArrayRow | undefined;
+    return row ? snapshotFromArray(row, blobOrNull) : null;
   }
 }

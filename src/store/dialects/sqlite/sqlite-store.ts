@@ -16,7 +16,7 @@ export function sqlitePathOf(url: string): string {
 
 /** The embedded store: one node:sqlite connection (WAL) shared by a store of each capability. */
 export class SqliteStore implements Store {
-  readonly kind = "sqlite" as const;
+  readonly kind = "sqlite";
   readonly markets: SqliteMarketStore;
   readonly trades: SqliteTradeStore;
   readonly keys: SqliteKeyStore;

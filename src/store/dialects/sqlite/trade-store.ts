@@ -1,14 +1,8 @@
 import type { SQLOutputValue } from "node:sqlite";
 import type { TradeRow } from "../../../domain/trade.ts";
 import type { Micros } from "../../../domain/time.ts";
-import {
-  type TradeBatch,
-  type TradeQuery,
-  type TradeStore,
-  tradeFromArray,
-  tradeSql,
-  tradeValues,
-} from "../../ports/trade-store.ts";
+import type { TradeBatch, TradeQuery, TradeStore } from "../../ports/trade-store.ts";
+import { tradeFromArray, tradeSql, tradeValues } from "../../sql/trade-sql.ts";
 import type { SqliteConnection } from "./connection.ts";
 
 const SQL = tradeSql(() => "?");
