@@ -111,7 +111,7 @@ async function listen(app: FastifyInstance, config: Config): Promise<string> {
 /** The thin runner: open the store, build the app, listen, and drain and close on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<FastifyInstance> {
   const plans = loadPlans(config.plansFile);
-  const { store } = await openDatabase(config.databaseUrl);
+  const { store } = await openDatabase(config.databaseUrl, config.storeTimeouts);
   const made: FirstStart = config.seedDemo
     ? await firstStart(store, config, plans)
     : { seeded: null, demoKeys: null };
