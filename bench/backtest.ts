@@ -20,8 +20,8 @@ import { loadPlans } from "../src/access/plans.ts";
 import { systemClock } from "../src/domain/time.ts";
 import { buildApp } from "../src/http/app.ts";
 import { seedDemo } from "../src/demo/seed.ts";
-import type { StoredMarket } from "../src/store/market-store.ts";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
+import type { StoredMarket } from "../src/store/ports/market-store.ts";
+import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
 import { join } from "node:path";
 import type { LoadJob, LoadResult } from "./load.ts";
 

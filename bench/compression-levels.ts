@@ -12,7 +12,7 @@ import zlib from "node:zlib";
 import { seedDemo } from "../src/demo/seed.ts";
 import { JsonBytes } from "../src/domain/json-bytes.ts";
 import { writeSnapshotJson } from "../src/domain/wire.ts";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
+import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
 
 const C = zlib.constants;
 type Compressor = [string, (b: Buffer) => Buffer];

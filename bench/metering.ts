@@ -14,7 +14,7 @@ import { RedisLimiter } from "../src/access/limiter/redis.ts";
 import { loadPlans } from "../src/access/plans.ts";
 import { systemClock } from "../src/domain/time.ts";
 import { buildApp } from "../src/http/app.ts";
-import type { Store } from "../src/store/store.ts";
+import type { Store } from "../src/store/ports/store.ts";
 import type { LoadJob, LoadResult } from "./load.ts";
 
 const METERING_TARGETS = { memory: 0.7, redis: 0.4 } as const;

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { OPTIONS, type Option } from "../src/config/options.ts";
 import type { MarketType } from "../src/domain/market.ts";
 import { openStore } from "../src/store/open.ts";
-import type { StoredMarket } from "../src/store/market-store.ts";
+import type { StoredMarket } from "../src/store/ports/market-store.ts";
 import type { ProbedMemory } from "./memory-probe.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");

@@ -7,8 +7,8 @@ import { Collector } from "../src/record/polymarket/collector.ts";
 import { GammaClient } from "../src/record/polymarket/gamma-client.ts";
 import { RtdsFeed } from "../src/record/polymarket/rtds-feed.ts";
 import { schedulerOn } from "../src/record/scheduler.ts";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
-import type { SnapshotBatch } from "../src/store/market-store.ts";
+import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
+import type { SnapshotBatch } from "../src/store/ports/market-store.ts";
 import { startPolymarketUpstream, until } from "../test/helpers/polymarket-upstream.ts";
 
 /**

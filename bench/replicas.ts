@@ -17,7 +17,7 @@ import os from "node:os";
 import { join } from "node:path";
 import type { MarketType } from "../src/domain/market.ts";
 import { Rng } from "../src/demo/demo.ts";
-import type { StoredMarket } from "../src/store/market-store.ts";
+import type { StoredMarket } from "../src/store/ports/market-store.ts";
 import {
   missingServerBinaries,
   type OwnServer,

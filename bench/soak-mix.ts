@@ -4,7 +4,7 @@
  * backends (seeded alike) get the same requests in the same order; only the keys differ.
  */
 import { Rng } from "../src/demo/demo.ts";
-import type { StoredMarket } from "../src/store/market-store.ts";
+import type { StoredMarket } from "../src/store/ports/market-store.ts";
 import type { ListEntry } from "./load.ts";
 
 /** The keys of one backend's database. */

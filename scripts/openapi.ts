@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { buildApp } from "../src/http/app.ts";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
+import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
 
 export const OPENAPI_PATH = fileURLToPath(new URL("../openapi.json", import.meta.url));
 

@@ -14,6 +14,8 @@ export interface Config {
   host: string;
   /** `sqlite:<path>` (default) or `postgres://...`. */
   databaseUrl: string;
+  /** How long `serve` lets a statement run and waits for a connection (PostgreSQL; 0: no limit). */
+  storeTimeouts: { statementTimeoutMs: number; acquireTimeoutMs: number };
   /** Unset: the in-process rate limiter. */
   redisUrl: string | null;
   /** The Redis limiter's command timeout and how long its breaker stays open (ms). */
@@ -73,6 +75,10 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     port: v.port,
     host: v.host,
     databaseUrl: v.databaseUrl,
+    storeTimeouts: {
+      statementTimeoutMs: v.databaseStatementTimeoutMs,
+      acquireTimeoutMs: v.databaseAcquireTimeoutMs,
+    },
     redisUrl: v.redisUrl,
     redisCommandTimeoutMs: v.redisCommandTimeoutMs,
     redisBreakerOpenMs: v.redisBreakerOpenMs,

@@ -10,7 +10,7 @@ import type { Clock } from "./domain/time.ts";
 import { shiftedClock } from "./domain/time.ts";
 import { buildApp } from "./http/app.ts";
 import { type FirstStart, firstStartBanner, prepareFirstStart } from "./cli/first-start.ts";
-import type { Store } from "./store/store.ts";
+import type { Store } from "./store/ports/store.ts";
 
 /** Seeds an empty database and makes demo keys for a keyless one, with progress on stderr. */
 async function firstStart(store: Store, config: Config, plans: Plans, clock: Clock): Promise<FirstStart> {
@@ -113,7 +113,7 @@ async function listen(app: FastifyInstance, config: Config): Promise<string> {
 export async function serve(config: Config): Promise<FastifyInstance> {
   const plans = loadPlans(config.plansFile);
   const clock = shiftedClock(config.clockOffsetMs);
-  const { store } = await openDatabase(config.databaseUrl);
+  const { store } = await openDatabase(config.databaseUrl, config.storeTimeouts);
   const made: FirstStart = config.seedDemo
     ? await firstStart(store, config, plans, clock)
     : { seeded: null, demoKeys: null };

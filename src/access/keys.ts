@@ -1,7 +1,7 @@
 import { type ApiKeyRecord, generateKey, keyIdOf, keyMatches, type PlanName } from "../domain/api-key.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock, Micros } from "../domain/time.ts";
-import type { KeyStore } from "../store/key-store.ts";
+import type { KeyStore } from "../store/ports/key-store.ts";
 
 export interface CreatedKey {
   /** The key itself: shown once, never stored. */

@@ -3,7 +3,7 @@ import type { Coin, Market, MarketType } from "../domain/market.ts";
 import { isResolved, MARKET_TYPES } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock, Micros } from "../domain/time.ts";
-import type { MarketStore, StoredMarket } from "../store/market-store.ts";
+import type { MarketStore, StoredMarket } from "../store/ports/market-store.ts";
 
 /** A series whose markets starting before `startTime` the plan does not open. */
 export interface HiddenSeries {

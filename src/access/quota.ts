@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
 import type { Plans } from "../domain/plan.ts";
 import { type Clock, nextUtcMonthStart, utcMonthOf } from "../domain/time.ts";
-import type { QuotaCharge, QuotaLedger } from "../store/quota-ledger.ts";
+import type { QuotaCharge, QuotaLedger } from "../store/ports/quota-ledger.ts";
 
 export interface QuotaStatus {
   /** False when the plan has no backtest generations at all. */

@@ -18,9 +18,9 @@ import {
   tradeToWire,
   WireFormatError,
 } from "../domain/wire.ts";
-import type { MarketStore, StoredMarket } from "../store/market-store.ts";
+import type { MarketStore, StoredMarket } from "../store/ports/market-store.ts";
 import { PARQUET_BATCH_ROWS, ParquetBatch, parquetStream } from "./parquet.ts";
-import type { TradeStore } from "../store/trade-store.ts";
+import type { TradeStore } from "../store/ports/trade-store.ts";
 
 /**
  * Our own export format ("archive"): NDJSON, one object a line. A market line

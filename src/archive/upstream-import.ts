@@ -15,7 +15,7 @@ import {
 import { pricePoints, settlementName, settlementOf, settleWinner } from "../domain/settlement.ts";
 import { formatSlug, parseSlug, polymarketSlug } from "../domain/slug.ts";
 import { isoSeconds, type Micros } from "../domain/time.ts";
-import type { MarketStore } from "../store/market-store.ts";
+import type { MarketStore } from "../store/ports/market-store.ts";
 import {
   amountOf,
   eventIdOf,

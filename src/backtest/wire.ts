@@ -1,6 +1,6 @@
 import { type TSchema, Type } from "typebox";
 import { isoMicros, isoSeconds } from "../domain/time.ts";
-import type { RunRecord, StrategyRecord } from "../store/backtest-store.ts";
+import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
 import type { StrategyDefinition } from "./definition.ts";
 import type { MarketResult } from "./engine.ts";
 import type { Aggregate } from "./metrics.ts";

@@ -4,7 +4,8 @@ import { accessSync, constants, existsSync, type Stats, statSync } from "node:fs
 import { dirname, resolve } from "node:path";
 import { ConfigError } from "../config/error.ts";
 import { openAndMigrate } from "../store/open.ts";
-import type { MigrationReport, Store } from "../store/store.ts";
+import type { StoreOptions } from "../store/ports/backend.ts";
+import type { MigrationReport, Store } from "../store/ports/store.ts";
 import { displayUrl, oneLine } from "./messages.ts";
 
 /** A command line that cannot be run; main turns it into one line on stderr and exit status 2. */
@@ -50,9 +51,10 @@ export function defineCommand<N extends OptionName>(spec: CommandSpec<N>): Comma
  */
 export async function openDatabase(
   databaseUrl: string,
+  options: StoreOptions = {},
 ): Promise<{ store: Store; migration: MigrationReport }> {
   try {
-    return await openAndMigrate(databaseUrl);
+    return await openAndMigrate(databaseUrl, options);
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new UsageError(`cannot open the database ${displayUrl(databaseUrl)}: ${oneLine(err)}`);

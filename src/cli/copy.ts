@@ -1,65 +1,22 @@
-import { existsSync, realpathSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { backendOf, knownSchemes } from "../store/backends.ts";
 import { CopyError, type CopyProgress, type CopyResult, copyStore } from "../store/copy.ts";
 import { isStoreUnavailable } from "../store/errors.ts";
 import { openStore } from "../store/open.ts";
-import { sqlitePathOf } from "../store/sqlite/sqlite-store.ts";
-import type { Store } from "../store/store.ts";
+import type { StoreLocation } from "../store/ports/backend.ts";
+import type { Store } from "../store/ports/store.ts";
 import { displayUrl, oneLine } from "./messages.ts";
 
-/** Where a --from or --to URL points, as far as telling two of them apart needs. */
-type StoreLocation = { kind: "sqlite"; path: string } | { kind: "postgres"; url: URL };
-
-function locate(flag: string, text: string): StoreLocation {
-  if (text.startsWith("sqlite:")) {
-    const path = sqlitePathOf(text);
-    if (path === "" || path === ":memory:") {
-      throw new CopyError(`${flag} ${text}: an in-memory database ends with the command; name a file`);
-    }
-    return { kind: "sqlite", path };
+/** Where a --from or --to URL points, as its backend says (src/store/backends.ts). */
+function locate(flag: string, text: string): StoreLocation & { backend: string } {
+  const backend = backendOf(text);
+  if (backend === null) {
+    throw new CopyError(`${flag} must start with ${knownSchemes()} (got "${text.split(":")[0]}:")`);
   }
-  if (text.startsWith("postgres://") || text.startsWith("postgresql://")) {
-    try {
-      return { kind: "postgres", url: new URL(text) };
-    } catch {
-      throw new CopyError(`${flag} is not a valid PostgreSQL URL`);
-    }
-  }
-  throw new CopyError(
-    `${flag} must start with sqlite:, postgres:// or postgresql:// (got "${text.split(":")[0]}:")`,
-  );
-}
-
-/** A file's path with links resolved, also for a file not made yet (its directory's links resolved). */
-function canonicalPath(path: string): string {
   try {
-    return realpathSync(path);
-  } catch {
-    const dir = dirname(resolve(path));
-    return join(existsSync(dir) ? canonicalPath(dir) : dir, basename(path));
+    return { backend: backend.name, ...backend.locate(text) };
+  } catch (err) {
+    throw new CopyError(`${flag} ${oneLine(err)}`);
   }
-}
-
-/**
- * Server, port, database, user and connection options (a search_path there selects another schema).
- * Two spellings of one server (localhost and 127.0.0.1) are not recognised as one.
- */
-function postgresIdentity(url: URL): string {
-  const params = [...url.searchParams].filter(([k]) => k === "options" || k === "host").sort();
-  return JSON.stringify([
-    url.hostname.toLowerCase(),
-    url.port || "5432",
-    decodeURIComponent(url.pathname.slice(1)),
-    decodeURIComponent(url.username),
-    params,
-  ]);
-}
-
-function sameStore(a: StoreLocation, b: StoreLocation): boolean {
-  if (a.kind === "sqlite" && b.kind === "sqlite") return canonicalPath(a.path) === canonicalPath(b.path);
-  if (a.kind === "postgres" && b.kind === "postgres")
-    return postgresIdentity(a.url) === postgresIdentity(b.url);
-  return false;
 }
 
 async function open(role: "source" | "destination", text: string): Promise<Store> {
@@ -132,11 +89,11 @@ function summary(r: CopyResult, from: string, to: string, seconds: number): stri
 export async function runCopy(from: string, to: string, batch: number): Promise<void> {
   const source = locate("--from", from);
   const target = locate("--to", to);
-  if (sameStore(source, target)) {
+  if (source.backend === target.backend && source.identity === target.identity) {
     throw new CopyError(`--from and --to name the same database (${displayUrl(from)})`);
   }
   // Opening a SQLite path that does not exist would make an empty database and copy nothing.
-  if (source.kind === "sqlite" && !existsSync(source.path)) {
+  if (!source.exists) {
     throw new CopyError(`--from ${from}: no such database file`);
   }
   const sourceStore = await open("source", from);

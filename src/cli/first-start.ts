@@ -5,7 +5,7 @@ import { PLAN_NAMES, type PlanName } from "../domain/api-key.ts";
 import type { Coin, MarketType } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock } from "../domain/time.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../store/ports/store.ts";
 import { seedDemo } from "../demo/seed.ts";
 
 /** What a first start found missing and made. */

@@ -13,7 +13,7 @@ import {
 } from "../domain/exchange.ts";
 import type { Coin } from "../domain/market.ts";
 import { MICROS_PER_SECOND } from "../domain/time.ts";
-import type { ExchangeStore } from "../store/exchange-store.ts";
+import type { ExchangeStore } from "../store/ports/exchange-store.ts";
 import { buildCoinPath, type CoinPath, Rng } from "./demo.ts";
 
 /**

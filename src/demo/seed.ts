@@ -1,6 +1,6 @@
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import type { TradeRow } from "../domain/trade.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../store/ports/store.ts";
 import { type DemoOptions, demoSnapshotTotal, demoTrades, generateDemo } from "./demo.ts";
 import { seedExchangeDemo } from "./exchange-demo.ts";
 

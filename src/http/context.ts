@@ -13,7 +13,7 @@ import { BacktestService } from "../backtest/service.ts";
 import { type Config, DEFAULT_CONFIG } from "../config.ts";
 import type { Plans } from "../domain/plan.ts";
 import { type Clock, systemClock } from "../domain/time.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../store/ports/store.ts";
 import { Metrics } from "./metrics.ts";
 import { BodyBuffers } from "./body-buffers.ts";
 import { PageCache } from "./page-cache.ts";

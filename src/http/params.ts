@@ -4,7 +4,7 @@ import { type Coin, knownCoin, MARKET_TYPES, type MarketType, parseMarketType } 
 import { canonicalSlug } from "../domain/slug.ts";
 import { isoMicros, isoSeconds, type Micros, readUserTime, USER_TIME_RANGE } from "../domain/time.ts";
 import { cheapestPlanWith, type Feature } from "../domain/plan.ts";
-import type { StoredMarket } from "../store/market-store.ts";
+import type { StoredMarket } from "../store/ports/market-store.ts";
 import type { AppContext } from "./context.ts";
 import { notFound, tierAccessDenied, validationError } from "./errors.ts";
 

@@ -10,8 +10,8 @@ import { RtdsFeed } from "./polymarket/rtds-feed.ts";
 import { type Scheduler, schedulerOn } from "./scheduler.ts";
 import { type BinanceRecorder, startBinanceRecorder } from "./binance/recorder.ts";
 import type { Venue } from "../domain/exchange.ts";
-import type { ExchangeStore } from "../store/exchange-store.ts";
-import type { Store } from "../store/store.ts";
+import type { ExchangeStore } from "../store/ports/exchange-store.ts";
+import type { Store } from "../store/ports/store.ts";
 
 /**
  * The thin runner of `updown collect`: over an opened store, starts the collector, calls its tick at

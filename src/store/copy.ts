@@ -8,12 +8,12 @@ import {
   type ExchangeStore,
   type SeriesCursor,
   type SeriesExtent,
-} from "./exchange-store.ts";
-import type { KeyStore } from "./key-store.ts";
-import type { MarketStore, StoredMarket } from "./market-store.ts";
-import type { QuotaChargeRecord, QuotaLedger } from "./quota-ledger.ts";
-import type { Store } from "./store.ts";
-import type { TradeStore } from "./trade-store.ts";
+} from "./ports/exchange-store.ts";
+import type { KeyStore } from "./ports/key-store.ts";
+import type { MarketStore, StoredMarket } from "./ports/market-store.ts";
+import type { QuotaChargeRecord, QuotaLedger } from "./ports/quota-ledger.ts";
+import type { Store } from "./ports/store.ts";
+import type { TradeStore } from "./ports/trade-store.ts";
 
 /** A copy that cannot start or cannot finish; the message says which and why, on one line. */
 export class CopyError extends Error {}

@@ -1,30 +1,25 @@
 import { ConfigError } from "../config.ts";
-import { PostgresStore } from "./postgres/pg-store.ts";
-import { SqliteStore, sqlitePathOf } from "./sqlite/sqlite-store.ts";
-import type { MigrationReport, Store } from "./store.ts";
-
-/** `postgres://` and `postgresql://`, the two schemes PostgreSQL's own clients accept. */
-function isPostgresUrl(url: string): boolean {
-  return url.startsWith("postgres://") || url.startsWith("postgresql://");
-}
+import { backendOf, knownSchemes } from "./backends.ts";
+import type { StoreOptions } from "./ports/backend.ts";
+import type { MigrationReport, Store } from "./ports/store.ts";
 
 /** Opens and migrates the store a DATABASE_URL names. */
-export async function openStore(databaseUrl: string): Promise<Store> {
-  return (await openAndMigrate(databaseUrl)).store;
+export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
+  return (await openAndMigrate(databaseUrl, options)).store;
 }
 
 /** Opens the store a DATABASE_URL names and migrates it, saying what the migration did. */
 export async function openAndMigrate(
   databaseUrl: string,
+  options: StoreOptions = {},
 ): Promise<{ store: Store; migration: MigrationReport }> {
-  let store: Store;
-  if (databaseUrl.startsWith("sqlite:")) store = new SqliteStore(sqlitePathOf(databaseUrl));
-  else if (isPostgresUrl(databaseUrl)) store = new PostgresStore(databaseUrl);
-  else {
+  const backend = backendOf(databaseUrl);
+  if (backend === null) {
     throw new ConfigError(
-      `DATABASE_URL must start with sqlite:, postgres:// or postgresql:// (got "${databaseUrl.split(":")[0]}:")`,
+      `DATABASE_URL must start with ${knownSchemes()} (got "${databaseUrl.split(":")[0]}:")`,
     );
   }
+  const store = backend.open(databaseUrl, options);
   try {
     return { store, migration: await store.migrate() };
   } catch (err) {

@@ -13,8 +13,8 @@ import {
   importUpstream,
   parseFeedArgument,
 } from "../../src/archive/upstream-import.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
-import type { StoredMarket } from "../../src/store/market-store.ts";
+import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
+import type { StoredMarket } from "../../src/store/ports/market-store.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 
 const FIXTURE_DIR = join(FIXTURES, "real-btc-5m-2026-07-24");

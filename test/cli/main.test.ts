@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 import { after, before, describe, test } from "node:test";
 import { openAndMigrate } from "../../src/store/open.ts";
-import { SQLITE_MIGRATIONS } from "../../src/store/sqlite/migrations.ts";
+import { SQLITE_MIGRATIONS } from "../../src/store/dialects/sqlite/migrations.ts";
 import { postgresTestUrl, ScratchSchemas } from "../helpers/postgres.ts";
 import { BIN, FIXTURES } from "../helpers/paths.ts";
 

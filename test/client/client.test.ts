@@ -4,7 +4,7 @@ import { UpdownClient, UpdownError, type RetryInfo } from "../../client/src/inde
 import { retryAfterMs } from "../../client/src/timing.ts";
 import { encodeBooks } from "../../src/domain/book-codec.ts";
 import { isoMicros } from "../../src/domain/time.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/ports/store.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
 import { closedPort, ControlledLimiter, serveTestApp, type ServedApp } from "../helpers/client.ts";
 

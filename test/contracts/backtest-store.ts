@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import type { BacktestStore, NewRun, StrategyRecord } from "../../src/store/backtest-store.ts";
-import type { QuotaCharge } from "../../src/store/quota-ledger.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { BacktestStore, NewRun, StrategyRecord } from "../../src/store/ports/backtest-store.ts";
+import type { QuotaCharge } from "../../src/store/ports/quota-ledger.ts";
+import type { Store } from "../../src/store/ports/store.ts";
 import { type StoreTests, describeStoreTests } from "./store-tests.ts";
 
 const strategy = (keyId: string, id: string, over: Partial<StrategyRecord> = {}): StrategyRecord => ({

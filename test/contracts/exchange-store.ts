@@ -9,8 +9,13 @@ import type {
   OpenInterestRow,
   TradeRow,
 } from "../../src/domain/exchange.ts";
-import type { Candle, ExchangeSeries, ExchangeStore, SeriesCursor } from "../../src/store/exchange-store.ts";
-import type { Store } from "../../src/store/store.ts";
+import type {
+  Candle,
+  ExchangeSeries,
+  ExchangeStore,
+  SeriesCursor,
+} from "../../src/store/ports/exchange-store.ts";
+import type { Store } from "../../src/store/ports/store.ts";
 import { type StoreTests, describeStoreTests } from "./store-tests.ts";
 
 /** 2026-07-24T00:00:00Z, a Friday. */

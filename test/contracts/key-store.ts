@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { KeyStore } from "../../src/store/key-store.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { KeyStore } from "../../src/store/ports/key-store.ts";
+import type { Store } from "../../src/store/ports/store.ts";
 import { type StoreTests, describeStoreTests } from "./store-tests.ts";
 
 const KEY_STORE_TESTS: StoreTests<KeyStore> = {

@@ -3,8 +3,8 @@ import { encodeBooks } from "../../src/domain/book-codec.ts";
 import type { SnapshotRow } from "../../src/domain/snapshot.ts";
 import { JsonBytes } from "../../src/domain/json-bytes.ts";
 import { writeSnapshotJson } from "../../src/domain/wire.ts";
-import type { MarketStore, SnapshotQuery } from "../../src/store/market-store.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { MarketStore, SnapshotQuery } from "../../src/store/ports/market-store.ts";
+import type { Store } from "../../src/store/ports/store.ts";
 import { type StoreTests, describeStoreTests } from "./store-tests.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { QuotaChargeRecord, QuotaLedger } from "../../src/store/quota-ledger.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { QuotaChargeRecord, QuotaLedger } from "../../src/store/ports/quota-ledger.ts";
+import type { Store } from "../../src/store/ports/store.ts";
 import { type StoreTests, describeStoreTests } from "./store-tests.ts";
 
 const QUOTA_LEDGER_TESTS: StoreTests<QuotaLedger> = {

@@ -1,5 +1,5 @@
 import { after, before, describe, test } from "node:test";
-import type { Store } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/ports/store.ts";
 
 /**
  * Tests of one capability (a contract every store honours, or what one store alone must show) by

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { TradeRow } from "../../src/domain/trade.ts";
-import type { Store } from "../../src/store/store.ts";
-import type { TradeStore } from "../../src/store/trade-store.ts";
+import type { Store } from "../../src/store/ports/store.ts";
+import type { TradeStore } from "../../src/store/ports/trade-store.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
 import { type StoreTests, describeStoreTests } from "./store-tests.ts";
 

@@ -25,7 +25,7 @@ import {
   upProbability,
 } from "../../src/demo/demo.ts";
 import { seedDemo } from "../../src/demo/seed.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import { DEFAULT_DEMO_COUNTS } from "../../src/config.ts";
 
 // 2026-07-24T16:20:07Z: twenty minutes into the daily, 4h and 1h markets that opened at 16:00, which

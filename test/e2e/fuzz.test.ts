@@ -4,7 +4,7 @@ import { METHODS } from "node:http";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
 import type { LightMyRequestResponse } from "fastify";
-import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import type { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import { loadPlans } from "../../src/access/plans.ts";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
 import { checkAnswer, decoded } from "../helpers/contract.ts";

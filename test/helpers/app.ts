@@ -10,8 +10,8 @@ import type { Market } from "../../src/domain/market.ts";
 import { ManualClock } from "../../src/domain/time.ts";
 import { buildApp } from "../../src/http/app.ts";
 import { seedDemo } from "../../src/demo/seed.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
-import type { Store } from "../../src/store/store.ts";
+import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
+import type { Store } from "../../src/store/ports/store.ts";
 import { checkAnswersOf } from "./contract.ts";
 import { openScratchStore, postgresTestUrl } from "./postgres.ts";
 

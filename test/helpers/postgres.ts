@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { PostgresStore } from "../../src/store/postgres/pg-store.ts";
+import { PostgresStore } from "../../src/store/dialects/postgres/pg-store.ts";
 
 /** The PostgreSQL server the tests use, or null when DATABASE_URL names none. */
 export function postgresTestUrl(): string | null {

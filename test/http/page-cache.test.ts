@@ -4,7 +4,7 @@ import { describe, test } from "node:test";
 import { BodyBuffers } from "../../src/http/body-buffers.ts";
 import { PageCache } from "../../src/http/page-cache.ts";
 import { JsonBytes } from "../../src/domain/json-bytes.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/ports/store.ts";
 import { makeTestApp, openTestStore } from "../helpers/app.ts";
 
 const page = (bytes: number) => ({ body: Buffer.alloc(bytes), etag: `"${bytes}"` });

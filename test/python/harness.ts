@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { encodeBooks } from "../../src/domain/book-codec.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/ports/store.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
 import { ControlledLimiter, serveTestApp, type ServedApp } from "../helpers/client.ts";
 

@@ -10,8 +10,8 @@ import { after, before, describe, test } from "node:test";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { isStoreUnavailable } from "../../src/store/errors.ts";
-import { PostgresStore } from "../../src/store/postgres/pg-store.ts";
-import { inTransaction } from "../../src/store/postgres/pg-util.ts";
+import { PostgresStore } from "../../src/store/dialects/postgres/pg-store.ts";
+import { inTransaction } from "../../src/store/dialects/postgres/pg-util.ts";
 import { postgresTestUrl } from "../helpers/postgres.ts";
 import {
   missingServerBinaries,

@@ -4,16 +4,13 @@ import pg from "pg";
 import type { ApiKeyRecord } from "../../src/domain/api-key.ts";
 import type { SnapshotRow } from "../../src/domain/snapshot.ts";
 import { openStore } from "../../src/store/open.ts";
-import { PostgresStore } from "../../src/store/postgres/pg-store.ts";
+import { PostgresStore } from "../../src/store/dialects/postgres/pg-store.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
 import { ScratchSchemas, postgresTestUrl } from "../helpers/postgres.ts";
-import { POSTGRES_MIGRATIONS } from "../../src/store/postgres/migrations.ts";
-import { depthRow, exchangeStoreContract } from "../contracts/exchange-store.ts";
-import { keyStoreContract } from "../contracts/key-store.ts";
-import { marketStoreContract, renderedUpgradeCheck } from "../contracts/market-store.ts";
-import { tradeStoreContract } from "../contracts/trade-store.ts";
-import { quotaLedgerContract } from "../contracts/quota-ledger.ts";
-import { backtestStoreContract } from "../contracts/backtest-store.ts";
+import { POSTGRES_MIGRATIONS } from "../../src/store/dialects/postgres/migrations.ts";
+import { storeContracts } from "../contracts/all.ts";
+import { depthRow } from "../contracts/exchange-store.ts";
+import { renderedUpgradeCheck } from "../contracts/market-store.ts";
 import { type StoreTests, describeStoreTests } from "../contracts/store-tests.ts";
 
 // Runs only against a server named by DATABASE_URL; once one is named, an unreachable server fails
@@ -330,12 +327,7 @@ if (url === null) {
   });
 
   const openScratch = () => scratchSchemas().openStore();
-  marketStoreContract("postgres", openScratch);
-  tradeStoreContract("postgres", openScratch);
-  keyStoreContract("postgres", openScratch);
-  quotaLedgerContract("postgres", openScratch);
-  exchangeStoreContract("postgres", openScratch);
-  backtestStoreContract("postgres", openScratch);
+  storeContracts("postgres", openScratch);
   describeStoreTests("PostgreSQL store", openScratch, (store) => store, POSTGRES_TESTS);
   describeStoreTests("PostgreSQL exchange tables", openScratch, (store) => store, POSTGRES_EXCHANGE_TESTS);
 }

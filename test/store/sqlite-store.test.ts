@@ -5,15 +5,11 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { JsonBytes } from "../../src/domain/json-bytes.ts";
 import { openStore } from "../../src/store/open.ts";
-import { SQLITE_MIGRATIONS } from "../../src/store/sqlite/migrations.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import { SQLITE_MIGRATIONS } from "../../src/store/dialects/sqlite/migrations.ts";
+import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
-import { exchangeStoreContract } from "../contracts/exchange-store.ts";
-import { keyStoreContract } from "../contracts/key-store.ts";
-import { marketStoreContract, renderedUpgradeCheck } from "../contracts/market-store.ts";
-import { tradeStoreContract } from "../contracts/trade-store.ts";
-import { quotaLedgerContract } from "../contracts/quota-ledger.ts";
-import { backtestStoreContract } from "../contracts/backtest-store.ts";
+import { storeContracts } from "../contracts/all.ts";
+import { renderedUpgradeCheck } from "../contracts/market-store.ts";
 
 async function openMemoryStore(): Promise<SqliteStore> {
   const store = new SqliteStore(":memory:");
@@ -21,12 +17,7 @@ async function openMemoryStore(): Promise<SqliteStore> {
   return store;
 }
 
-marketStoreContract("sqlite", openMemoryStore);
-tradeStoreContract("sqlite", openMemoryStore);
-keyStoreContract("sqlite", openMemoryStore);
-quotaLedgerContract("sqlite", openMemoryStore);
-exchangeStoreContract("sqlite", openMemoryStore);
-backtestStoreContract("sqlite", openMemoryStore);
+storeContracts("sqlite", openMemoryStore);
 
 test("a SQLite file keeps everything across a reopen", async () => {
   const dir = mkdtempSync(join(tmpdir(), "updown-"));
@@ -52,8 +43,8 @@ test("an unsupported DATABASE_URL is refused with a clear message", async () => 
 
 test("an existing database upgrades: resolved markets' rows move into blocks and read the same", async () => {
   const { DatabaseSync } = await import("node:sqlite");
-  const { SQLITE_MIGRATIONS } = await import("../../src/store/sqlite/migrations.ts");
-  const { marketValues } = await import("../../src/store/rows.ts");
+  const { SQLITE_MIGRATIONS } = await import("../../src/store/dialects/sqlite/migrations.ts");
+  const { marketValues } = await import("../../src/store/sql/rows.ts");
   const { encodeBooks } = await import("../../src/domain/book-codec.ts");
   const dir = mkdtempSync(join(tmpdir(), "updown-v4-"));
   try {

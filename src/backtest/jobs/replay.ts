@@ -1,8 +1,8 @@
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { MarketType } from "../../domain/market.ts";
 import { isoSeconds } from "../../domain/time.ts";
-import type { MarketStore, StoredMarket } from "../../store/market-store.ts";
-import type { BacktestStore } from "../../store/backtest-store.ts";
+import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
+import type { BacktestStore } from "../../store/ports/backtest-store.ts";
 import type { StrategyDefinition } from "../definition.ts";
 import { type MarketResult, replayMarket, type RunState } from "../engine.ts";
 import type { ReplayMarket, ReplaySnapshot } from "../features.ts";

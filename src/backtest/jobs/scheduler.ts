@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Worker } from "node:worker_threads";
 import { type Clock, type Micros, systemClock } from "../../domain/time.ts";
 import type { Logger } from "../../log.ts";
-import type { Store } from "../../store/store.ts";
+import type { Store } from "../../store/ports/store.ts";
 import { executeRun } from "./replay.ts";
 import type { WorkerJob, WorkerMessage } from "./worker.ts";
 

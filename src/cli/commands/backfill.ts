@@ -7,7 +7,7 @@ import {
   backfillBinance,
 } from "../../record/binance/backfill.ts";
 import { BinanceBannedError, BinanceHttpError } from "../../record/binance/rest.ts";
-import type { Store } from "../../store/store.ts";
+import type { Store } from "../../store/ports/store.ts";
 import { defineCommand, UsageError, withStore } from "../command.ts";
 import type { Logger } from "../../log.ts";
 import { Progress } from "../progress.ts";

@@ -1,4 +1,4 @@
-import type { MigrationReport } from "../../store/store.ts";
+import type { MigrationReport } from "../../store/ports/store.ts";
 import { defineCommand, openDatabase } from "../command.ts";
 import { displayUrl } from "../messages.ts";
 

@@ -11,7 +11,7 @@ import {
   tradeToWire,
 } from "../../domain/exchange-wire.ts";
 import { type Coin, knownCoin } from "../../domain/market.ts";
-import type { RangeQuery } from "../../store/exchange-store.ts";
+import type { RangeQuery } from "../../store/ports/exchange-store.ts";
 import type { Api, AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { requireFeature, timeRange } from "../params.ts";

@@ -9,7 +9,7 @@ import {
 } from "../../archive/archive.ts";
 import { limitsOf } from "../../domain/plan.ts";
 import { isoSeconds } from "../../domain/time.ts";
-import type { StoredMarket } from "../../store/market-store.ts";
+import type { StoredMarket } from "../../store/ports/market-store.ts";
 import { compressStream, negotiate } from "../compression.ts";
 import type { Api, AppContext } from "../context.ts";
 import { ApiError, secondsUntil } from "../errors.ts";

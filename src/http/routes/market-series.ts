@@ -6,7 +6,7 @@ import { isResolved } from "../../domain/market.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import { writeSnapshotJson } from "../../domain/wire.ts";
-import type { MarketStore, StoredMarket } from "../../store/market-store.ts";
+import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
 import { negotiate, varyOnEncoding } from "../compression.ts";
 import type { Api, AppContext } from "../context.ts";
 import type { CachedPage } from "../page-cache.ts";

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import { BACKENDS } from "../../store/backends.ts";
 import type { Api, AppContext } from "../context.ts";
 import { ApiError, notFound, storeUnavailable } from "../errors.ts";
 import { answer, opsResponses } from "../schemas.ts";
@@ -22,7 +23,7 @@ const Health = Type.Object({ status: Type.Literal("ok") }, { additionalPropertie
 const Readiness = Type.Object(
   {
     status: Type.Literal("ready"),
-    store: Type.Enum(["sqlite", "postgres"]),
+    store: Type.Enum(BACKENDS.map((b) => b.name)),
     limiter: Type.Enum(["memory", "redis", "redis-unreachable"], {
       description: "redis-unreachable: limiting in this process until Redis answers again",
     }),

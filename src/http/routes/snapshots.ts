@@ -5,7 +5,7 @@ import { isResolved } from "../../domain/market.ts";
 import { isoMicros } from "../../domain/time.ts";
 import { JsonBytes } from "../../domain/json-bytes.ts";
 import { marketToWire, snapshotJson, writeSnapshotJson } from "../../domain/wire.ts";
-import type { StoredMarket } from "../../store/market-store.ts";
+import type { StoredMarket } from "../../store/ports/market-store.ts";
 import type { Api, AppContext } from "../context.ts";
 import { negotiate, varyOnEncoding } from "../compression.ts";
 import { notFound } from "../errors.ts";

@@ -1,7 +1,7 @@
 import { type ExchangeBatch, symbolOf, type TradeRow, type Venue } from "../../domain/exchange.ts";
 import type { Coin } from "../../domain/market.ts";
 import type { Micros } from "../../domain/time.ts";
-import type { ExchangeStore } from "../../store/exchange-store.ts";
+import type { ExchangeStore } from "../../store/ports/exchange-store.ts";
 import {
   aggTradeFrom,
   candleFromKline,

@@ -1,6 +1,6 @@
 import { type ExchangeBatch, type ExchangeCounts, symbolOf, type Venue } from "../../domain/exchange.ts";
 import type { Coin } from "../../domain/market.ts";
-import type { ExchangeStore } from "../../store/exchange-store.ts";
+import type { ExchangeStore } from "../../store/ports/exchange-store.ts";
 import {
   aggTradeFrom,
   candleFromKlineEvent,

@@ -1,8 +1,8 @@
 import type { Coin, MarketType } from "../../domain/market.ts";
 import { type Clock, isoSeconds, type Micros } from "../../domain/time.ts";
 import type { Logger } from "../../log.ts";
-import type { MarketStore, StoredMarket } from "../../store/market-store.ts";
-import type { TradeStore } from "../../store/trade-store.ts";
+import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
+import type { TradeStore } from "../../store/ports/trade-store.ts";
 import { BackgroundWork } from "./background-work.ts";
 import type { ClobFeed } from "./clob-feed.ts";
 import type { GammaClient } from "./gamma-client.ts";

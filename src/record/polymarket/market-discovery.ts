@@ -3,7 +3,7 @@ import { type SeriesMarket, upcomingMarkets } from "../../domain/series.ts";
 import { settlementOf } from "../../domain/settlement.ts";
 import type { Clock, Micros } from "../../domain/time.ts";
 import { errorMessage, type Logger } from "../../log.ts";
-import type { MarketStore, StoredMarket } from "../../store/market-store.ts";
+import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
 import type { GammaMarket } from "../../upstream/gamma-market.ts";
 import type { GammaClient } from "./gamma-client.ts";
 

@@ -9,7 +9,7 @@ import {
 } from "../../domain/settlement.ts";
 import type { Clock } from "../../domain/time.ts";
 import { errorMessage, type Logger } from "../../log.ts";
-import type { MarketStore, StoredMarket } from "../../store/market-store.ts";
+import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
 import type { GammaMarket } from "../../upstream/gamma-market.ts";
 import type { BackgroundWork } from "./background-work.ts";
 import type { ClobFeed, MarketResolved } from "./clob-feed.ts";

@@ -1,8 +1,8 @@
 import type { Outcome } from "../../domain/market.ts";
 import type { TradeRow } from "../../domain/trade.ts";
 import { errorMessage, type Logger } from "../../log.ts";
-import type { StoredMarket } from "../../store/market-store.ts";
-import type { TradeBatch, TradeStore } from "../../store/trade-store.ts";
+import type { StoredMarket } from "../../store/ports/market-store.ts";
+import type { TradeBatch, TradeStore } from "../../store/ports/trade-store.ts";
 import type { ClobFeed, ReceivedTrade } from "./clob-feed.ts";
 
 export interface TradeRecorderOptions {

@@ -1,5 +1,5 @@
-import type { MarketFilter } from "../market-store.ts";
-import { MARKET_COLUMNS } from "../rows.ts";
+import type { MarketFilter } from "../ports/market-store.ts";
+import { MARKET_COLUMNS } from "../sql/rows.ts";
 
 /**
  * A listing as SQL both stores run: the statement counting the markets a filter selects, the one

@@ -1,5 +1,5 @@
 import type { Micros } from "../../domain/time.ts";
-import type { QuotaCharge, QuotaChargeResult } from "../quota-ledger.ts";
+import type { QuotaCharge, QuotaChargeResult } from "../ports/quota-ledger.ts";
 
 /** A charge of the ledger that holds the idempotency key a new charge comes with. */
 export interface EarlierCharge {

@@ -1,5 +1,5 @@
 import type { SnapshotRow } from "../../domain/snapshot.ts";
-import type { SnapshotQuery } from "../market-store.ts";
+import type { SnapshotQuery } from "../ports/market-store.ts";
 
 /** Pages at smaller offsets skip too few rows for reading from the far end to pay. */
 const FAR_END_MIN_OFFSET = 256;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
-import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
+import { SqliteStore } from "../../../src/store/dialects/sqlite/sqlite-store.ts";
 import { BIN, type ServeProcess, startServeProcess } from "../../helpers/serve.ts";
 
 // Runs are jobs held under a lease (DESIGN 3.7): a real `updown serve` is killed (SIGKILL) in the

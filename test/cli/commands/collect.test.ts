@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, test } from "node:test";
 import { ManualClock, systemClock } from "../../../src/domain/time.ts";
-import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
+import { SqliteStore } from "../../../src/store/dialects/sqlite/sqlite-store.ts";
 import { makeTestApp } from "../../helpers/app.ts";
 import { BinanceUpstream } from "../../helpers/binance-upstream.ts";
 import {

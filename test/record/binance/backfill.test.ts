@@ -7,8 +7,8 @@ import {
 } from "../../../src/record/binance/backfill.ts";
 import { silentLogger } from "../../../src/log.ts";
 import { BinanceBannedError } from "../../../src/record/binance/rest.ts";
-import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
-import type { Store } from "../../../src/store/store.ts";
+import { SqliteStore } from "../../../src/store/dialects/sqlite/sqlite-store.ts";
+import type { Store } from "../../../src/store/ports/store.ts";
 import { BinanceUpstream } from "../../helpers/binance-upstream.ts";
 import { FakeScheduler } from "../../helpers/fake-scheduler.ts";
 

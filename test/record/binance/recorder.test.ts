@@ -10,9 +10,9 @@ import {
   startBinanceRecorder,
 } from "../../../src/record/binance/recorder.ts";
 import { silentLogger } from "../../../src/log.ts";
-import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
-import type { Store } from "../../../src/store/store.ts";
-import type { ExchangeStore } from "../../../src/store/exchange-store.ts";
+import { SqliteStore } from "../../../src/store/dialects/sqlite/sqlite-store.ts";
+import type { Store } from "../../../src/store/ports/store.ts";
+import type { ExchangeStore } from "../../../src/store/ports/exchange-store.ts";
 import { BinanceUpstream } from "../../helpers/binance-upstream.ts";
 import { FakeScheduler, settle } from "../../helpers/fake-scheduler.ts";
 

@@ -10,7 +10,7 @@ import type { SocketFeedOptions } from "../../../src/record/polymarket/socket-fe
 import { GammaClient } from "../../../src/record/polymarket/gamma-client.ts";
 import { RtdsFeed } from "../../../src/record/polymarket/rtds-feed.ts";
 import { schedulerOn } from "../../../src/record/scheduler.ts";
-import type { Store } from "../../../src/store/store.ts";
+import type { Store } from "../../../src/store/ports/store.ts";
 import { makeTestApp, openTestStore } from "../../helpers/app.ts";
 import {
   gammaMarket,

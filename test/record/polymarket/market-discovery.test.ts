@@ -4,8 +4,8 @@ import { ManualClock, type Micros } from "../../../src/domain/time.ts";
 import { silentLogger } from "../../../src/log.ts";
 import { GammaClient } from "../../../src/record/polymarket/gamma-client.ts";
 import { MarketDiscovery } from "../../../src/record/polymarket/market-discovery.ts";
-import type { StoredMarket } from "../../../src/store/market-store.ts";
-import type { Store } from "../../../src/store/store.ts";
+import type { StoredMarket } from "../../../src/store/ports/market-store.ts";
+import type { Store } from "../../../src/store/ports/store.ts";
 import { openTestStore } from "../../helpers/app.ts";
 import { liveMarket, T } from "../../helpers/polymarket-feeds.ts";
 import {

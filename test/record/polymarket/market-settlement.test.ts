@@ -7,8 +7,8 @@ import type { ClobFeed } from "../../../src/record/polymarket/clob-feed.ts";
 import { GammaClient } from "../../../src/record/polymarket/gamma-client.ts";
 import { MarketSettlement } from "../../../src/record/polymarket/market-settlement.ts";
 import type { RtdsFeed } from "../../../src/record/polymarket/rtds-feed.ts";
-import type { StoredMarket } from "../../../src/store/market-store.ts";
-import type { Store } from "../../../src/store/store.ts";
+import type { StoredMarket } from "../../../src/store/ports/market-store.ts";
+import type { Store } from "../../../src/store/ports/store.ts";
 import { openTestStore } from "../../helpers/app.ts";
 import { bookAround, DOWN, feedsOver, liveMarket, scaled, T, UP } from "../../helpers/polymarket-feeds.ts";
 import {

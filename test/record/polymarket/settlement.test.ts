@@ -7,7 +7,7 @@ import { Collector } from "../../../src/record/polymarket/collector.ts";
 import { GammaClient } from "../../../src/record/polymarket/gamma-client.ts";
 import { RtdsFeed } from "../../../src/record/polymarket/rtds-feed.ts";
 import { schedulerOn } from "../../../src/record/scheduler.ts";
-import type { Store } from "../../../src/store/store.ts";
+import type { Store } from "../../../src/store/ports/store.ts";
 import { scaledDecimalToNumber } from "../../../src/upstream/price-feed.ts";
 import { makeTestApp, openTestStore } from "../../helpers/app.ts";
 import { polymarketSlug } from "../../../src/domain/slug.ts";

@@ -7,7 +7,7 @@ import { BackgroundWork } from "../../../src/record/polymarket/background-work.t
 import type { ClobFeed } from "../../../src/record/polymarket/clob-feed.ts";
 import type { RtdsFeed } from "../../../src/record/polymarket/rtds-feed.ts";
 import { TickRecorder } from "../../../src/record/polymarket/tick-recorder.ts";
-import type { Store } from "../../../src/store/store.ts";
+import type { Store } from "../../../src/store/ports/store.ts";
 import { openTestStore } from "../../helpers/app.ts";
 import { bookAround, DOWN, feedsOver, liveMarket, scaled, T, UP } from "../../helpers/polymarket-feeds.ts";
 import {

@@ -4,7 +4,7 @@ import { ManualClock } from "../../../src/domain/time.ts";
 import { silentLogger } from "../../../src/log.ts";
 import type { ClobFeed } from "../../../src/record/polymarket/clob-feed.ts";
 import { TradeRecorder } from "../../../src/record/polymarket/trade-recorder.ts";
-import type { Store } from "../../../src/store/store.ts";
+import type { Store } from "../../../src/store/ports/store.ts";
 import { openTestStore } from "../../helpers/app.ts";
 import { bookAround, DOWN, feedsOver, liveMarket, T, UP } from "../../helpers/polymarket-feeds.ts";
 import {
