@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { JsonBytes } from "../src/domain/json-bytes.ts";
+import { JsonBytes } from "../src/wire/json-bytes.ts";
 import { openStore } from "../src/store/open.ts";
 import { SQLITE_MIGRATIONS } from "../src/store/sqlite/migrations.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
@@ -54,7 +54,7 @@ test("an existing database upgrades: resolved markets' rows move into blocks and
   const { DatabaseSync } = await import("node:sqlite");
   const { SQLITE_MIGRATIONS } = await import("../src/store/sqlite/migrations.ts");
   const { marketValues } = await import("../src/store/rows.ts");
-  const { encodeBooks } = await import("../src/domain/book-codec.ts");
+  const { encodeBooks } = await import("../src/wire/book-codec.ts");
   const dir = mkdtempSync(join(tmpdir(), "updown-v4-"));
   try {
     // A database as version 4 left it, with a resolved market of 1300 seconds in the row tables.

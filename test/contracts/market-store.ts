@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { encodeBooks } from "../../src/domain/book-codec.ts";
+import { encodeBooks } from "../../src/wire/book-codec.ts";
 import type { SnapshotRow } from "../../src/domain/snapshot.ts";
-import { JsonBytes } from "../../src/domain/json-bytes.ts";
-import { writeSnapshotJson } from "../../src/domain/wire.ts";
+import { JsonBytes } from "../../src/wire/json-bytes.ts";
+import { writeSnapshotJson } from "../../src/wire/wire.ts";
 import type { MarketStore, SnapshotQuery } from "../../src/store/market-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { type StoreTests, describeStoreTests } from "./store-tests.ts";

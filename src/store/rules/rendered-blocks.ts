@@ -1,6 +1,6 @@
-import { JsonBytes } from "../../domain/json-bytes.ts";
+import { JsonBytes } from "../../wire/json-bytes.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
-import { writeSnapshotHead, writeSnapshotTail } from "../../domain/wire.ts";
+import { writeSnapshotHead, writeSnapshotTail } from "../../wire/wire.ts";
 
 /**
  * A block's snapshots kept rendered (issue 14: cold pages): the JSON of each of its seconds without

@@ -1,7 +1,7 @@
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import type { SnapshotQuery } from "../market-store.ts";
-import type { JsonBytes } from "../../domain/json-bytes.ts";
+import type { JsonBytes } from "../../wire/json-bytes.ts";
 import {
   type FetchedRendering,
   RenderedBlock,

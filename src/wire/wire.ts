@@ -1,6 +1,8 @@
 import { type Static, type TSchema, Type } from "typebox";
-import type { OrderBook } from "./book.ts";
-import { encodeBooks, writeBooksJson } from "./book-codec.ts";
+import type { OrderBook } from "../domain/book.ts";
+import { encodeBooks } from "./book-codec.ts";
+import { writeBooksJson } from "./book-json.ts";
+import { writeIsoMicros } from "./iso-bytes.ts";
 import { JsonBytes } from "./json-bytes.ts";
 import {
   type Coin,
@@ -16,11 +18,11 @@ import {
   type SettlementSource,
   WINNERS,
   type Winner,
-} from "./market.ts";
-import { settlementOf } from "./settlement.ts";
-import type { SnapshotRow } from "./snapshot.ts";
-import type { TradeRow } from "./trade.ts";
-import { isoMicros, isoSeconds, parseIsoMicros, writeIsoMicros } from "./time.ts";
+} from "../domain/market.ts";
+import { settlementOf } from "../domain/settlement.ts";
+import type { SnapshotRow } from "../domain/snapshot.ts";
+import type { TradeRow } from "../domain/trade.ts";
+import { isoMicros, isoSeconds, parseIsoMicros } from "../domain/time.ts";
 
 /** A JSON-schema field that may be null (OpenAPI 3.1 style: the type or null). */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
