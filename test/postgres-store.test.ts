@@ -10,7 +10,7 @@ import { ScratchSchemas, postgresTestUrl } from "./helpers/postgres.ts";
 import { POSTGRES_MIGRATIONS } from "../src/store/postgres/migrations.ts";
 import { depthRow, exchangeStoreContract } from "./contracts/exchange-store.ts";
 import { keyStoreContract } from "./contracts/key-store.ts";
-import { marketStoreContract, renderedUpgradeCheck } from "./contracts/market-store.ts";
+import { marketStoreContract, renderedUpgradeCheck, renderVersionCheck } from "./contracts/market-store.ts";
 import { tradeStoreContract } from "./contracts/trade-store.ts";
 import { quotaLedgerContract } from "./contracts/quota-ledger.ts";
 import { backtestStoreContract } from "./contracts/backtest-store.ts";
@@ -287,6 +287,17 @@ const POSTGRES_TESTS: StoreTests<PostgresStore, PostgresStore> = {
   "BIGINT beyond JavaScript's exact integers is an error, not a rounded number": async (store) => {
     await assert.rejects(store.pool.query("SELECT 9007199254740993::bigint AS n"), /beyond/);
   },
+  "rendered blocks are a cache of the render version: a bump renders on read and by migrate, to the same bytes":
+    async (store) => {
+      await renderVersionCheck(
+        store,
+        async (renderVersion) => new PostgresStore(store.url, { renderVersion }),
+        async (sql) => {
+          const { rows } = await store.pool.query<{ n: number }>(sql);
+          return Number(rows[0]?.n ?? 0);
+        },
+      );
+    },
   // Last: its market makes the monthly partitions other tests count.
   "blocks written before version 8 are rendered on read, and by migrate to the same bytes": async (store) => {
     await renderedUpgradeCheck(store, async (sql) => {

@@ -10,7 +10,7 @@ import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { HAND_MARKET } from "./helpers/app.ts";
 import { exchangeStoreContract } from "./contracts/exchange-store.ts";
 import { keyStoreContract } from "./contracts/key-store.ts";
-import { marketStoreContract, renderedUpgradeCheck } from "./contracts/market-store.ts";
+import { marketStoreContract, renderedUpgradeCheck, renderVersionCheck } from "./contracts/market-store.ts";
 import { tradeStoreContract } from "./contracts/trade-store.ts";
 import { quotaLedgerContract } from "./contracts/quota-ledger.ts";
 import { backtestStoreContract } from "./contracts/backtest-store.ts";
@@ -162,6 +162,26 @@ test("blocks written before version 8 are rendered on read, and by migrate to th
     });
   } finally {
     await store.close();
+  }
+});
+
+test("rendered blocks are a cache of the render version: a bump renders on read and by migrate, to the same bytes", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "updown-render-"));
+  const path = join(dir, "updown.db");
+  const store = new SqliteStore(path);
+  try {
+    await store.migrate();
+    await renderVersionCheck(
+      store,
+      async (renderVersion) => new SqliteStore(path, { renderVersion }),
+      async (sql) => {
+        const row = store.db.prepare(sql).get() as { n: number } | undefined;
+        return row?.n ?? 0;
+      },
+    );
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -390,6 +390,15 @@ export function writeSnapshotJson(w: JsonBytes, row: SnapshotRow, withBooks: boo
 }
 
 /**
+ * The version of the snapshot JSON that stores keep rendered (writeSnapshotHead's bytes, kept per
+ * block by store/rules/rendered-blocks.ts). A store keeps those bytes as a cache stamped with the
+ * version that wrote them and renders a block again, on read and by `updown migrate`, when its stamp
+ * is not this one. Bump it with any change to the bytes writeSnapshotHead writes (a field added,
+ * renamed or formatted otherwise): the bump is all a store needs, no migration.
+ */
+export const RENDER_VERSION = 1;
+
+/**
  * A snapshot's JSON up to its last price, without the closing brace: what every form of it shares.
  * Resolved markets keep this rendered (with the brace) beside their blocks (store/rules/rendered-blocks.ts).
  */

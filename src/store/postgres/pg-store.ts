@@ -15,6 +15,8 @@ type Row = Record<string, unknown>;
 export interface PostgresStoreOptions {
   /** Passed to pg.Pool after the defaults below (max connections, timeouts...). */
   pool?: Omit<PoolConfig, "connectionString" | "types" | "onConnect">;
+  /** The render version the store reads as current (a test bumps it; see RENDER_VERSION). */
+  renderVersion?: number;
 }
 
 /**
@@ -52,7 +54,7 @@ export class PostgresStore implements Store {
     // it would crash the process. The pool replaces the client on the next checkout.
     this.pool.on("error", () => {});
     const partitions = new MonthlyPartitions(this.pool);
-    this.markets = new PostgresMarketStore(this.pool, partitions);
+    this.markets = new PostgresMarketStore(this.pool, partitions, options.renderVersion);
     this.trades = new PostgresTradeStore(this.pool);
     this.keys = new PostgresKeyStore(this.pool);
     this.quota = new PostgresQuotaLedger(this.pool);
@@ -92,7 +94,7 @@ export class PostgresStore implements Store {
     });
     // Version 7's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
     await this.markets.sealPendingMarkets();
-    // Version 8's: blocks written before it rendered (a no-op once done).
+    // Blocks whose rendering is stale (of another render version, or none) rendered (a no-op once done).
     await this.markets.renderPendingBlocks();
     return report;
   }
