@@ -188,7 +188,7 @@ async function keepRenderings(
 /**
  * Renders the blocks whose rendering is stale (another render version's, or none: written before
  * version 8), a batch a statement in key order (migrate() runs it after the scripts), so that an
- * interrupted run resumes; a block rewritten meanwhile is rendered already.
+ * interrupted run resumes; a block rewritten meanwhile keeps its writer's rendering.
  */
 export async function renderPendingBlocks(db: Queryable, renderVersion: number): Promise<number> {
   let done = 0;

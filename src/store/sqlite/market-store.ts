@@ -304,7 +304,7 @@ export class SqliteMarketStore implements MarketStore {
   /**
    * Renders the blocks whose rendering is stale (another render version's, or none: written before
    * version 8), a batch a transaction in key order (migrate() runs it after the scripts), so that an
-   * interrupted run resumes; a block rewritten meanwhile is rendered already.
+   * interrupted run resumes; a block rewritten meanwhile keeps its writer's rendering.
    */
   async renderPendingBlocks(): Promise<number> {
     let done = 0;
