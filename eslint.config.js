@@ -5,6 +5,7 @@ import tseslint from "typescript-eslint";
 
 const LAYERS = [
   "domain",
+  "wire",
   "upstream",
   "store",
   "access",
@@ -119,23 +120,28 @@ export default tseslint.config(
     "configuration depends on the domain only",
   ),
   layer(
+    ["src/wire/**/*.ts"],
+    except("domain", "wire"),
+    "the wire format is the domain's shapes as bytes: domain only",
+  ),
+  layer(
     ["src/upstream/**/*.ts"],
     except("domain", "upstream"),
     "the upstream's formats are pure: domain only",
   ),
   layer(
     ["src/store/**/*.ts"],
-    except("domain", "store", "config"),
-    "stores know SQL and the domain, nothing above",
+    except("domain", "wire", "store", "config"),
+    "stores know SQL, the wire format and the domain, nothing above",
   ),
   layer(
     ["src/access/**/*.ts"],
-    except("domain", "store", "config", "access", "log"),
+    except("domain", "wire", "store", "config", "access", "log"),
     "access sits below http",
   ),
   layer(
     ["src/backtest/**/*.ts"],
-    except("domain", "store", "access", "config", "backtest", "log"),
+    except("domain", "wire", "store", "access", "config", "backtest", "log"),
     "backtests read stores and spend the quota; they never import http, the recorder, the demo or the CLI",
   ),
   layer(
@@ -145,12 +151,12 @@ export default tseslint.config(
       "src/backtest/fills.ts",
       "src/backtest/metrics.ts",
     ],
-    except("domain", "backtest"),
-    "the engine is pure: the domain and its own definition only, no store, no I/O",
+    except("domain", "wire", "backtest"),
+    "the engine is pure: the domain, the book codec and its own definition only, no store, no I/O",
   ),
   layer(
     ["src/http/**/*.ts"],
-    except("domain", "store", "access", "backtest", "config", "archive", "mcp", "http", "log"),
+    except("domain", "wire", "store", "access", "backtest", "config", "archive", "mcp", "http", "log"),
     "http serves stored data: never the recorder, the demo or the CLI",
     true,
   ),
@@ -162,17 +168,17 @@ export default tseslint.config(
   ),
   layer(
     ["src/record/**/*.ts"],
-    except("domain", "upstream", "store", "config", "record", "log"),
+    except("domain", "wire", "upstream", "store", "config", "record", "log"),
     "recording writes to stores; it never imports http, archives, the demo or the CLI",
   ),
   layer(
     ["src/archive/**/*.ts"],
-    except("domain", "upstream", "store", "archive", "log"),
+    except("domain", "wire", "upstream", "store", "archive", "log"),
     "archives read and write stores and files only",
   ),
   layer(
     ["src/demo/**/*.ts"],
-    except("domain", "store", "demo"),
+    except("domain", "wire", "store", "demo"),
     "demo data is generated from the domain into a store",
   ),
   // The client depends only on the OpenAPI document (its generated types) and runs in browsers too.

@@ -12,7 +12,7 @@
  *    execute on worker threads, idle and then while runs are kept in flight back to back. Target: p99
  *    in flight within 2x of idle.
  */
-import { decodeBooks } from "../src/domain/book-codec.ts";
+import { decodeBooks } from "../src/wire/book-codec.ts";
 import { DEFINITION_DEFAULTS, type StrategyDefinition } from "../src/backtest/definition.ts";
 import { readSnapshots, replayMarkets } from "../src/backtest/jobs/replay.ts";
 import { KeyService } from "../src/access/keys.ts";

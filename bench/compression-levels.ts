@@ -10,8 +10,8 @@ import os from "node:os";
 import { join } from "node:path";
 import zlib from "node:zlib";
 import { seedDemo } from "../src/demo/seed.ts";
-import { JsonBytes } from "../src/domain/json-bytes.ts";
-import { writeSnapshotJson } from "../src/domain/wire.ts";
+import { JsonBytes } from "../src/wire/json-bytes.ts";
+import { writeSnapshotJson } from "../src/wire/wire.ts";
 import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
 
 const C = zlib.constants;

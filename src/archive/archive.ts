@@ -4,10 +4,10 @@ import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { createGunzip, createGzip } from "node:zlib";
-import { BookEncodingError, decodeBooks } from "../domain/book-codec.ts";
+import { BookEncodingError } from "../wire/book-codec.ts";
 import { type Coin, MARKET_TYPE_SECONDS, type MarketType } from "../domain/market.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
-import { isoMicros, type Micros } from "../domain/time.ts";
+import type { Micros } from "../domain/time.ts";
 import type { TradeRow } from "../domain/trade.ts";
 import {
   marketFromWire,
@@ -17,7 +17,8 @@ import {
   tradeFromWire,
   tradeToWire,
   WireFormatError,
-} from "../domain/wire.ts";
+} from "../wire/wire.ts";
+import { csvHeader, csvRow } from "../wire/snapshot-columns.ts";
 import type { MarketStore, StoredMarket } from "../store/ports/market-store.ts";
 import { PARQUET_BATCH_ROWS, ParquetBatch, parquetStream } from "./parquet.ts";
 import type { TradeStore } from "../store/ports/trade-store.ts";
@@ -66,7 +67,6 @@ export interface ExportCounts {
 }
 
 const PAGE = 5000;
-const CSV_HEADER = "slug,time,coin_price,price_up,price_down";
 
 async function write(out: Writable, text: string): Promise<void> {
   if (!out.write(text)) await once(out, "drain");
@@ -115,17 +115,6 @@ export async function seriesMarkets(
   }
 }
 
-function csvQuote(text: string): string {
-  return `"${text.replaceAll('"', '""')}"`;
-}
-
-function csvRow(slug: string, r: SnapshotRow, books: boolean): string {
-  const base = `${slug},${isoMicros(r.time)},${r.coinPrice},${r.priceUp},${r.priceDown}`;
-  if (!books) return `${base}\n`;
-  const b = r.books ? decodeBooks(r.books) : { up: { bids: [], asks: [] }, down: { bids: [], asks: [] } };
-  return `${base},${csvQuote(JSON.stringify(b.up))},${csvQuote(JSON.stringify(b.down))}\n`;
-}
-
 /** A market's snapshots of the range oldest first, a page at a time (keyset: each row read once). */
 async function* snapshotPages(
   store: MarketStore,
@@ -170,7 +159,7 @@ async function* textChunks(
   counts: ExportCounts,
   trades: TradeStore | null,
 ): AsyncGenerator<string> {
-  if (sel.format === "csv") yield `${CSV_HEADER}${sel.books ? ",orderbook_up,orderbook_down" : ""}\n`;
+  if (sel.format === "csv") yield csvHeader(sel.books);
   for await (const m of marketsToExport(store, sel)) {
     counts.markets++;
     if (sel.format === "ndjson") yield `{"type":"market","market":${JSON.stringify(marketToWire(m))}}\n`;

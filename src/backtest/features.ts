@@ -1,5 +1,5 @@
 import type { Level, OrderBook } from "../domain/book.ts";
-import { decodeBooks } from "../domain/book-codec.ts";
+import { decodeBooks } from "../wire/book-codec.ts";
 import type { Coin, FeeSchedule, MarketType, Winner } from "../domain/market.ts";
 import { MICROS_PER_SECOND, type Micros } from "../domain/time.ts";
 import { DEFAULT_DEPTH_TICKS } from "./definition.ts";

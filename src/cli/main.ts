@@ -3,7 +3,7 @@ import { ArchiveError } from "../archive/archive.ts";
 import { ImportError } from "../archive/upstream-import.ts";
 import { ConfigError } from "../config.ts";
 import { PlanConfigError } from "../domain/plan.ts";
-import { WireFormatError } from "../domain/wire.ts";
+import { WireFormatError } from "../wire/wire.ts";
 import { CopyError } from "../store/copy.ts";
 import { type Command, UsageError } from "./command.ts";
 import { backfillCommand } from "./commands/backfill.ts";

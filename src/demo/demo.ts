@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { displayedPrice, type Level, mirrorBook, type OrderBook } from "../domain/book.ts";
-import { encodeBooks } from "../domain/book-codec.ts";
+import { encodeBooks } from "../wire/book-codec.ts";
 import {
   type Coin,
   coinFacts,

@@ -1,5 +1,5 @@
 import { EMPTY_BOOK, type Level } from "../domain/book.ts";
-import { encodeBooks } from "../domain/book-codec.ts";
+import { encodeBooks } from "../wire/book-codec.ts";
 import {
   type CandleRow,
   DEPTH_LEVELS,

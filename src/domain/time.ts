@@ -1,5 +1,3 @@
-import type { JsonBytes } from "./json-bytes.ts";
-
 /**
  * Time in this service is an integer count of microseconds since the Unix epoch, held in a JS number.
  * A double holds integers exactly up to 2^53 µs (year 2255), so no precision is lost; a `Date` would
@@ -43,30 +41,27 @@ export class ManualClock implements Clock {
 const DAY_SECONDS = 86_400;
 let cachedDay = Number.NaN;
 let cachedDayPrefix = "";
-let cachedDayBytes: Uint8Array = new Uint8Array(0);
 
 function pad2(n: number): string {
   return n < 10 ? `0${n}` : `${n}`;
 }
 
 /**
- * Recent days' `YYYY-MM-DDT`, as text and bytes. A page walks one day (sometimes two), but its market
+ * Recent days' `YYYY-MM-DDT`. A page walks one day (sometimes two), but its market
  * record names others (created the day before), so a few days are kept, not just the last one.
  */
-const recentDays = new Map<number, { text: string; bytes: Uint8Array }>();
+const recentDays = new Map<number, string>();
 
 /** Makes `day` the cached one; pages walk one day, so it rarely changes. */
 function cacheDay(day: number): void {
-  let entry = recentDays.get(day);
-  if (!entry) {
-    const text = new Date(day * DAY_SECONDS * 1000).toISOString().slice(0, 11);
-    entry = { text, bytes: Uint8Array.from(text, (c) => c.charCodeAt(0)) };
+  let text = recentDays.get(day);
+  if (text === undefined) {
+    text = new Date(day * DAY_SECONDS * 1000).toISOString().slice(0, 11);
     if (recentDays.size >= 64) recentDays.clear();
-    recentDays.set(day, entry);
+    recentDays.set(day, text);
   }
   cachedDay = day;
-  cachedDayPrefix = entry.text;
-  cachedDayBytes = entry.bytes;
+  cachedDayPrefix = text;
 }
 
 /** `YYYY-MM-DDTHH:MM:SS` for a Unix second; the date part is cached because pages walk one day. */
@@ -93,38 +88,6 @@ export function isoMicros(us: Micros): string {
   const sec = Math.floor(us / MICROS_PER_SECOND);
   const frac = us - sec * MICROS_PER_SECOND;
   return `${isoSecondsBody(sec)}.${String(frac).padStart(6, "0")}Z`;
-}
-
-/** Writes isoMicros(us) as bytes, without making the string. */
-export function writeIsoMicros(w: JsonBytes, us: Micros): void {
-  const sec = Math.floor(us / MICROS_PER_SECOND);
-  let frac = us - sec * MICROS_PER_SECOND;
-  if (!Number.isInteger(frac)) {
-    w.ascii(isoMicros(us));
-    return;
-  }
-  const { h, m, s } = timeOfDay(sec);
-  const prefix = cachedDayBytes;
-  w.reserve(prefix.length + 16);
-  const buf = w.buf;
-  let p = w.pos;
-  for (let i = 0; i < prefix.length; i++) buf[p++] = prefix[i];
-  buf[p++] = 48 + Math.floor(h / 10);
-  buf[p++] = 48 + (h % 10);
-  buf[p++] = 58; // :
-  buf[p++] = 48 + Math.floor(m / 10);
-  buf[p++] = 48 + (m % 10);
-  buf[p++] = 58;
-  buf[p++] = 48 + Math.floor(s / 10);
-  buf[p++] = 48 + (s % 10);
-  buf[p++] = 46; // .
-  for (let i = 5; i >= 0; i--) {
-    const q = Math.floor(frac / 10);
-    buf[p + i] = 48 + (frac - q * 10);
-    frac = q;
-  }
-  buf[p + 6] = 90; // Z
-  w.pos = p + 7;
 }
 
 const ISO_RE =

@@ -49,7 +49,7 @@ import { snapshotComponents } from "./routes/snapshots.ts";
 import { RouteTable } from "./route-table.ts";
 import { COMPONENT_SCHEMAS } from "./schemas.ts";
 import { numbersAsWritten, wellFormed } from "./strict-input.ts";
-import { coinSchema } from "../domain/wire.ts";
+import { coinSchema } from "../wire/wire.ts";
 import { seriesComponents, seriesRoutes } from "./routes/series.ts";
 import { tradeComponents, tradeRoutes } from "./routes/trades.ts";
 import { BACKTEST_SCHEMAS } from "../backtest/wire.ts";

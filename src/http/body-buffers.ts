@@ -1,5 +1,5 @@
 import type { FastifyReply } from "fastify";
-import type { JsonBytes } from "../domain/json-bytes.ts";
+import type { JsonBytes } from "../wire/json-bytes.ts";
 
 const MIN_CAPACITY = 64 * 1024;
 

@@ -12,7 +12,7 @@ import { feeOf, walkBook } from "../../src/backtest/fills.ts";
 import { aggregate } from "../../src/backtest/metrics.ts";
 import { AggregateSchema, MarketResultSchema, TradeSchema } from "../../src/backtest/wire.ts";
 import { mirrorBook, type OrderBook } from "../../src/domain/book.ts";
-import { encodeBooks } from "../../src/domain/book-codec.ts";
+import { encodeBooks } from "../../src/wire/book-codec.ts";
 import type { FeeSchedule, Winner } from "../../src/domain/market.ts";
 
 // Small hand-built markets; every expected number is worked out by hand in the comment beside it.

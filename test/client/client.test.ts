@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { UpdownClient, UpdownError, type RetryInfo } from "../../client/src/index.ts";
 import { retryAfterMs } from "../../client/src/timing.ts";
-import { encodeBooks } from "../../src/domain/book-codec.ts";
+import { encodeBooks } from "../../src/wire/book-codec.ts";
 import { isoMicros } from "../../src/domain/time.ts";
 import type { Store } from "../../src/store/ports/store.ts";
 import { HAND_MARKET } from "../helpers/app.ts";

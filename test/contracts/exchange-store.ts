@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { EMPTY_BOOK } from "../../src/domain/book.ts";
-import { encodeBooks } from "../../src/domain/book-codec.ts";
+import { encodeBooks } from "../../src/wire/book-codec.ts";
 import type {
   CandleRow,
   DepthRow,

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { encodeBooks } from "../../src/domain/book-codec.ts";
+import { encodeBooks } from "../../src/wire/book-codec.ts";
 import type { SnapshotRow } from "../../src/domain/snapshot.ts";
-import { JsonBytes } from "../../src/domain/json-bytes.ts";
-import { writeSnapshotJson } from "../../src/domain/wire.ts";
+import { JsonBytes } from "../../src/wire/json-bytes.ts";
 import type { MarketStore, SnapshotQuery } from "../../src/store/ports/market-store.ts";
 import type { Store } from "../../src/store/ports/store.ts";
+import { RENDER_VERSION, writeSnapshotJson } from "../../src/wire/wire.ts";
 import { type StoreTests, describeStoreTests } from "./store-tests.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
 
@@ -589,4 +589,63 @@ export async function renderedUpgradeCheck(store: Store, sql: (text: string) => 
   assert.deepEqual((await store.migrate()).applied, []);
   assert.equal(await sql(unrendered), 0);
   assert.deepEqual(await pages(), rendered, "rendered by migrate");
+}
+
+/**
+ * The rendered seconds are a cache stamped with the render version, for either dialect. `open` opens
+ * (without migrating) a second store on the same database reading `renderVersion` as current; `sql`
+ * runs a statement answering its `n` column. After a version bump, pages are byte for byte what a
+ * fresh render gives, the blocks they read are re-stamped on the way, and migrate re-renders the rest.
+ */
+export async function renderVersionCheck(
+  store: Store,
+  open: (renderVersion: number) => Promise<Store>,
+  sql: (text: string) => Promise<number>,
+) {
+  const market = {
+    ...HAND_MARKET,
+    slug: "doge-updown-1h-1784851200",
+    coin: "doge" as const,
+    marketType: "1h" as const,
+  };
+  const m = await store.markets.upsertMarket(market);
+  await store.markets.insertSnapshots(m.key, longRows(market.startTime, 700));
+  const stamped = (v: number) =>
+    sql(`SELECT count(*) AS n FROM snapshot_blocks WHERE market = ${m.key} AND render_version = ${v}`);
+  const queries = (["asc", "desc"] as const).flatMap((order) =>
+    [false, true].map((books) => ({ order, limit: 300, offset: 200, books })),
+  );
+  const pages = async (s: Store) => {
+    const out: string[] = [];
+    for (const q of queries) {
+      // pageChecked holds the rendered page to the JSON of the rows, written fresh.
+      await pageChecked(s.markets, m.key, q, true);
+      const w = new JsonBytes();
+      (await s.markets.renderedPage(m.key, q))!(w);
+      out.push(w.text());
+    }
+    return out;
+  };
+  const before = await pages(store);
+  assert.equal(await stamped(RENDER_VERSION), 3, "700 seconds in 3 blocks, stamped when written");
+
+  const bumped = await open(RENDER_VERSION + 1);
+  try {
+    // Seconds 200 to 499 of the market lie in its first two blocks: those are read, and re-stamped.
+    assert.deepEqual(await pages(bumped), before, "the same bytes, rendered on read");
+    assert.equal(await stamped(RENDER_VERSION + 1), 2, "the blocks read re-stamped");
+    assert.equal(await stamped(RENDER_VERSION), 1, "the block not read left as it was");
+    assert.deepEqual(await pages(bumped), before, "the same bytes from the re-stamped blocks");
+    // Blocks of an older version, as a store that never read them has them: migrate renders them all.
+    await sql(`UPDATE snapshot_blocks SET render_version = ${RENDER_VERSION} WHERE market = ${m.key}`);
+    assert.deepEqual((await bumped.migrate()).applied, []);
+    assert.equal(await stamped(RENDER_VERSION + 1), 3, "migrate re-renders every stale block");
+    assert.deepEqual(await pages(bumped), before);
+    // A block written by the bumped store carries its stamp (10 seconds merged into the last block).
+    await sql(`UPDATE snapshot_blocks SET render_version = ${RENDER_VERSION} WHERE market = ${m.key}`);
+    await bumped.markets.insertSnapshots(m.key, longRows(market.startTime + 5000, 10));
+    assert.equal(await stamped(RENDER_VERSION + 1), 1);
+  } finally {
+    await bumped.close();
+  }
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { booksEqual, decimalsOf, displayedPrice, mirrorBook } from "../../src/domain/book.ts";
-import { decodeBooks } from "../../src/domain/book-codec.ts";
+import { decodeBooks } from "../../src/wire/book-codec.ts";
 import {
   type Coin,
   MARKET_TYPE_SECONDS,

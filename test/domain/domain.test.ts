@@ -8,8 +8,9 @@ import {
   type OrderBook,
   sortBestFirst,
 } from "../../src/domain/book.ts";
-import { BookEncodingError, decodeBooks, encodeBooks, renderBooksJson } from "../../src/domain/book-codec.ts";
-import { JsonBytes } from "../../src/domain/json-bytes.ts";
+import { BookEncodingError, decodeBooks, encodeBooks } from "../../src/wire/book-codec.ts";
+import { renderBooksJson } from "../../src/wire/book-json.ts";
+import { JsonBytes } from "../../src/wire/json-bytes.ts";
 import { parseMarketType, winnerOf } from "../../src/domain/market.ts";
 import { canonicalSlug, formatSlug, parseSlug, polymarketSlug } from "../../src/domain/slug.ts";
 import { isoMicros, isoSeconds, parseIsoMicros, parseUserTime } from "../../src/domain/time.ts";

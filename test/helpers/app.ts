@@ -4,7 +4,7 @@ import type { Config } from "../../src/config.ts";
 import type { RateLimiter } from "../../src/access/limiter/limiter.ts";
 import { loadPlans } from "../../src/access/plans.ts";
 import type { PlanName } from "../../src/domain/api-key.ts";
-import { encodeBooks } from "../../src/domain/book-codec.ts";
+import { encodeBooks } from "../../src/wire/book-codec.ts";
 import type { Plans } from "../../src/domain/plan.ts";
 import type { Market } from "../../src/domain/market.ts";
 import { ManualClock } from "../../src/domain/time.ts";

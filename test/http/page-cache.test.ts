@@ -3,7 +3,7 @@ import { brotliDecompressSync } from "node:zlib";
 import { describe, test } from "node:test";
 import { BodyBuffers } from "../../src/http/body-buffers.ts";
 import { PageCache } from "../../src/http/page-cache.ts";
-import { JsonBytes } from "../../src/domain/json-bytes.ts";
+import { JsonBytes } from "../../src/wire/json-bytes.ts";
 import type { Store } from "../../src/store/ports/store.ts";
 import { makeTestApp, openTestStore } from "../helpers/app.ts";
 

@@ -11,7 +11,7 @@ import { buildApp } from "../../src/http/app.ts";
 import { PAGE_CSP } from "../../src/http/web-page.ts";
 import { seedDemo } from "../../src/demo/seed.ts";
 import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
-import { encodeBooks } from "../../src/domain/book-codec.ts";
+import { encodeBooks } from "../../src/wire/book-codec.ts";
 import { ANCHOR, HAND_MARKET, makeTestApp, type TestApp } from "../helpers/app.ts";
 import { decoded } from "../helpers/contract.ts";
 import { ROOT } from "../helpers/paths.ts";

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
-import { encodeBooks } from "../../src/domain/book-codec.ts";
+import { encodeBooks } from "../../src/wire/book-codec.ts";
 import type { Store } from "../../src/store/ports/store.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
 import { ControlledLimiter, serveTestApp, type ServedApp } from "../helpers/client.ts";

@@ -10,7 +10,7 @@ import { ScratchSchemas, postgresTestUrl } from "../helpers/postgres.ts";
 import { POSTGRES_MIGRATIONS } from "../../src/store/dialects/postgres/migrations.ts";
 import { storeContracts } from "../contracts/all.ts";
 import { depthRow } from "../contracts/exchange-store.ts";
-import { renderedUpgradeCheck } from "../contracts/market-store.ts";
+import { renderedUpgradeCheck, renderVersionCheck } from "../contracts/market-store.ts";
 import { type StoreTests, describeStoreTests } from "../contracts/store-tests.ts";
 
 // Runs only against a server named by DATABASE_URL; once one is named, an unreachable server fails
@@ -284,6 +284,17 @@ const POSTGRES_TESTS: StoreTests<PostgresStore, PostgresStore> = {
   "BIGINT beyond JavaScript's exact integers is an error, not a rounded number": async (store) => {
     await assert.rejects(store.pool.query("SELECT 9007199254740993::bigint AS n"), /beyond/);
   },
+  "rendered blocks are a cache of the render version: a bump renders on read and by migrate, to the same bytes":
+    async (store) => {
+      await renderVersionCheck(
+        store,
+        async (renderVersion) => new PostgresStore(store.url, { renderVersion }),
+        async (sql) => {
+          const { rows } = await store.pool.query<{ n: number }>(sql);
+          return Number(rows[0]?.n ?? 0);
+        },
+      );
+    },
   // Last: its market makes the monthly partitions other tests count.
   "blocks written before version 8 are rendered on read, and by migrate to the same bytes": async (store) => {
     await renderedUpgradeCheck(store, async (sql) => {

@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { JsonBytes } from "../../src/domain/json-bytes.ts";
+import { JsonBytes } from "../../src/wire/json-bytes.ts";
 import { openStore } from "../../src/store/open.ts";
 import { SQLITE_MIGRATIONS } from "../../src/store/dialects/sqlite/migrations.ts";
 import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
 import { storeContracts } from "../contracts/all.ts";
-import { renderedUpgradeCheck } from "../contracts/market-store.ts";
+import { renderedUpgradeCheck, renderVersionCheck } from "../contracts/market-store.ts";
 
 async function openMemoryStore(): Promise<SqliteStore> {
   const store = new SqliteStore(":memory:");
@@ -45,7 +45,7 @@ test("an existing database upgrades: resolved markets' rows move into blocks and
   const { DatabaseSync } = await import("node:sqlite");
   const { SQLITE_MIGRATIONS } = await import("../../src/store/dialects/sqlite/migrations.ts");
   const { marketValues } = await import("../../src/store/sql/rows.ts");
-  const { encodeBooks } = await import("../../src/domain/book-codec.ts");
+  const { encodeBooks } = await import("../../src/wire/book-codec.ts");
   const dir = mkdtempSync(join(tmpdir(), "updown-v4-"));
   try {
     // A database as version 4 left it, with a resolved market of 1300 seconds in the row tables.
@@ -153,6 +153,26 @@ test("blocks written before version 8 are rendered on read, and by migrate to th
     });
   } finally {
     await store.close();
+  }
+});
+
+test("rendered blocks are a cache of the render version: a bump renders on read and by migrate, to the same bytes", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "updown-render-"));
+  const path = join(dir, "updown.db");
+  const store = new SqliteStore(path);
+  try {
+    await store.migrate();
+    await renderVersionCheck(
+      store,
+      async (renderVersion) => new SqliteStore(path, { renderVersion }),
+      async (sql) => {
+        const row = store.db.prepare(sql).get() as { n: number } | undefined;
+        return row?.n ?? 0;
+      },
+    );
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

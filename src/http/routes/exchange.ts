@@ -9,7 +9,7 @@ import {
   markPriceToWire,
   openInterestToWire,
   tradeToWire,
-} from "../../domain/exchange-wire.ts";
+} from "../../wire/exchange-wire.ts";
 import { type Coin, knownCoin } from "../../domain/market.ts";
 import type { RangeQuery } from "../../store/ports/exchange-store.ts";
 import type { Api, AppContext } from "../context.ts";

@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import { type ExecutionQuote, executionQuote } from "../../backtest/quote.ts";
-import { feeScheduleToWire } from "../../domain/wire.ts";
+import { feeScheduleToWire } from "../../wire/wire.ts";
 import { isoMicros } from "../../domain/time.ts";
 import type { Api, AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";

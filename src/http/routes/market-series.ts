@@ -1,11 +1,11 @@
 import { hash } from "node:crypto";
 import { type Static, Type } from "typebox";
 import { downsample, ROWS_PER_BUCKET } from "../../domain/downsample.ts";
-import { JsonBytes } from "../../domain/json-bytes.ts";
+import { JsonBytes } from "../../wire/json-bytes.ts";
 import { isResolved } from "../../domain/market.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
-import { writeSnapshotJson } from "../../domain/wire.ts";
+import { writeSnapshotJson } from "../../wire/wire.ts";
 import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
 import { negotiate, varyOnEncoding } from "../compression.ts";
 import type { Api, AppContext } from "../context.ts";

@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import type { PlanName } from "../../domain/api-key.ts";
 import { cheapestPlanWith } from "../../domain/plan.ts";
-import { marketToWire } from "../../domain/wire.ts";
+import { marketToWire } from "../../wire/wire.ts";
 import type { Api, AppContext } from "../context.ts";
 import { callerOf, coinParam, marketTypeParam, openMarket, timeRange } from "../params.ts";
 import {

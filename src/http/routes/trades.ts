@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { tradeToWire } from "../../domain/wire.ts";
+import { tradeToWire } from "../../wire/wire.ts";
 import type { Api, AppContext } from "../context.ts";
 import { openMarket, timeRange } from "../params.ts";
 import { answer, Limit, Offset, Order, Query, ref, SlugParams, TimeParam, v1Responses } from "../schemas.ts";

@@ -1,5 +1,5 @@
 import { displayedPrice } from "../../domain/book.ts";
-import { encodeBooks } from "../../domain/book-codec.ts";
+import { encodeBooks } from "../../wire/book-codec.ts";
 import { settlementName } from "../../domain/settlement.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";

@@ -1,4 +1,4 @@
-import type { JsonBytes } from "../../domain/json-bytes.ts";
+import type { JsonBytes } from "../../wire/json-bytes.ts";
 import type { Coin, Market, MarketType } from "../../domain/market.ts";
 import type { SnapshotRow, SortOrder } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";

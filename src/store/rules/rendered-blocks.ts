@@ -1,13 +1,14 @@
-import { JsonBytes } from "../../domain/json-bytes.ts";
+import { JsonBytes } from "../../wire/json-bytes.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
-import { writeSnapshotHead, writeSnapshotTail } from "../../domain/wire.ts";
+import { writeSnapshotHead, writeSnapshotTail } from "../../wire/wire.ts";
 
 /**
  * A block's snapshots kept rendered (issue 14: cold pages): the JSON of each of its seconds without
  * books, exactly as the snapshot route writes it, so that a page of a resolved market is a few copies
  * of stored bytes instead of formatting 1000 times and 3000 prices. Kept beside the block's prices
- * (snapshot-blocks.ts) in its own column; books are not rendered (their JSON is about ten times their
- * stored size) but written from their compact form after the rendered head.
+ * (snapshot-blocks.ts) in its own column, a cache stamped with the wire layer's RENDER_VERSION (a block
+ * of another version is rendered again from its prices); books are not rendered (their JSON is about
+ * ten times their stored size) but written from their compact form after the rendered head.
  *
  * Format: byte 0 the format (1); varint n; n × uint16 little-endian, the end of each second's JSON in
  * the text; then the text: the seconds' JSON, NEWEST FIRST, joined by commas. Newest first because

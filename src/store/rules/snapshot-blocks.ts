@@ -1,7 +1,7 @@
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import type { PageWriter, SnapshotQuery } from "../ports/market-store.ts";
-import type { JsonBytes } from "../../domain/json-bytes.ts";
+import type { JsonBytes } from "../../wire/json-bytes.ts";
 import {
   type FetchedRendering,
   RenderedBlock,
@@ -16,12 +16,15 @@ import {
  * book rows). Said once for both stores; a dialect stores and fetches the rows, this file encodes,
  * decodes, plans which blocks a page needs and how an insert changes them.
  *
- * A block row: (market, first_us, last_us, n, prices, books, rendered).
+ * A block row: (market, first_us, last_us, n, render_version, prices, books, rendered).
  *   prices: byte 0 the format (1); varint n; varint first time, then n - 1 varint steps (µs, > 0);
  *           n × 3 float64 little-endian (coin price, Up, Down, row by row); n varint book lengths
  *           (0: no books that second).
  *   books:  the compact book blobs of the seconds that have books (book-codec.ts), end to end, byte
  *           for byte as recorded; null when none has.
+ *   rendered, render_version: the seconds' JSON without books (rendered-blocks.ts), a cache stamped
+ *           with the wire layer's RENDER_VERSION that wrote it; a stale one is rendered again on read
+ *           and by migrate(), never trusted.
  *
  * Invariant both stores keep: a market's snapshots are all in blocks or all in the row tables
  * (`snapshots`, `snapshot_books`), never some in each. Live markets use the rows (one insert a
@@ -46,8 +49,8 @@ export interface EncodedBlock extends BlockHeader {
 
 /**
  * A stored block as fetched: its header and blobs (books null when not asked for or none; rendered
- * only when asked for, null when not yet rendered; prices empty when only the rendered form was asked
- * for and is there).
+ * only when asked for, null when stale or not rendered; prices empty when only the rendered form was
+ * asked for and is current).
  */
 export interface StoredBlock extends BlockHeader {
   prices: Uint8Array;
@@ -308,17 +311,33 @@ export function spanOfBlocks(blocks: readonly StoredBlock[], maxStep: Micros) {
  * The block reads, for a dialect's placeholders ($1 or ?1). Every fetch gives the columns
  * (first_us, last_us, n, prices, books, rendered), NULL where not asked for; blockOfRow reads them.
  * `rendered` is how the dialect reads the rendered column (SQLite: its text alone, FetchedRendering).
+ *
+ * The rendered column is a cache stamped with the render version that wrote it (`render_version`):
+ * the rendered reads give it only when the stamp is `renderVersion` (the reading store's, the wire
+ * layer's RENDER_VERSION unless a test says otherwise), and the prices in its place otherwise, so that
+ * a stale block is rendered from its prices on read. `stale` finds the blocks migrate() re-renders,
+ * in key order after (market, first_us) = (param 1, param 2).
  */
-export function blockReadSql(param: (i: number) => string, rendered = "rendered") {
+export function blockReadSql(param: (i: number) => string, renderVersion: number, rendered = "rendered") {
+  if (!Number.isSafeInteger(renderVersion))
+    throw new Error(`a render version is an integer: ${renderVersion}`);
+  const fresh = `render_version = ${renderVersion} AND rendered IS NOT NULL`;
   const where = `FROM snapshot_blocks WHERE market = ${param(1)} AND first_us >= ${param(2)} AND first_us <= ${param(3)} ORDER BY first_us`;
   return {
     headers: `SELECT first_us, last_us, n FROM snapshot_blocks WHERE market = ${param(1)} ORDER BY first_us`,
     prices: `SELECT first_us, last_us, n, prices, NULL, NULL ${where}`,
     books: `SELECT first_us, last_us, n, prices, books, NULL ${where}`,
-    rendered: `SELECT first_us, last_us, n, CASE WHEN rendered IS NULL THEN prices END, NULL, ${rendered} ${where}`,
-    renderedBooks: `SELECT first_us, last_us, n, prices, books, ${rendered} ${where}`,
+    rendered: `SELECT first_us, last_us, n, CASE WHEN ${fresh} THEN NULL ELSE prices END, NULL, CASE WHEN ${fresh} THEN ${rendered} END ${where}`,
+    renderedBooks: `SELECT first_us, last_us, n, prices, books, CASE WHEN ${fresh} THEN ${rendered} END ${where}`,
+    stale: `SELECT market, first_us, last_us, n, prices FROM snapshot_blocks
+      WHERE (market, first_us) > (${param(1)}, ${param(2)})
+        AND (rendered IS NULL OR render_version IS NULL OR render_version <> ${renderVersion})
+      ORDER BY market, first_us LIMIT ${STALE_BATCH}`,
   };
 }
+
+/** Blocks re-rendered by migrate() in one transaction. */
+const STALE_BATCH = 512;
 
 export const headerOfRow = (r: readonly unknown[]): BlockHeader => ({
   first: r[0] as number,
@@ -352,6 +371,18 @@ export interface BlockSource {
    * or the block not yet rendered).
    */
   rendered(lo: Micros, hi: Micros, books: boolean): Promise<StoredBlock[]>;
+  /**
+   * Stores blocks' renderings made on read (their stamp was not the reader's version), stamped with
+   * the reader's version, each only if the block still holds the prices it was rendered from.
+   */
+  restamp(blocks: readonly Rendering[]): Promise<void>;
+}
+
+/** A block's rendering made from its prices (renderStored), for the store to keep. */
+export interface Rendering {
+  first: Micros;
+  prices: Uint8Array;
+  rendered: Uint8Array;
 }
 
 /**
@@ -484,25 +515,38 @@ export function readBlockPage(src: BlockSource, q: SnapshotQuery): Promise<Snaps
   });
 }
 
-/** The rendered form of a block stored without one (before version 8), from its prices. */
+/** The rendered form of a block stored without a current one (stale or none), from its prices. */
 export function renderStored(b: StoredBlock): Uint8Array {
   return renderRows(allRows([{ ...b, books: null }]));
 }
 
 /**
  * A page from a market's blocks as their rendered JSON, to be written once the caller is ready; null
- * when the market has none. The bytes are writeSnapshotJson's for the same rows (readBlockPage's).
+ * when the market has none. The bytes are writeSnapshotJson's for the same rows (readBlockPage's). A
+ * block whose rendering is stale (another render version's, or none) is rendered from its prices, and
+ * the rendering kept for the next read.
  */
 export function readRenderedPage(src: BlockSource, q: SnapshotQuery): Promise<PageWriter | null> {
   return consistently(async (attempt) => {
     const page = await fetchPage(src, q, (s, lo, hi, books) => s.rendered(lo, hi, books), attempt);
     if (page === null || page === STALE) return page;
+    const made: Rendering[] = [];
     const steps: RenderedStep[] = page.plan.map((step) => {
       const b = page.blocks[step.block];
-      const rendered = new RenderedBlock(b.rendered ?? renderStored(b), b.n);
+      let fetched = b.rendered ?? null;
+      if (fetched === null) {
+        fetched = renderStored(b);
+        made.push({ first: b.first, prices: b.prices, rendered: fetched });
+      }
+      const rendered = new RenderedBlock(fetched, b.n);
       const books = q.books ? { bytes: b.books, bookStart: decodeBlock(b.prices).bookStart } : null;
       return { block: rendered, from: step.from, to: step.to, books };
     });
+    if (made.length > 0) {
+      // Keeping the rendering is a cache write: should it fail (a locked or read-only database), the
+      // page is still right, the block is rendered again on the next read, and migrate() renders it.
+      await src.restamp(made).catch(() => {});
+    }
     return (w: JsonBytes) => writeRenderedPage(w, steps, q.order !== "asc");
   });
 }

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { DEFAULT_PLANS_FILE } from "../../../src/access/plans.ts";
 import { EMPTY_BOOK } from "../../../src/domain/book.ts";
-import { encodeBooks } from "../../../src/domain/book-codec.ts";
+import { encodeBooks } from "../../../src/wire/book-codec.ts";
 import type { CandleRow, ExchangeBatch } from "../../../src/domain/exchange.ts";
 import { parsePlans } from "../../../src/domain/plan.ts";
 import { LIMIT_HEADERS, makeTestApp, type TestApp } from "../../helpers/app.ts";

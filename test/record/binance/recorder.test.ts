@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
 import { EMPTY_BOOK } from "../../../src/domain/book.ts";
-import { encodeBooks } from "../../../src/domain/book-codec.ts";
+import { encodeBooks } from "../../../src/wire/book-codec.ts";
 import type { Venue } from "../../../src/domain/exchange.ts";
 import {
   type BinanceRecorder,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { displayedPrice, type OrderBook } from "../../../src/domain/book.ts";
-import { decodeBooks } from "../../../src/domain/book-codec.ts";
+import { decodeBooks } from "../../../src/wire/book-codec.ts";
 import { ManualClock } from "../../../src/domain/time.ts";
 import { silentLogger } from "../../../src/log.ts";
 import { ClobFeed } from "../../../src/record/polymarket/clob-feed.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { decodeBooks } from "../../../src/domain/book-codec.ts";
+import { decodeBooks } from "../../../src/wire/book-codec.ts";
 import { ManualClock } from "../../../src/domain/time.ts";
 import { silentLogger } from "../../../src/log.ts";
 import { BackgroundWork } from "../../../src/record/polymarket/background-work.ts";

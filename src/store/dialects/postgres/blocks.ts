@@ -8,6 +8,7 @@ import {
   type BlockSource,
   headerOfRow,
   mergeRows,
+  type Rendering,
   renderStored,
   type StoredBlock,
 } from "../../rules/snapshot-blocks.ts";
@@ -17,9 +18,18 @@ import type { Queryable } from "./pg-util.ts";
 
 type ArrayRow = unknown[];
 
-const BLOCK_SQL = blockReadSql((i) => `$${i}`);
-const INSERT_BLOCKS_SQL = `INSERT INTO snapshot_blocks (market, first_us, last_us, n, prices, books, rendered)
-  SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::bytea[], $6::bytea[], $7::bytea[])`;
+/** The block reads of a render version (see blockReadSql), made once each. */
+const blockSqls = new Map<number, ReturnType<typeof blockReadSql>>();
+function blockSql(renderVersion: number): ReturnType<typeof blockReadSql> {
+  let sql = blockSqls.get(renderVersion);
+  if (!sql) {
+    sql = blockReadSql((i) => `$${i}`, renderVersion);
+    blockSqls.set(renderVersion, sql);
+  }
+  return sql;
+}
+const INSERT_BLOCKS_SQL = `INSERT INTO snapshot_blocks (market, first_us, last_us, n, prices, books, rendered, render_version)
+  SELECT $1, *, $8::int FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::bytea[], $6::bytea[], $7::bytea[])`;
 
 /**
  * Locks markets' records for an insert (in key order, as batches lock rows) and says, for each, where
@@ -45,7 +55,8 @@ function bytesOf(value: unknown): Uint8Array | null {
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
-export function blockSource(db: Queryable, marketKey: number): BlockSource {
+export function blockSource(db: Queryable, marketKey: number, renderVersion: number): BlockSource {
+  const BLOCK_SQL = blockSql(renderVersion);
   return {
     headers: async () => {
       const { rows } = await db.query<ArrayRow>({
@@ -58,6 +69,12 @@ export function blockSource(db: Queryable, marketKey: number): BlockSource {
     blocks: (lo, hi, books) => fetchBlocks(db, books ? BLOCK_SQL.books : BLOCK_SQL.prices, marketKey, lo, hi),
     rendered: (lo, hi, books) =>
       fetchBlocks(db, books ? BLOCK_SQL.renderedBooks : BLOCK_SQL.rendered, marketKey, lo, hi),
+    restamp: (made) =>
+      keepRenderings(
+        db,
+        renderVersion,
+        made.map((r) => ({ market: marketKey, ...r })),
+      ),
   };
 }
 
@@ -88,6 +105,7 @@ export async function mergeIntoBlocks(
   client: PoolClient,
   marketKey: number,
   rows: readonly SnapshotRow[],
+  renderVersion: number,
   counted = true,
 ): Promise<number> {
   if (rows.length === 0) return 0;
@@ -97,11 +115,11 @@ export async function mergeIntoBlocks(
     if (r.time < lo) lo = r.time;
     if (r.time > hi) hi = r.time;
   }
-  const src = blockSource(client, marketKey);
+  const src = blockSource(client, marketKey, renderVersion);
   const affected = affectedBlocks(await src.headers(), lo, hi);
   const stored: StoredBlock[] = [];
   for (const h of affected)
-    stored.push(...(await fetchBlocks(client, BLOCK_SQL.books, marketKey, h.first, h.first)));
+    stored.push(...(await fetchBlocks(client, blockSql(renderVersion).books, marketKey, h.first, h.first)));
   const merged = mergeRows(allRows(stored), rows);
   if (merged.added === 0) return 0;
   if (affected.length > 0) {
@@ -119,6 +137,7 @@ export async function mergeIntoBlocks(
     b.map((x) => Buffer.from(x.prices.buffer, x.prices.byteOffset, x.prices.byteLength)),
     b.map((x) => (x.books ? Buffer.from(x.books.buffer, x.books.byteOffset, x.books.byteLength) : null)),
     b.map((x) => Buffer.from(x.rendered.buffer, x.rendered.byteOffset, x.rendered.byteLength)),
+    renderVersion,
   ]);
   if (counted) {
     await client.query("UPDATE markets SET snapshot_count = snapshot_count + $1 WHERE id = $2", [
@@ -130,7 +149,7 @@ export async function mergeIntoBlocks(
 }
 
 /** Moves a market's snapshots from the rows into its blocks within the caller's transaction. */
-export async function sealRows(client: PoolClient, marketKey: number): Promise<void> {
+export async function sealRows(client: PoolClient, marketKey: number, renderVersion: number): Promise<void> {
   const { rows } = await client.query<ArrayRow>({ text: ROWS_SQL, values: [marketKey], rowMode: "array" });
   if (rows.length === 0) return;
   const snapshots: SnapshotRow[] = rows.map((r) => ({
@@ -140,31 +159,58 @@ export async function sealRows(client: PoolClient, marketKey: number): Promise<v
     priceDown: r[3] as number,
     books: bytesOf(r[4]),
   }));
-  await mergeIntoBlocks(client, marketKey, snapshots, false);
+  await mergeIntoBlocks(client, marketKey, snapshots, renderVersion, false);
   await client.query("DELETE FROM snapshots WHERE market = $1", [marketKey]);
   await client.query("DELETE FROM snapshot_books WHERE market = $1", [marketKey]);
 }
 
-const UNRENDERED_SQL = `SELECT market, first_us, last_us, n, prices FROM snapshot_blocks
-  WHERE rendered IS NULL LIMIT 512`;
-const SET_RENDERED_SQL = `UPDATE snapshot_blocks b SET rendered = u.rendered
-  FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) AS u(market, first_us, rendered)
-  WHERE b.market = u.market AND b.first_us = u.first_us AND b.rendered IS NULL`;
+/** Renderings kept, stamped, each if its block still holds the prices it was rendered from. */
+const SET_RENDERED_SQL = `UPDATE snapshot_blocks b SET rendered = u.rendered, render_version = $5::int
+  FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bytea[]) AS u(market, first_us, prices, rendered)
+  WHERE b.market = u.market AND b.first_us = u.first_us AND b.prices = u.prices`;
+
+const toBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+async function keepRenderings(
+  db: Queryable,
+  renderVersion: number,
+  made: readonly (Rendering & { market: number })[],
+): Promise<void> {
+  await db.query(SET_RENDERED_SQL, [
+    made.map((r) => r.market),
+    made.map((r) => r.first),
+    made.map((r) => toBuffer(r.prices)),
+    made.map((r) => toBuffer(r.rendered)),
+    renderVersion,
+  ]);
+}
 
 /**
- * Renders the blocks written before version 8 (migrate() runs it after the scripts), a batch a
- * statement, so that an interrupted upgrade resumes; a block rewritten meanwhile is rendered already.
+ * Renders the blocks whose rendering is stale (another render version's, or none: written before
+ * version 8), a batch a statement in key order (migrate() runs it after the scripts), so that an
+ * interrupted run resumes; a block rewritten meanwhile keeps its writer's rendering.
  */
-export async function renderPendingBlocks(db: Queryable): Promise<number> {
+export async function renderPendingBlocks(db: Queryable, renderVersion: number): Promise<number> {
   let done = 0;
+  let after = [Number.MIN_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
   for (;;) {
-    const { rows } = await db.query<ArrayRow>({ text: UNRENDERED_SQL, rowMode: "array" });
-    if (rows.length === 0) return done;
-    const rendered = rows.map((r) => {
-      const bytes = renderStored(blockOfRow([r[1], r[2], r[3], r[4], null, null], bytesOf));
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const { rows } = await db.query<ArrayRow>({
+      text: blockSql(renderVersion).stale,
+      values: after,
+      rowMode: "array",
     });
-    await db.query(SET_RENDERED_SQL, [rows.map((r) => r[0]), rows.map((r) => r[1]), rendered]);
+    if (rows.length === 0) return done;
+    const made = rows.map((r) => {
+      const block = blockOfRow([r[1], r[2], r[3], r[4], null, null], bytesOf);
+      return {
+        market: r[0] as number,
+        first: block.first,
+        prices: block.prices,
+        rendered: renderStored(block),
+      };
+    });
+    await keepRenderings(db, renderVersion, made);
+    after = [rows[rows.length - 1][0] as number, rows[rows.length - 1][1] as number];
     done += rows.length;
   }
 }

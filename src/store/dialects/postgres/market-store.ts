@@ -2,6 +2,7 @@ import type { Pool } from "pg";
 import type { Coin, Market, MarketType } from "../../../domain/market.ts";
 import type { SnapshotRow } from "../../../domain/snapshot.ts";
 import type { Micros } from "../../../domain/time.ts";
+import { RENDER_VERSION } from "../../../wire/wire.ts";
 import type {
   MarketFilter,
   MarketStore,
@@ -145,15 +146,18 @@ export class PostgresMarketStore implements MarketStore {
   private readonly pool: Pool;
   private readonly partitions: MonthlyPartitions;
   private readonly headerMemory = new HeaderMemory();
+  /** The render version this store reads as current and stamps what it renders with. */
+  private readonly renderVersion: number;
 
-  constructor(pool: Pool, partitions: MonthlyPartitions) {
+  constructor(pool: Pool, partitions: MonthlyPartitions, renderVersion = RENDER_VERSION) {
     this.pool = pool;
     this.partitions = partitions;
+    this.renderVersion = renderVersion;
   }
 
   /** A market's blocks to read, planned from remembered headers where a read allows (HeaderMemory). */
   private blocksOf(marketKey: number): BlockSource {
-    return this.headerMemory.source(marketKey, blockSource(this.pool, marketKey));
+    return this.headerMemory.source(marketKey, blockSource(this.pool, marketKey, this.renderVersion));
   }
 
   private async one(sql: string, params: unknown[]): Promise<Row | undefined> {
@@ -176,7 +180,7 @@ export class PostgresMarketStore implements MarketStore {
     return inTransaction(this.pool, async (client) => {
       const stored = marketFromArray((await this.oneArray(client, UPSERT_MARKET_SQL, marketValues(m)))!);
       this.headerMemory.forget(stored.key);
-      await sealRows(client, stored.key);
+      await sealRows(client, stored.key, this.renderVersion);
       return stored;
     });
   }
@@ -191,14 +195,14 @@ export class PostgresMarketStore implements MarketStore {
       await inTransaction(this.pool, async (client) => {
         await lockForInsert(client, [r.id as number]);
         this.headerMemory.forget(r.id as number);
-        await sealRows(client, r.id as number);
+        await sealRows(client, r.id as number, this.renderVersion);
       });
     }
     return rows.length;
   }
   /** Renders the blocks written before version 8, as SQLite's store does (a batch a statement). */
   async renderPendingBlocks(): Promise<number> {
-    return renderPendingBlocks(this.pool);
+    return renderPendingBlocks(this.pool, this.renderVersion);
   }
 
   async getMarket(slug: string): Promise<StoredMarket | null> {
@@ -269,8 +273,8 @@ export class PostgresMarketStore implements MarketStore {
   ): Promise<number> {
     if (state?.blocks) {
       this.headerMemory.forget(b.marketKey);
-      if (state.rowsToMove) await sealRows(client, b.marketKey);
-      return mergeIntoBlocks(client, b.marketKey, b.rows);
+      if (state.rowsToMove) await sealRows(client, b.marketKey, this.renderVersion);
+      return mergeIntoBlocks(client, b.marketKey, b.rows, this.renderVersion);
     }
     const rows = b.rows.toSorted((x, y) => x.time - y.time);
     let added = 0;

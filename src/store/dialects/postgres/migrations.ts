@@ -306,4 +306,17 @@ ALTER TABLE snapshot_blocks ADD COLUMN rendered BYTEA;
 ALTER TABLE snapshot_blocks ALTER COLUMN rendered SET STORAGE EXTERNAL;
 `,
   },
+  {
+    version: 9,
+    sql: `
+-- The rendered seconds become a cache stamped with the render version that wrote them, as SQLite's
+-- version 9 (RENDER_VERSION in src/wire/wire.ts; stale blocks are rendered on read and by migrate()).
+-- Blocks rendered before this version were rendered by version 1, unrendered ones have no stamp. The
+-- default stamps existing rows without rewriting them (a stored default), and goes: a writer names
+-- its version.
+ALTER TABLE snapshot_blocks ADD COLUMN render_version INTEGER DEFAULT 1;
+ALTER TABLE snapshot_blocks ALTER COLUMN render_version DROP DEFAULT;
+UPDATE snapshot_blocks SET render_version = NULL WHERE rendered IS NULL;
+`,
+  },
 ];

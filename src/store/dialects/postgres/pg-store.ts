@@ -18,6 +18,8 @@ export interface PostgresStoreOptions {
   pool?: Omit<PoolConfig, "connectionString" | "types" | "onConnect">;
   /** The statement and acquire timeouts (DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_ACQUIRE_TIMEOUT_MS). */
   timeouts?: StoreOptions;
+  /** The render version the store reads as current (a test bumps it; see RENDER_VERSION). */
+  renderVersion?: number;
 }
 
 /**
@@ -83,7 +85,7 @@ export class PostgresStore implements Store {
     // it would crash the process. The pool replaces the client on the next checkout.
     this.pool.on("error", () => {});
     const partitions = new MonthlyPartitions(this.pool);
-    this.markets = new PostgresMarketStore(this.pool, partitions);
+    this.markets = new PostgresMarketStore(this.pool, partitions, options.renderVersion);
     this.trades = new PostgresTradeStore(this.pool);
     this.keys = new PostgresKeyStore(this.pool);
     this.quota = new PostgresQuotaLedger(this.pool);
@@ -124,7 +126,7 @@ export class PostgresStore implements Store {
     });
     // Version 7's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
     await this.markets.sealPendingMarkets();
-    // Version 8's: blocks written before it rendered (a no-op once done).
+    // Blocks whose rendering is stale (of another render version, or none) rendered (a no-op once done).
     await this.markets.renderPendingBlocks();
     return report;
   }

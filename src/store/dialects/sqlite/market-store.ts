@@ -2,6 +2,7 @@ import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
 import type { Coin, Market, MarketType } from "../../../domain/market.ts";
 import type { SnapshotRow } from "../../../domain/snapshot.ts";
 import type { Micros } from "../../../domain/time.ts";
+import { RENDER_VERSION } from "../../../wire/wire.ts";
 import type {
   MarketFilter,
   MarketStore,
@@ -36,6 +37,7 @@ import {
   mergeRows,
   readBlockPage,
   readRenderedPage,
+  type Rendering,
   renderStored,
   spanOfBlocks,
   type StoredBlock,
@@ -95,13 +97,13 @@ const SNAPSHOT_AT_OR_BEFORE_SQL = {
  * FetchedRendering for why), skipping its format, count and ends: 1 + varint(n) + 2n bytes, the
  * varint one byte below 128 and two from there (n <= BLOCK_ROWS).
  */
-const BLOCK_SQL = blockReadSql((i) => `?${i}`, "CAST(substr(rendered, 3 + (n >= 128) + 2 * n) AS TEXT)");
-const INSERT_BLOCK_SQL = `INSERT INTO snapshot_blocks (market, first_us, last_us, n, prices, books, rendered)
-  VALUES (?, ?, ?, ?, ?, ?, ?)`;
-const UNRENDERED_SQL = `SELECT market, first_us, last_us, n, prices FROM snapshot_blocks
-  WHERE rendered IS NULL LIMIT 512`;
-const SET_RENDERED_SQL = `UPDATE snapshot_blocks SET rendered = ?
-  WHERE market = ? AND first_us = ? AND rendered IS NULL`;
+const blockSql = (renderVersion: number) =>
+  blockReadSql((i) => `?${i}`, renderVersion, "CAST(substr(rendered, 3 + (n >= 128) + 2 * n) AS TEXT)");
+const INSERT_BLOCK_SQL = `INSERT INTO snapshot_blocks (market, first_us, last_us, n, render_version, prices, books, rendered)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
+/** A block's rendering kept, stamped, if the block still holds the prices it was rendered from. */
+const SET_RENDERED_SQL = `UPDATE snapshot_blocks SET rendered = ?, render_version = ?
+  WHERE market = ? AND first_us = ? AND prices = ?`;
 const DELETE_BLOCK_SQL = "DELETE FROM snapshot_blocks WHERE market = ? AND first_us = ?";
 /** Whether a market's snapshots go to blocks: resolved, or in blocks already. */
 const SEALED_SQL = `SELECT winner IS NOT NULL AS resolved,
@@ -125,9 +127,14 @@ function renderedBlockOfRow(r: ArrayRow): StoredBlock {
 export class SqliteMarketStore implements MarketStore {
   private readonly conn: SqliteConnection;
   private readonly headerMemory = new HeaderMemory();
+  /** The render version this store reads as current and stamps what it renders with. */
+  private readonly renderVersion: number;
+  private readonly sql: ReturnType<typeof blockSql>;
 
-  constructor(conn: SqliteConnection) {
+  constructor(conn: SqliteConnection, renderVersion = RENDER_VERSION) {
     this.conn = conn;
+    this.renderVersion = renderVersion;
+    this.sql = blockSql(renderVersion);
   }
 
   /** A market that is (now) resolved has its snapshots moved into blocks in the same transaction. */
@@ -228,7 +235,7 @@ export class SqliteMarketStore implements MarketStore {
       if (r.time < lo) lo = r.time;
       if (r.time > hi) hi = r.time;
     }
-    const headers = this.conn.arrayStmt(BLOCK_SQL.headers).all(marketKey) as unknown as ArrayRow[];
+    const headers = this.conn.arrayStmt(this.sql.headers).all(marketKey) as unknown as ArrayRow[];
     const affected = affectedBlocks(headers.map(headerOfRow), lo, hi);
     const stored: StoredBlock[] = [];
     for (const h of affected) stored.push(...this.blocksSync(marketKey, h.first, h.first, true));
@@ -245,11 +252,13 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   private writeBlock(marketKey: number, b: EncodedBlock): void {
-    this.conn.stmt(INSERT_BLOCK_SQL).run(marketKey, b.first, b.last, b.n, b.prices, b.books, b.rendered);
+    this.conn
+      .stmt(INSERT_BLOCK_SQL)
+      .run(marketKey, b.first, b.last, b.n, this.renderVersion, b.prices, b.books, b.rendered);
   }
 
   private blocksSync(marketKey: number, lo: number, hi: number, books: boolean): StoredBlock[] {
-    return this.fetchBlocks(books ? BLOCK_SQL.books : BLOCK_SQL.prices, marketKey, lo, hi);
+    return this.fetchBlocks(books ? this.sql.books : this.sql.prices, marketKey, lo, hi);
   }
 
   private fetchBlocks(sql: string, marketKey: number, lo: number, hi: number): StoredBlock[] {
@@ -286,34 +295,47 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   /**
-   * Renders the blocks written before version 8 (migrate() runs it after the scripts), a batch a
-   * transaction, so that an interrupted upgrade resumes; a block rewritten meanwhile is rendered already.
+   * Renders the blocks whose rendering is stale (another render version's, or none: written before
+   * version 8), a batch a transaction in key order (migrate() runs it after the scripts), so that an
+   * interrupted run resumes; a block rewritten meanwhile keeps its writer's rendering.
    */
   async renderPendingBlocks(): Promise<number> {
     let done = 0;
+    let after: [number, number] = [Number.MIN_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
     for (;;) {
-      const rows = this.conn.arrayStmt(UNRENDERED_SQL).all() as unknown as ArrayRow[];
-      if (rows.length === 0) return done;
-      this.conn.transaction(() => {
-        for (const r of rows) {
+      const rows = this.conn.transaction(() => {
+        const stale = this.conn.arrayStmt(this.sql.stale).all(...after) as unknown as ArrayRow[];
+        for (const r of stale) {
           const block = blockOfRow([r[1], r[2], r[3], r[4], null, null], (v) => v as Uint8Array);
-          this.conn.stmt(SET_RENDERED_SQL).run(renderStored(block), r[0] as number, block.first);
+          this.keepRendering(r[0] as number, { ...block, rendered: renderStored(block) });
         }
+        return stale;
       });
+      if (rows.length === 0) return done;
+      const last = rows[rows.length - 1];
+      after = [last[0] as number, last[1] as number];
       done += rows.length;
     }
+  }
+
+  private keepRendering(marketKey: number, r: Rendering): void {
+    this.conn.stmt(SET_RENDERED_SQL).run(r.rendered, this.renderVersion, marketKey, r.first, r.prices);
   }
 
   private blockSource(marketKey: number): BlockSource {
     return this.headerMemory.source(marketKey, {
       headers: async () =>
-        (this.conn.arrayStmt(BLOCK_SQL.headers).all(marketKey) as unknown as ArrayRow[]).map(headerOfRow),
+        (this.conn.arrayStmt(this.sql.headers).all(marketKey) as unknown as ArrayRow[]).map(headerOfRow),
       blocks: async (lo, hi, books) => this.blocksSync(marketKey, lo, hi, books),
       rendered: async (lo, hi, books) => {
-        const sql = books ? BLOCK_SQL.renderedBooks : BLOCK_SQL.rendered;
+        const sql = books ? this.sql.renderedBooks : this.sql.rendered;
         const rows = this.conn.arrayStmt(sql).all(marketKey, lo, hi) as unknown as ArrayRow[];
         return rows.map(renderedBlockOfRow);
       },
+      restamp: async (made) =>
+        this.conn.transaction(() => {
+          for (const r of made) this.keepRendering(marketKey, r);
+        }),
     });
   }
 

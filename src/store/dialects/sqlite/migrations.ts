@@ -350,4 +350,32 @@ ALTER TABLE snapshot_blocks_v8 RENAME TO snapshot_blocks;
 CREATE INDEX snapshot_blocks_headers ON snapshot_blocks (market, first_us, last_us, n);
 `,
   },
+  {
+    version: 9,
+    sql: `
+-- The rendered seconds become a cache stamped with the render version that wrote them (RENDER_VERSION
+-- in src/wire/wire.ts): a block whose stamp is not the reader's is rendered from its prices on read and
+-- by migrate() (renderStaleBlocks), so that a change of the snapshot JSON is a version bump, not a
+-- migration. Blocks rendered before this version were rendered by version 1; unrendered ones have no
+-- stamp. Rebuilt, as version 8, so that the stamp comes before the blobs: SQLite reads a column by
+-- walking the row's overflow pages from the start, and every rendered read looks at the stamp.
+CREATE TABLE snapshot_blocks_v9 (
+  market INTEGER NOT NULL,
+  first_us INTEGER NOT NULL,
+  last_us INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  render_version INTEGER,
+  prices BLOB NOT NULL,
+  rendered BLOB,
+  books BLOB,
+  PRIMARY KEY (market, first_us)
+);
+INSERT INTO snapshot_blocks_v9 (market, first_us, last_us, n, render_version, prices, rendered, books)
+  SELECT market, first_us, last_us, n, CASE WHEN rendered IS NOT NULL THEN 1 END, prices, rendered, books
+  FROM snapshot_blocks;
+DROP TABLE snapshot_blocks;
+ALTER TABLE snapshot_blocks_v9 RENAME TO snapshot_blocks;
+CREATE INDEX snapshot_blocks_headers ON snapshot_blocks (market, first_us, last_us, n);
+`,
+  },
 ];

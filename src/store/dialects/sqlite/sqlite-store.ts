@@ -26,10 +26,11 @@ export class SqliteStore implements Store {
   readonly url: string | null;
   private readonly conn: SqliteConnection;
 
-  constructor(path: string) {
+  /** `renderVersion`: the render version the store reads as current (a test bumps it; see RENDER_VERSION). */
+  constructor(path: string, options: { renderVersion?: number } = {}) {
     this.url = path === ":memory:" || path === "" ? null : `sqlite:${path}`;
     this.conn = new SqliteConnection(path);
-    this.markets = new SqliteMarketStore(this.conn);
+    this.markets = new SqliteMarketStore(this.conn, options.renderVersion);
     this.trades = new SqliteTradeStore(this.conn);
     this.keys = new SqliteKeyStore(this.conn);
     this.quota = new SqliteQuotaLedger(this.conn);
@@ -58,7 +59,7 @@ export class SqliteStore implements Store {
     }
     // Version 7's upgrade of the data: resolved markets' snapshots into blocks (a no-op once done).
     await this.markets.sealPendingMarkets();
-    // Version 8's: blocks written before it rendered (a no-op once done).
+    // Blocks whose rendering is stale (of another render version, or none) rendered (a no-op once done).
     await this.markets.renderPendingBlocks();
     const version = db.prepare("SELECT max(version) AS v FROM schema_migrations").get()?.v as number;
     const tables = db

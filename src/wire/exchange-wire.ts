@@ -1,5 +1,5 @@
 import { type Static, Type } from "typebox";
-import { decimalsOf, type Level, pow10 } from "./book.ts";
+import { decimalsOf, type Level, pow10 } from "../domain/book.ts";
 import { decodeBooks } from "./book-codec.ts";
 import {
   type CandleRow,
@@ -9,8 +9,8 @@ import {
   nextBucket,
   type OpenInterestRow,
   type TradeRow,
-} from "./exchange.ts";
-import type { Micros } from "./time.ts";
+} from "../domain/exchange.ts";
+import type { Micros } from "../domain/time.ts";
 import { Nullable } from "./wire.ts";
 
 /**

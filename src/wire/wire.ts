@@ -1,6 +1,8 @@
 import { type Static, type TSchema, Type } from "typebox";
-import type { OrderBook } from "./book.ts";
-import { encodeBooks, writeBooksJson } from "./book-codec.ts";
+import type { OrderBook } from "../domain/book.ts";
+import { encodeBooks } from "./book-codec.ts";
+import { writeBooksJson } from "./book-json.ts";
+import { writeIsoMicros } from "./iso-bytes.ts";
 import { JsonBytes } from "./json-bytes.ts";
 import {
   type Coin,
@@ -16,11 +18,11 @@ import {
   type SettlementSource,
   WINNERS,
   type Winner,
-} from "./market.ts";
-import { settlementOf } from "./settlement.ts";
-import type { SnapshotRow } from "./snapshot.ts";
-import type { TradeRow } from "./trade.ts";
-import { isoMicros, isoSeconds, parseIsoMicros, writeIsoMicros } from "./time.ts";
+} from "../domain/market.ts";
+import { settlementOf } from "../domain/settlement.ts";
+import type { SnapshotRow } from "../domain/snapshot.ts";
+import type { TradeRow } from "../domain/trade.ts";
+import { isoMicros, isoSeconds, parseIsoMicros } from "../domain/time.ts";
 
 /** A JSON-schema field that may be null (OpenAPI 3.1 style: the type or null). */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -386,6 +388,15 @@ export function writeSnapshotJson(w: JsonBytes, row: SnapshotRow, withBooks: boo
   writeSnapshotHead(w, row);
   writeSnapshotTail(w, row.books, withBooks);
 }
+
+/**
+ * The version of the snapshot JSON that stores keep rendered (writeSnapshotHead's bytes, kept per
+ * block by store/rules/rendered-blocks.ts). A store keeps those bytes as a cache stamped with the
+ * version that wrote them and renders a block again, on read and by `updown migrate`, when its stamp
+ * is not this one. Bump it with any change to the bytes writeSnapshotHead writes (a field added,
+ * renamed or formatted otherwise): the bump is all a store needs, no migration.
+ */
+export const RENDER_VERSION = 1;
 
 /**
  * A snapshot's JSON up to its last price, without the closing brace: what every form of it shares.
