@@ -1,25 +1,4 @@
-import { displayedPrice } from "../../domain/book.ts";
-import { encodeBooks } from "../../wire/book-codec.ts";
-import {
-  type Coin,
-  coinFacts,
-  type Market,
-  type MarketType,
-  type Outcome,
-  type Winner,
-} from "../../domain/market.ts";
-import { type SeriesMarket, upcomingMarkets } from "../../domain/series.ts";
-import {
-  knownFrom,
-  type PricePoint,
-  pricePoints,
-  pricesAgree,
-  settlementName,
-  settlementOf,
-  settleWinner,
-} from "../../domain/settlement.ts";
-import type { TradeRow } from "../../domain/trade.ts";
-import type { SnapshotRow } from "../../domain/snapshot.ts";
+import type { Coin, MarketType } from "../../domain/market.ts";
 import { type Clock, isoSeconds, type Micros } from "../../domain/time.ts";
 import type { Logger } from "../../log.ts";
 import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
