@@ -105,7 +105,7 @@ const LEVEL = new arrow.Struct([
 const LEVELS = new arrow.List(new arrow.Field("element", LEVEL, false));
 
 /** A book's Arrow type: struct<bids: list<struct<price, size>>, asks: list<struct<price, size>>>. */
-export const BOOK_TYPE = new arrow.Struct([
+const BOOK_TYPE = new arrow.Struct([
   new arrow.Field("bids", LEVELS, false),
   new arrow.Field("asks", LEVELS, false),
 ]);
