@@ -69,6 +69,7 @@ export class RedisLimiter implements RateLimiter {
   private readonly fallback = new MemoryLimiter();
   private readonly onStateChange: RedisLimiterOptions["onStateChange"];
   private readonly breakerOpenMs: number;
+  private readonly commandTimeoutMs: number;
   /** The callers' time (ms) the breaker opened at, or null while closed. */
   private openedAt: number | null = null;
   /** The PING asking a failed Redis again, while one is out. */
@@ -79,13 +80,16 @@ export class RedisLimiter implements RateLimiter {
   constructor(options: RedisLimiterOptions) {
     this.onStateChange = options.onStateChange;
     this.breakerOpenMs = options.breakerOpenMs ?? OPTIONS.redisBreakerOpenMs.default;
+    this.commandTimeoutMs = options.commandTimeoutMs ?? OPTIONS.redisCommandTimeoutMs.default;
     this.redis = new Redis(options.url, {
       lazyConnect: true,
       // Fail at once while disconnected rather than queue: the fallback answers instead.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 2000,
-      commandTimeout: options.commandTimeoutMs ?? OPTIONS.redisCommandTimeoutMs.default,
+      // ioredis's own timeout only drops commands a frozen Redis never answers; the breaker trips on
+      // this.commandTimeoutMs, judged by answered() below.
+      commandTimeout: Math.max(2000, 4 * this.commandTimeoutMs),
       retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
     });
     this.redis.on("error", () => {}); // reported through onStateChange; ioredis reconnects by itself
@@ -126,8 +130,7 @@ export class RedisLimiter implements RateLimiter {
     }
     if (this.openedAt === null) return true;
     if (this.probe === null && nowMs - this.openedAt >= this.breakerOpenMs) {
-      this.probe = this.redis
-        .ping()
+      this.probe = this.answered(this.redis.ping())
         .then(
           () => this.closeBreaker(),
           (err: Error) => this.open(err, nowMs),
@@ -139,16 +142,51 @@ export class RedisLimiter implements RateLimiter {
     return false;
   }
 
+  /**
+   * The command's answer, or a rejection once `commandTimeoutMs` has passed without one. The timer's
+   * verdict waits for the event loop's next poll: after a busy stretch of this process (event-loop lag,
+   * not Redis) the timer and the answer are ready together, timers run first, and without that turn a
+   * loaded server would trip the breaker on answers already in its socket.
+   */
+  private answered<T>(command: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (settled) return;
+            settled = true;
+            reject(new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`));
+          }),
+        this.commandTimeoutMs,
+      );
+      command.then(
+        (value) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (err: unknown) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+  }
+
   private keysOf(subject: string, windows: readonly RateWindow[], nowMs: number): string[] {
     return windows.map((w) => `updown:rl:{${subject}}:${w.name}:${windowIndex(w, nowMs)}`);
   }
 
   private async run(keys: string[], args: (string | number)[]): Promise<number[]> {
     try {
-      return (await this.redis.evalsha(LIMIT_SHA, keys.length, ...keys, ...args)) as number[];
+      return (await this.answered(this.redis.evalsha(LIMIT_SHA, keys.length, ...keys, ...args))) as number[];
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith("NOSCRIPT")) throw err;
-      return (await this.redis.eval(LIMIT_SCRIPT, keys.length, ...keys, ...args)) as number[];
+      return (await this.answered(this.redis.eval(LIMIT_SCRIPT, keys.length, ...keys, ...args))) as number[];
     }
   }
 
