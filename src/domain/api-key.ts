@@ -62,7 +62,14 @@ export function keyIdOf(key: string): string | null {
 
 /** Whether `key` is the key behind `record`, compared in constant time. */
 export function keyMatches(key: string, record: ApiKeyRecord): boolean {
-  const presented = Buffer.from(hashKey(key), "hex");
-  const stored = Buffer.from(record.hash, "hex");
+  // Every request checks its key: the digest's bytes directly, the stored hash decoded once per record.
+  const presented = createHash("sha256").update(key).digest();
+  let stored = storedHashBytes.get(record);
+  if (!stored) {
+    stored = Buffer.from(record.hash, "hex");
+    storedHashBytes.set(record, stored);
+  }
   return presented.length === stored.length && timingSafeEqual(presented, stored);
 }
+
+const storedHashBytes = new WeakMap<ApiKeyRecord, Buffer>();

@@ -101,17 +101,37 @@ const isJson = (reply: FastifyReply) => /^application\/json\b/.test(String(reply
  * as it is; so are empty bodies (304, HEAD) and streams.
  */
 export function compressAnswers(app: FastifyInstance): void {
-  app.addHook("onSend", async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (!isJson(reply)) return payload;
-    varyOnEncoding(reply);
-    if (reply.hasHeader("content-encoding") || req.method === "HEAD") return payload;
-    const body =
-      typeof payload === "string" ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
-    if (body === null || body.length === 0) return payload;
-    const encoding = negotiate(req.headers["accept-encoding"]);
-    if (encoding === null) return payload;
-    reply.header("content-encoding", encoding);
-    reply.removeHeader("content-length");
-    return compress(body, encoding);
-  });
+  // A callback hook, not an async one: most answers (a cached page, a small one not asking for an
+  // encoding) leave as they are, and those should not pay a promise and a microtask for it.
+  app.addHook(
+    "onSend",
+    (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      payload: unknown,
+      done: (err: Error | null, p?: unknown) => void,
+    ) => {
+      const encoding = encodingFor(req, reply, payload);
+      if (encoding === null) return done(null, payload);
+      reply.header("content-encoding", encoding);
+      reply.removeHeader("content-length");
+      compress(typeof payload === "string" ? Buffer.from(payload) : (payload as Buffer), encoding).then(
+        (bytes) => done(null, bytes),
+        (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
+      );
+    },
+  );
+}
+
+/** The encoding to compress this answer in (a string or a Buffer), or null to send it as it is. */
+function encodingFor(req: FastifyRequest, reply: FastifyReply, payload: unknown): Encoding | null {
+  if (!isJson(reply)) return null;
+  varyOnEncoding(reply);
+  if (reply.hasHeader("content-encoding") || req.method === "HEAD") return null;
+  if (
+    typeof payload === "string" ? payload.length === 0 : !Buffer.isBuffer(payload) || payload.length === 0
+  ) {
+    return null;
+  }
+  return negotiate(req.headers["accept-encoding"]);
 }

@@ -59,11 +59,13 @@ function corsApplies(req: FastifyRequest): boolean {
  * `allowedOf` gives the methods a path answers (none for a path nothing serves).
  */
 export function corsAndSafeHeaders(app: FastifyInstance, allowedOf: (path: string) => string[]): void {
-  app.addHook("onRequest", async (req: FastifyRequest, reply: FastifyReply) => {
+  // A callback hook, not an async one: every request passes it, and all but OPTIONS go on at once,
+  // without a promise and a microtask for it. An OPTIONS is answered here and does not go on.
+  app.addHook("onRequest", (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.headers(ALWAYS_HEADERS);
     const cors = corsApplies(req);
     if (cors) reply.headers(CORS_HEADERS);
-    if (req.method !== "OPTIONS") return;
+    if (req.method !== "OPTIONS") return done();
     // A preflight (and any OPTIONS): answered before authentication, so it needs no key and counts nothing.
     const allowed = allowedOf(req.url.split("?")[0]);
     if (allowed.length > 0) reply.header("allow", allowed.join(", "));
@@ -74,6 +76,6 @@ export function corsAndSafeHeaders(app: FastifyInstance, allowedOf: (path: strin
         "access-control-max-age": PREFLIGHT_MAX_AGE,
       });
     }
-    return reply.code(204).send();
+    reply.code(204).send();
   });
 }
