@@ -8,6 +8,7 @@ Snapshots' books are described at ``snapshots_frame``."""
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence
 
 from .types import SHAPES
@@ -96,15 +97,18 @@ def snapshots_frame(snapshots: Sequence[Dict[str, Any]], books: str = "nested", 
     n = len(snapshots)
     data: Dict[str, Any] = {
         "time": _times(pd, [s["time"] for s in snapshots]),
-        "coin_price": np.fromiter((s["coin_price"] for s in snapshots), dtype="float64", count=n),
-        "price_up": np.fromiter((s["price_up"] for s in snapshots), dtype="float64", count=n),
-        "price_down": np.fromiter((s["price_down"] for s in snapshots), dtype="float64", count=n),
+        "coin_price": np.fromiter(map(itemgetter("coin_price"), snapshots), dtype="float64", count=n),
+        "price_up": np.fromiter(map(itemgetter("price_up"), snapshots), dtype="float64", count=n),
+        "price_down": np.fromiter(map(itemgetter("price_down"), snapshots), dtype="float64", count=n),
     }
     has_books = any("orderbook_up" in s or "orderbook_down" in s for s in snapshots)
     if has_books and books == "nested":
-        for outcome, side in BOOK_SIDES:
-            key = "orderbook_" + outcome
-            data[f"{outcome}_{side}"] = pd.Series([(s.get(key) or {}).get(side) for s in snapshots], dtype=object)
+        for outcome in ("up", "down"):
+            held = [s.get("orderbook_" + outcome) for s in snapshots]
+            for side in ("bids", "asks"):
+                # fromiter into an object array: each cell one list (np.array would make a 2-D array).
+                levels_of = (book[side] if book else None for book in held)
+                data[f"{outcome}_{side}"] = np.fromiter(levels_of, dtype=object, count=n)
     elif has_books and books == "flat":
         if levels < 1:
             raise ValueError("levels is at least 1")
