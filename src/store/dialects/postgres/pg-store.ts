@@ -91,6 +91,10 @@ export class PostgresStore implements Store {
     this.backtests = new PostgresBacktestStore(this.pool);
   }
 
+  async ready(): Promise<void> {
+    await this.markets.countMarkets();
+  }
+
   /** Applies the missing migrations in one transaction, after any other process migrating has finished. */
   async migrate(): Promise<MigrationReport> {
     const report = await inTransaction(this.pool, async (client) => {
