@@ -16,7 +16,7 @@ type Row = Record<string, unknown>;
 export interface PostgresStoreOptions {
   /** Passed to pg.Pool after the defaults below (max connections, timeouts...). */
   pool?: Omit<PoolConfig, "connectionString" | "types" | "onConnect">;
-  /** The statement and acquire timeouts (DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_ACQUIRE_TIMEOUT_MS). */
+  /** The statement and acquire timeouts (PG_STATEMENT_TIMEOUT_MS, PG_ACQUIRE_TIMEOUT_MS). */
   timeouts?: StoreOptions;
 }
 

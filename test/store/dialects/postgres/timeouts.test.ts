@@ -98,8 +98,8 @@ describe("serve over a frozen PostgreSQL", { skip: SKIP }, () => {
     postmaster = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
     server = await startServeProcess({
       DATABASE_URL: pgServer.url,
-      DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
-      DATABASE_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_TIMEOUT_MS),
+      PG_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
+      PG_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_TIMEOUT_MS),
       REDIS_URL: "",
       LOG_LEVEL: "warn",
     });
