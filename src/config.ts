@@ -76,8 +76,8 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     host: v.host,
     databaseUrl: v.databaseUrl,
     storeTimeouts: {
-      statementTimeoutMs: v.databaseStatementTimeoutMs,
-      acquireTimeoutMs: v.databaseAcquireTimeoutMs,
+      statementTimeoutMs: v.pgStatementTimeoutMs,
+      acquireTimeoutMs: v.pgAcquireTimeoutMs,
     },
     redisUrl: v.redisUrl,
     redisCommandTimeoutMs: v.redisCommandTimeoutMs,

@@ -116,16 +116,16 @@ const SERVICE_OPTIONS = {
     default: "sqlite:./data/updown.db",
     doc: "the database: sqlite:<path> (sqlite::memory: for a throwaway one) or postgres://user:password@host:port/database",
   }),
-  databaseStatementTimeoutMs: option({
-    env: "DATABASE_STATEMENT_TIMEOUT_MS",
-    flags: ["--database-statement-timeout-ms"],
+  pgStatementTimeoutMs: option({
+    env: "PG_STATEMENT_TIMEOUT_MS",
+    flags: ["--pg-statement-timeout-ms"],
     type: integer(0, 600_000),
     default: 5000,
     doc: "PostgreSQL: longest a request's statement may run before it is cancelled (503); a server that does not answer is given up on 250 ms later; 0: no limit",
   }),
-  databaseAcquireTimeoutMs: option({
-    env: "DATABASE_ACQUIRE_TIMEOUT_MS",
-    flags: ["--database-acquire-timeout-ms"],
+  pgAcquireTimeoutMs: option({
+    env: "PG_ACQUIRE_TIMEOUT_MS",
+    flags: ["--pg-acquire-timeout-ms"],
     type: integer(0, 600_000),
     default: 2000,
     doc: "PostgreSQL: longest a request waits for a pooled connection, or for a new one to be made, before it is answered 503; 0: no limit",

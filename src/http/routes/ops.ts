@@ -67,7 +67,7 @@ export function opsRoutes(app: Api, ctx: AppContext): void {
 
   app.get("/readyz", { schema: readySchema }, async () => {
     try {
-      await ctx.store.markets.countMarkets();
+      await ctx.store.ready();
     } catch {
       throw storeUnavailable();
     }

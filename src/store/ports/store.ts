@@ -29,6 +29,11 @@ export interface Store {
   readonly exchange: ExchangeStore;
   /** Backtest strategies, runs and results (src/store/ports/backtest-store.ts). */
   readonly backtests: BacktestStore;
+  /**
+   * Resolves when the database answers and can be written; rejects with the driver's error otherwise
+   * (`/readyz` answers 503 then). SQLite, after a write the disk refused, tries a write until one works.
+   */
+  ready(): Promise<void>;
   /** Applies the schema's missing migrations, each once, in order (also against a concurrent migrator). */
   migrate(): Promise<MigrationReport>;
   close(): Promise<void>;

@@ -15,7 +15,7 @@ const UNAVAILABLE_CODES = new Set([
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now
   "53300", // too_many_connections
-  "57014", // query_canceled: a statement past DATABASE_STATEMENT_TIMEOUT_MS
+  "57014", // query_canceled: a statement past PG_STATEMENT_TIMEOUT_MS
 ]);
 
 /**

@@ -16,7 +16,7 @@ type Row = Record<string, unknown>;
 export interface PostgresStoreOptions {
   /** Passed to pg.Pool after the defaults below (max connections, timeouts...). */
   pool?: Omit<PoolConfig, "connectionString" | "types" | "onConnect">;
-  /** The statement and acquire timeouts (DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_ACQUIRE_TIMEOUT_MS). */
+  /** The statement and acquire timeouts (PG_STATEMENT_TIMEOUT_MS, PG_ACQUIRE_TIMEOUT_MS). */
   timeouts?: StoreOptions;
   /** The render version the store reads as current (a test bumps it; see RENDER_VERSION). */
   renderVersion?: number;
@@ -91,6 +91,10 @@ export class PostgresStore implements Store {
     this.quota = new PostgresQuotaLedger(this.pool);
     this.exchange = new PostgresExchangeStore(this.pool, partitions);
     this.backtests = new PostgresBacktestStore(this.pool);
+  }
+
+  async ready(): Promise<void> {
+    await this.markets.countMarkets();
   }
 
   /** Applies the missing migrations in one transaction, after any other process migrating has finished. */

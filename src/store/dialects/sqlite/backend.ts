@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Backend } from "../../ports/backend.ts";
+import { sqliteResultOf } from "./connection.ts";
 import { SqliteStore, sqlitePathOf } from "./sqlite-store.ts";
 
 /** A file's path with links resolved, also for a file not made yet (its directory's links resolved). */
@@ -38,8 +39,5 @@ export const SQLITE_BACKEND: Backend = {
     }
     return { identity: canonicalPath(path), exists: existsSync(path) };
   },
-  isUnavailable(err) {
-    const { errcode } = err as { errcode?: unknown };
-    return err instanceof Error && typeof errcode === "number" && UNAVAILABLE_RESULTS.has(errcode & 0xff);
-  },
+  isUnavailable: (err) => UNAVAILABLE_RESULTS.has(sqliteResultOf(err) ?? -1),
 };

@@ -1,6 +1,24 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+
+/** SQLite's primary result code of a driver error (the low byte of its extended code), or null. */
+export function sqliteResultOf(err: unknown): number | null {
+  const { errcode } = err as { errcode?: unknown };
+  return err instanceof Error && typeof errcode === "number" ? errcode & 0xff : null;
+}
+
+const SQLITE_IOERR = 10;
+const SQLITE_FULL = 13;
+
+/** Free space below which a database whose writes failed is not ready, whatever a probe says. */
+const MIN_FREE_BYTES = 256 * 1024;
+
+/** A write the disk refused: full, or an I/O error. */
+function isWriteFailure(err: unknown): boolean {
+  const result = sqliteResultOf(err);
+  return result === SQLITE_IOERR || result === SQLITE_FULL;
+}
 
 /**
  * The one connection of an embedded store, shared by its stores of each capability: prepared
@@ -11,8 +29,13 @@ export class SqliteConnection {
   readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
   private readonly arrayStatements = new Map<string, StatementSync>();
+  /** The database file; null in memory. */
+  private readonly path: string | null;
+  /** The error of the last write the disk refused (full, I/O), until a write succeeds. */
+  private unwritable: Error | null = null;
 
   constructor(path: string) {
+    this.path = path === ":memory:" || path === "" ? null : path;
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
     // busy_timeout first: switching to WAL waits for other connections opening the same new file.
@@ -57,11 +80,37 @@ export class SqliteConnection {
     try {
       const result = work();
       this.db.exec("COMMIT");
+      this.unwritable = null;
       return result;
     } catch (err) {
-      this.db.exec("ROLLBACK");
+      // On a full disk or an I/O error SQLite may have rolled the transaction back itself; a ROLLBACK
+      // then fails ("cannot rollback - no transaction is active") and would hide the cause.
+      if (this.db.isTransaction) {
+        try {
+          this.db.exec("ROLLBACK");
+        } catch {
+          // The error that made us roll back is the one to report.
+        }
+      }
+      if (isWriteFailure(err)) this.unwritable = err as Error;
       throw err;
     }
+  }
+
+  /**
+   * Throws while the database cannot be written: after a write failed for want of space or an I/O
+   * error, until a write succeeds again. While the disk has less than MIN_FREE_BYTES free it throws
+   * that failure again; else it tries a write itself (the header's user_version, a field the store
+   * does not use, rewritten so that a commit reaches the disk). A small write alone could succeed in
+   * the space a failed one left in the WAL while real writes still fail: hence the free space first.
+   */
+  checkWritable(): void {
+    if (this.unwritable === null) return;
+    if (this.path !== null) {
+      const fs = statfsSync(dirname(this.path));
+      if (fs.bavail * fs.bsize < MIN_FREE_BYTES) throw this.unwritable;
+    }
+    this.transaction(() => this.db.exec("PRAGMA user_version = 0"));
   }
 
   close(): void {

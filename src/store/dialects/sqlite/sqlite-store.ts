@@ -43,6 +43,11 @@ export class SqliteStore implements Store {
     return this.conn.db;
   }
 
+  async ready(): Promise<void> {
+    await this.markets.countMarkets();
+    this.conn.checkWritable();
+  }
+
   async migrate(): Promise<MigrationReport> {
     const db = this.conn.db;
     db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)");
