@@ -22,7 +22,7 @@ import { systemClock } from "../src/domain/time.ts";
 import { seedDemo } from "../src/demo/seed.ts";
 import { buildApp } from "../src/http/app.ts";
 import { serverLog } from "../src/log.ts";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
+import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
 import { ensureWrk, WrkLoad } from "./wrk.ts";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
