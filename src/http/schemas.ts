@@ -176,7 +176,7 @@ export function opsResponses(
     out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...own, ...compression } };
   }
   for (const status of [...new Set<ErrorStatus>([400, ...errors])].sort((a, b) => a - b)) {
-    const headers = { ...(status === 503 ? RETRY_AFTER : {}), ...COMPRESSION };
+    const headers = { ...(status === 503 || status === 429 ? RETRY_AFTER : {}), ...COMPRESSION };
     out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], headers);
   }
   return out;

@@ -32,7 +32,8 @@ function webRequestOf(req: FastifyRequest): Request {
     if (value === undefined || FRAMING.has(name) || name === "host") continue;
     headers.set(name, Array.isArray(value) ? value.join(", ") : value);
   }
-  return new Request(`http://${req.host}${req.url}`, { method: req.method, headers });
+  // The transport reads only the path of the URL; the request's Host is never trusted to write one.
+  return new Request(new URL(req.url, "http://localhost"), { method: req.method, headers });
 }
 
 /** The transport's own refusals (a wrong Accept or Content-Type, a message that is not JSON-RPC) in the envelope. */
