@@ -113,7 +113,11 @@ describe("GET /llms.txt", () => {
   test("names only PUBLIC_BASE_URL, whatever Host, X-Forwarded-Host or -Proto the request wrote", async () => {
     const hostile = await t.app.inject({
       url: "/llms.txt",
-      headers: { host: "evil.example", "x-forwarded-host": "evil.example", "x-forwarded-proto": "javascript" },
+      headers: {
+        host: "evil.example",
+        "x-forwarded-host": "evil.example",
+        "x-forwarded-proto": "javascript",
+      },
     });
     assert.equal(hostile.body, text);
     assert.doesNotMatch(hostile.body, /evil|javascript:/);
@@ -128,7 +132,10 @@ describe("GET /llms.txt", () => {
     const plain = await t.app.inject({ url: "/llms.txt" });
     assert.match(String(plain.headers.etag), /^"[A-Za-z0-9_-]+"$/);
     assert.equal(plain.headers["cache-control"], "public, max-age=300");
-    const again = await t.app.inject({ url: "/llms.txt", headers: { "if-none-match": String(plain.headers.etag) } });
+    const again = await t.app.inject({
+      url: "/llms.txt",
+      headers: { "if-none-match": String(plain.headers.etag) },
+    });
     assert.equal(again.statusCode, 304);
     assert.equal(again.body, "");
     for (const encoding of ["gzip", "br"]) {

@@ -264,7 +264,8 @@ export function demoCounts(defaults: Record<MarketType, number>): ValueType<Reco
  * refused with the forms to use instead.
  */
 export function trustProxy(): ValueType<false | number | string> {
-  const rule = "false, a number of proxy hops from 1 to 16, or a comma-separated list of proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal";
+  const rule =
+    "false, a number of proxy hops from 1 to 16, or a comma-separated list of proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal";
   return {
     rule,
     placeholder: "PROXIES",

@@ -228,6 +228,7 @@ function meteringHook(ctx: AppContext): OnRequest {
     plans: ctx.plans,
     clock: ctx.clock,
     authFailuresPerMinute: ctx.config.authFailuresPerMinute,
+    uncountedPerMinute: ctx.config.uncountedRequestsPerMinute,
     metrics: ctx.metrics,
   });
   return metering.onRequest;
@@ -323,7 +324,9 @@ function deadlineCheckInterval(headersTimeoutMs: number): number {
  * they are (Fastify's own number form trusts none, since it cannot check the peer): it is for a server
  * only its proxies can reach (docs/operations.md).
  */
-function trustedProxies(trust: false | number | string): false | string | ((address: string, hop: number) => boolean) {
+function trustedProxies(
+  trust: false | number | string,
+): false | string | ((address: string, hop: number) => boolean) {
   return typeof trust === "number" ? (_address, hop) => hop < trust : trust;
 }
 

@@ -40,7 +40,11 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 /** Answers with the file: 304 when the client holds it, else its bytes in the best encoding accepted. */
-export async function sendFile(req: FastifyRequest, reply: FastifyReply, file: ServedFile): Promise<FastifyReply> {
+export async function sendFile(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  file: ServedFile,
+): Promise<FastifyReply> {
   reply.header("content-type", file.contentType);
   reply.header("cache-control", file.cacheControl);
   reply.header("etag", file.etag);
@@ -133,7 +137,9 @@ export function documentRoutes(app: FastifyInstance, sources: DocumentSources): 
     ],
     ...swaggerUiAssets(),
   ]);
-  app.get("/openapi.json", { schema: { hide: true } }, async (req, reply) => sendFile(req, reply, await openApi()));
+  app.get("/openapi.json", { schema: { hide: true } }, async (req, reply) =>
+    sendFile(req, reply, await openApi()),
+  );
   app.get("/llms.txt", { schema: { hide: true } }, async (req, reply) =>
     sendFile(req, reply, await llmsTxt()),
   );

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { MinuteCounts } from "../access/minute-counts.ts";
 import type { Clock } from "../domain/time.ts";
+import { routeOf } from "./cors.ts";
 import { ApiError, secondsUntil } from "./errors.ts";
 import type { Metrics } from "./metrics.ts";
 
@@ -15,18 +16,9 @@ import type { Metrics } from "./metrics.ts";
 
 const UNLIMITED = new Set(["/healthz", "/readyz"]);
 
-function decodedPath(url: string): string {
-  const path = url.split("?")[0];
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
-}
-
 /** Whether the request is limited here: not metered by key, not a probe. */
 export function needsNoKey(req: FastifyRequest): boolean {
-  const path = req.routeOptions.url ?? decodedPath(req.url);
+  const path = routeOf(req);
   if (UNLIMITED.has(path) || path === "/mcp") return false;
   return !(path === "/v1" || path.startsWith("/v1/"));
 }
