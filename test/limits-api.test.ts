@@ -212,6 +212,39 @@ describe("counting under concurrency and across windows", () => {
   });
 });
 
+describe("the routes that do not count are capped per key", () => {
+  test("UNCOUNTED_REQUESTS_PER_MINUTE of /v1/account and /quota together, then 429 until the minute ends; counted routes untouched", async () => {
+    const t = await makeTestApp({ config: { uncountedRequestsPerMinute: 10 } });
+    try {
+      const key = await t.keyFor("starter");
+      const other = await t.keyFor("starter");
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => get(t, i % 2 ? "/v1/account" : "/v1/backtest-ai/quota", key)),
+      );
+      assert.equal(answers.filter((r) => r.statusCode === 200).length, 10);
+      const refused = answers.filter((r) => r.statusCode === 429);
+      assert.equal(refused.length, 20);
+      assert.equal(refused[0].headers["retry-after"], "26");
+      assert.equal(refused[0].headers["x-ratelimit-remaining"], "1000", "limit headers, nothing counted");
+      assert.deepEqual(refused[0].json().error.details, {
+        window: "minute",
+        reason: "uncounted_requests",
+        limit: 10,
+        retry_after: 26,
+      });
+      // Still not counted: the day is untouched, counted routes answer, another key is not capped.
+      assert.equal((await get(t, MARKET, key)).headers["x-ratelimit-remaining"], "999");
+      assert.equal((await get(t, "/v1/account", other)).statusCode, 200);
+      t.clock.advance(26e6);
+      const next = await get(t, "/v1/account", key);
+      assert.equal(next.statusCode, 200);
+      assert.equal(next.json().usage.day.used, 1);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe("failed authentication is throttled per client address", () => {
   let t: TestApp;
   before(async () => {
