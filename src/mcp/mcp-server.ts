@@ -1,4 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ClientRequestSchema, ErrorCode, type JSONRPCError } from "@modelcontextprotocol/sdk/types.js";
 import { UpdownClient } from "../../client/src/index.ts";
 import { TOOLS } from "./tools.ts";
@@ -59,5 +60,21 @@ export function invalidParams(message: unknown): JSONRPCError | null {
     jsonrpc: "2.0",
     id,
     error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${method}: ${problems.join("; ")}` },
+  };
+}
+
+/**
+ * Has `transport` (once the server is connected to it) answer a request with invalid params itself,
+ * with -32602, instead of handing it to the server, which would answer -32603. Every message of a
+ * batch is judged on its own.
+ */
+export function answerInvalidParams(transport: Transport): void {
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const invalid = invalidParams(message);
+    if (invalid === null) return deliver?.(message, extra);
+    transport
+      .send(invalid, { relatedRequestId: invalid.id })
+      .catch((err: unknown) => transport.onerror?.(err as Error));
   };
 }

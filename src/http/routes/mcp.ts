@@ -1,6 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest, LightMyRequestResponse } from "fastify";
-import { inProcessMcpServer, invalidParams } from "../../mcp/mcp-server.ts";
+import { answerInvalidParams, inProcessMcpServer } from "../../mcp/mcp-server.ts";
 import { ApiError } from "../errors.ts";
 import { injectFetch } from "../inject-fetch.ts";
 
@@ -67,8 +67,6 @@ async function send(reply: FastifyReply, response: Response): Promise<FastifyRep
 
 function handler(root: FastifyInstance) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
-    const invalid = invalidParams(req.body);
-    if (invalid !== null) return reply.type("application/json").send(invalid);
     const reads: { latest: LightMyRequestResponse | null } = { latest: null };
     const key = req.headers["x-api-key"];
     const fetch = injectFetch(root, {
@@ -85,6 +83,7 @@ function handler(root: FastifyInstance) {
       enableJsonResponse: true,
     });
     await server.connect(transport);
+    answerInvalidParams(transport);
     try {
       const response = await transport.handleRequest(webRequestOf(req), { parsedBody: req.body });
       // The counts after the call and every read it made, not only after the call itself.
