@@ -322,7 +322,7 @@ function deadlineCheckInterval(headersTimeoutMs: number): number {
 /**
  * TRUST_PROXY as Fastify takes it. A hop count trusts that many proxies nearest the server whoever
  * they are (Fastify's own number form trusts none, since it cannot check the peer): it is for a server
- * only its proxies can reach (docs/operations.md).
+ * only its proxies can reach (docs/plans-and-limits.md).
  */
 function trustedProxies(
   trust: false | number | string,
