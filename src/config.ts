@@ -26,13 +26,19 @@ export interface Config {
   plansFile: string | null;
   /** Failed authentications allowed per client address and minute before 429. */
   authFailuresPerMinute: number;
+  /** Requests per client address and minute to what needs no key (documents, /docs, the page) before 429. */
+  keylessRequestsPerMinute: number;
+  /** Requests per key and minute to the routes that do not count (/v1/account, the quota) before 429. */
+  uncountedRequestsPerMinute: number;
   /** The largest request body read, in bytes (413 beyond). */
   bodyLimitBytes: number;
   /** Deadlines for receiving a request's headers and the whole request (408 after). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
-  /** Fastify's trustProxy: whether (or which) proxies' X-Forwarded-For names the client address. */
-  trustProxy: boolean | string;
+  /** Fastify's trustProxy: which proxies' X-Forwarded-For names the client address (false: none). */
+  trustProxy: false | number | string;
+  /** The address clients reach the service at, for the absolute URLs it writes; null: relative ones. */
+  publicBaseUrl: string | null;
   /** Bearer token for /metrics; unset: /metrics answers loopback callers only. */
   metricsToken: string | null;
   logLevel: string;
@@ -85,10 +91,13 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     clockOffsetMs: v.clockOffsetMs,
     plansFile: v.plansFile,
     authFailuresPerMinute: v.authFailuresPerMinute,
+    keylessRequestsPerMinute: v.keylessRequestsPerMinute,
+    uncountedRequestsPerMinute: v.uncountedRequestsPerMinute,
     bodyLimitBytes: v.bodyLimitKb * 1024,
     headersTimeoutMs: v.headersTimeoutMs,
     requestTimeoutMs: v.requestTimeoutMs,
     trustProxy: v.trustProxy,
+    publicBaseUrl: v.publicBaseUrl,
     metricsToken: v.metricsToken,
     logLevel: v.logLevel,
     pageCacheBytes: v.pageCacheMb * 1024 * 1024,

@@ -75,6 +75,7 @@ type Attempt<V> =
   { ok: true; value: V } | { ok: false; error: UpdownError; retryable: boolean; waitMs: number | null };
 
 const seg = (value: string) => encodeURIComponent(value);
+const DOT_SEGMENT = /\/(\.|%2e){1,2}(\/|$)/i;
 
 /** A typed client of the Up or Down history API: one method per operation, iterators over paged lists. */
 export class UpdownClient {
@@ -373,6 +374,10 @@ export class UpdownClient {
    * Answers the parsed JSON body of a 2xx; throws an UpdownError otherwise.
    */
   async request<R>(method: "GET" | "POST", path: string, init: RequestOptions = {}): Promise<R> {
+    // `.` and `..` (or `%2e%2e`, which URLs read the same) as a segment, from a slug or id given to a
+    // method, would resolve to another path than the one the method names: refused, never sent.
+    if (DOT_SEGMENT.test(path))
+      throw new TypeError(`${path} has a . or .. segment; a slug or id cannot be one`);
     const url = this.#baseUrl + path + queryString(init.query);
     const idempotencyKey = method === "POST" ? (init.idempotencyKey ?? newIdempotencyKey()) : undefined;
     const requestInit = {

@@ -1557,6 +1557,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description INTERNAL_ERROR: nothing internal leaks */
             500: {
                 headers: {
@@ -1652,7 +1669,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -1781,7 +1798,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -1922,7 +1939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -2108,7 +2125,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -2329,7 +2346,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -2520,7 +2537,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -2738,7 +2755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -2932,7 +2949,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -3118,7 +3135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -3247,7 +3264,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -3445,7 +3462,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -3619,7 +3636,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -3806,7 +3823,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -3995,7 +4012,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -4190,7 +4207,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -4387,7 +4404,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -4580,7 +4597,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -4773,7 +4790,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -4966,7 +4983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -5161,7 +5178,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -5292,7 +5309,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -5940,7 +5957,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -6126,7 +6143,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -6397,7 +6414,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -6583,7 +6600,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address */
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */

@@ -134,7 +134,7 @@ const WITH_TICKS = /^(depth_(bid|ask)|book_imbalance)_(up|down)(?:_(\d+))?$/;
 
 /** The function computing a feature (a name the definition schema accepts); throws on any other. */
 export function featureFn(name: string): FeatureFn {
-  const plain = PLAIN[name];
+  const plain = Object.hasOwn(PLAIN, name) ? PLAIN[name] : undefined;
   if (plain) return plain;
   const m = WITH_TICKS.exec(name);
   if (!m) throw new Error(`unknown feature ${name}`);

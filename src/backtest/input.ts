@@ -53,7 +53,11 @@ export function readFields(
     const pointer = `${at}/${pointerSegment(key)}`;
     const name = canonical.includes(key)
       ? key
-      : (aliases[key] ?? (canonical.includes(snakeCase(key)) ? snakeCase(key) : null));
+      : Object.hasOwn(aliases, key)
+        ? aliases[key]
+        : canonical.includes(snakeCase(key))
+          ? snakeCase(key)
+          : null;
     if (name === null) {
       throw new DefinitionError(pointer, `is not a field of ${what} (fields: ${canonical.join(", ")})`);
     }
@@ -122,7 +126,8 @@ function readCondition(value: unknown, at: string, canon: string, map: PointerMa
     map.set(`${canon}/${name}`, field.pointer);
     const v = field.value;
     if (name === "op") {
-      out.op = typeof v === "string" ? (OPERATOR_ALIASES[v.toLowerCase().replaceAll(" ", "_")] ?? v) : v;
+      const alias = typeof v === "string" ? v.toLowerCase().replaceAll(" ", "_") : null;
+      out.op = alias !== null && Object.hasOwn(OPERATOR_ALIASES, alias) ? OPERATOR_ALIASES[alias] : v;
     } else {
       out[name] = featureName(v);
     }

@@ -172,6 +172,20 @@ const SERVICE_OPTIONS = {
     default: 30,
     doc: "failed authentications per client address and UTC minute before that address gets 429",
   }),
+  keylessRequestsPerMinute: option({
+    env: "KEYLESS_REQUESTS_PER_MINUTE",
+    flags: ["--keyless-requests-per-minute"],
+    type: integer(1, 1_000_000),
+    default: 120,
+    doc: "requests per client address and UTC minute to what needs no key (documents, /docs, the page, /metrics) before 429; /healthz and /readyz are not limited",
+  }),
+  uncountedRequestsPerMinute: option({
+    env: "UNCOUNTED_REQUESTS_PER_MINUTE",
+    flags: ["--uncounted-requests-per-minute"],
+    type: integer(1, 1_000_000),
+    default: 120,
+    doc: "requests per key and UTC minute to /v1/account and /v1/backtest-ai/quota, which do not count, before 429",
+  }),
   bodyLimitKb: option({
     env: "BODY_LIMIT_KB",
     flags: ["--body-limit-kb"],
@@ -199,6 +213,13 @@ const SERVICE_OPTIONS = {
     type: trustProxy(),
     default: false,
     doc: "whose X-Forwarded-For gives the client address for throttling",
+  }),
+  publicBaseUrl: option({
+    env: "PUBLIC_BASE_URL",
+    flags: ["--public-base-url"],
+    type: optional(url(["http:", "https:"], true)),
+    default: null,
+    doc: "the address clients reach the service at (https://api.example.com), written in /llms.txt; unset: relative addresses. Never taken from a request's Host",
   }),
   // No flag: a command line is visible to every user of the machine, the environment is not.
   metricsToken: option({

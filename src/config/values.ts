@@ -257,15 +257,33 @@ export function demoCounts(defaults: Record<MarketType, number>): ValueType<Reco
   };
 }
 
-/** Fastify's trustProxy: `true`, `false`, or the proxies (addresses, CIDR ranges) to trust. */
-export function trustProxy(): ValueType<boolean | string> {
-  const rule = "true, false, or a comma-separated list of proxy addresses and CIDR ranges";
+/**
+ * Which proxies' X-Forwarded-For names the client (Fastify's trustProxy): `false` (none: the socket's
+ * peer is the client), a number of proxy hops in front of the server, or the proxies' addresses and
+ * CIDR ranges. Never "every peer": `true` let any client write its own address (issue 21), so it is
+ * refused with the forms to use instead.
+ */
+export function trustProxy(): ValueType<false | number | string> {
+  const rule =
+    "false, a number of proxy hops from 1 to 16, or a comma-separated list of proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal";
   return {
     rule,
     placeholder: "PROXIES",
     parse(value, label) {
-      if (value === "true" || value === "false") return value === "true";
-      if (value.split(",").some((item) => !/^[0-9A-Za-z.:/]+$/.test(item.trim()))) {
+      if (value === "false") return false;
+      if (value === "true") {
+        throw new ConfigError(
+          `${label} no longer takes "true" (it believed any client's X-Forwarded-For); give the load balancer's ` +
+            `addresses or CIDR ranges (e.g. 10.0.0.0/8), or the number of proxies in front of the server (e.g. 1)`,
+        );
+      }
+      if (/^\d+$/.test(value)) {
+        const hops = Number(value);
+        if (hops < 1 || hops > 16) throw broken(label, rule, value);
+        return hops;
+      }
+      const proxy = /^([0-9A-Fa-f.:]+(\/\d{1,3})?|loopback|linklocal|uniquelocal)$/;
+      if (value.split(",").some((item) => !proxy.test(item.trim()))) {
         throw broken(label, rule, value);
       }
       return value;

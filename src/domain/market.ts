@@ -93,7 +93,9 @@ export function coinFacts(coin: Coin): CoinFacts {
 }
 
 export function parseMarketType(text: string): MarketType | null {
-  return TYPE_ALIASES[text.toLowerCase()] ?? null;
+  // Own keys only: `__proto__` or `constructor` from a query must not find Object's own members.
+  const key = text.toLowerCase();
+  return Object.hasOwn(TYPE_ALIASES, key) ? TYPE_ALIASES[key] : null;
 }
 
 export function marketTypeFromSeconds(seconds: number): MarketType | null {

@@ -29,6 +29,8 @@ import {
   storeUnavailable,
   validationError,
 } from "./errors.ts";
+import { documentRoutes } from "./documents.ts";
+import { keylessLimit } from "./keyless-limit.ts";
 import { renderLlmsTxt } from "./llms-txt.ts";
 import { Metering } from "./metering.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
@@ -226,6 +228,7 @@ function meteringHook(ctx: AppContext): OnRequest {
     plans: ctx.plans,
     clock: ctx.clock,
     authFailuresPerMinute: ctx.config.authFailuresPerMinute,
+    uncountedPerMinute: ctx.config.uncountedRequestsPerMinute,
     metrics: ctx.metrics,
   });
   return metering.onRequest;
@@ -271,6 +274,10 @@ export const updownApp = fp<AppOptions>(
     backtestJobs(app, ctx);
     errorHandling(app, ctx, routes);
     compressAnswers(app);
+    if (!ctx.unmetered) {
+      const perMinute = ctx.config.keylessRequestsPerMinute;
+      app.addHook("onRequest", keylessLimit({ clock: ctx.clock, perMinute, metrics: ctx.metrics }));
+    }
     for (const schema of [
       coinSchema(ctx.config.coins),
       ...COMPONENT_SCHEMAS,
@@ -290,13 +297,12 @@ export const updownApp = fp<AppOptions>(
     }
     await app.register(swagger, openApiOptions);
     await app.register(swaggerUi, { routePrefix: "/docs" });
-    app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+    documentRoutes(app, {
+      openApi: () => JSON.stringify(app.swagger()),
+      openApiYaml: () => app.swagger({ yaml: true }),
+      llmsTxt: () => renderLlmsTxt(app.swagger(), ctx.config.publicBaseUrl ?? "", ctx.plans),
+    });
     webPageRoutes(app, options.webDir);
-    app.get("/llms.txt", { schema: { hide: true } }, async (req, reply) =>
-      reply
-        .type("text/plain; charset=utf-8")
-        .send(renderLlmsTxt(app.swagger(), `${req.protocol}://${req.host}`, ctx.plans)),
-    );
     opsRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), ctx);
     const meter = meteringHook(ctx);
     await app.register(v1Api(ctx, routes, meter), { prefix: "/v1" });
@@ -311,6 +317,17 @@ export const updownApp = fp<AppOptions>(
  */
 function deadlineCheckInterval(headersTimeoutMs: number): number {
   return Math.min(1000, Math.max(10, Math.floor(headersTimeoutMs / 4)));
+}
+
+/**
+ * TRUST_PROXY as Fastify takes it. A hop count trusts that many proxies nearest the server whoever
+ * they are (Fastify's own number form trusts none, since it cannot check the peer): it is for a server
+ * only its proxies can reach (docs/plans-and-limits.md).
+ */
+function trustedProxies(
+  trust: false | number | string,
+): false | string | ((address: string, hop: number) => boolean) {
+  return typeof trust === "number" ? (_address, hop) => hop < trust : trust;
 }
 
 /** The server: Fastify with the app registered. Tests and `serve` both build it here. */
@@ -328,7 +345,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestIdOf,
     requestIdHeader: false,
-    trustProxy: config.trustProxy,
+    trustProxy: trustedProxies(config.trustProxy),
     ajv: { customOptions: { coerceTypes: true, allErrors: false, removeAdditional: false } },
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,

@@ -47,11 +47,26 @@ const PREFLIGHT_MAX_AGE = "86400";
 
 /**
  * /metrics answers callers on this machine without a token; a page from any origin open in a browser
- * on that machine could read it if it carried CORS headers, so it never does.
+ * on that machine could read it if it carried CORS headers, so it never does. Judged by the route the
+ * router matched, which it found from the decoded path: `/%6detrics` is /metrics too (issue 21).
  */
 function corsApplies(req: FastifyRequest): boolean {
+  return routeOf(req) !== "/metrics";
+}
+
+/**
+ * The route a request reached as the router saw it: the matched route's pattern, or for a path no
+ * route serves, the path decoded. Judging a request by its raw `url` instead lets `/%6detrics` pass
+ * for another path than the one it is served as.
+ */
+export function routeOf(req: FastifyRequest): string {
+  if (req.routeOptions.url !== undefined) return req.routeOptions.url;
   const path = req.url.split("?")[0];
-  return path !== "/metrics";
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 /**

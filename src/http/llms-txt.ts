@@ -155,7 +155,7 @@ function introduction(doc: Document, base: string, plans: Plans): string {
   const summary = doc.info?.description ?? "";
   return `# ${title}
 
-> ${summary} A read-only HTTP API (JSON) at ${base}, with an MCP server for AI agents.
+> ${summary} A read-only HTTP API (JSON) ${base === "" ? "served where this file is" : `at ${base}`}, with an MCP server for AI agents.
 
 Markets are Polymarket's short-interval crypto "Up or Down" markets: one per coin and series (5m, 15m,
 1h, 4h, 24h), named \`{coin}-updown-{type}-{start unix seconds}\` (\`btc-updown-5m-1784851200\`). Each
@@ -195,7 +195,12 @@ file. Otherwise \`updown keys create --plan pro\` prints a new key.
 - [Interactive reference](${base}/docs): the same, browsable`;
 }
 
-/** The whole file for a server reached at `base` (scheme and host, no trailing slash). */
+/**
+ * The whole file for a server reached at `base` (PUBLIC_BASE_URL: scheme, host and any path, no
+ * trailing slash), or with addresses relative to the file's own when `base` is "". Never from the
+ * request's Host: a cache in front would keep and hand other agents, with their keys, any host a
+ * client wrote (issue 21).
+ */
 export function renderLlmsTxt(document: unknown, base: string, plans: Plans): string {
   const doc = (isJson(document) ? document : {}) as Document;
   return `${[introduction(doc, base, plans), ...endpointSections(doc, base)].join("\n\n")}\n`;

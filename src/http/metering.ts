@@ -7,6 +7,7 @@ import {
   stateOf,
   type WindowState,
 } from "../access/limiter/limiter.ts";
+import { MinuteCounts } from "../access/minute-counts.ts";
 import { type ApiKeyRecord, PLAN_NAMES, type PlanName } from "../domain/api-key.ts";
 import { limitsOf, type Plan, type Plans, type RequestLimits } from "../domain/plan.ts";
 import { type Clock, isoSeconds } from "../domain/time.ts";
@@ -27,6 +28,8 @@ export interface MeteringOptions {
   clock: Clock;
   /** Failed authentications allowed per client address and minute before 429. */
   authFailuresPerMinute: number;
+  /** Requests per key and minute to the routes that do not count, before 429. */
+  uncountedPerMinute: number;
   metrics: Metrics;
 }
 
@@ -147,14 +150,17 @@ function rateLimitExceeded(plans: Plans, key: ApiKeyRecord, d: LimitDecision, no
 }
 
 /**
- * Authentication and counting for /v1 (DESIGN 3.2), as one onRequest hook: throttle addresses that
- * keep failing, authenticate, count in both windows (or only look, for unmetered routes), put the
- * limit headers on the reply before anything can fail, and refuse with 429 when a window is full.
+ * Authentication and counting for /v1 (DESIGN 3.2), as one onRequest hook: authenticate, throttle
+ * the addresses that keep failing (failures only), count in both windows (or only look, and cap in
+ * this process, for unmetered routes), put the limit headers on the reply before anything can fail,
+ * and refuse with 429 when a window is full.
  */
 export class Metering {
   private readonly options: MeteringOptions;
   /** Addresses refused for failed authentications, until the Unix ms their minute ends. */
   private readonly blockedUntil = new Map<string, number>();
+  /** Requests of each key this minute to the routes that do not count. */
+  private readonly uncounted = new MinuteCounts();
 
   constructor(options: MeteringOptions) {
     this.options = options;
@@ -163,10 +169,14 @@ export class Metering {
   readonly onRequest = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const { keys, limiter, plans, clock } = this.options;
     const nowMs = Math.floor(clock.nowMicros() / 1000);
-    this.throwIfBlocked(req.ip, nowMs);
+    // A valid key is served whatever its address did: only failures are throttled (issue 21), so a
+    // guesser sharing an address (a NAT, a proxy) locks out nobody but itself.
     const header = req.headers["x-api-key"];
     const key = await keys.authenticate(typeof header === "string" ? header : undefined);
-    if (!key) return this.authenticationFailed(req.ip, nowMs);
+    if (!key) {
+      this.throwIfBlocked(req.ip, nowMs);
+      return this.authenticationFailed(req.ip, nowMs);
+    }
     req.apiKey = key;
 
     const windows = requestWindows(limitsOf(plans, key));
@@ -177,9 +187,25 @@ export class Metering {
       : await limiter.peek(subject, windows, nowMs);
     reply.headers(rateLimitHeaders(key.plan, decision, nowMs));
     req.limitDecision = decision;
-    if (metered) this.count(decision.rejectedBy === null ? "admitted" : `refused_${decision.rejectedBy}`);
-    if (metered && !decision.admitted) throw rateLimitExceeded(plans, key, decision, nowMs);
+    if (!metered) return this.takeUncounted(key, nowMs);
+    this.count(decision.rejectedBy === null ? "admitted" : `refused_${decision.rejectedBy}`);
+    if (!decision.admitted) throw rateLimitExceeded(plans, key, decision, nowMs);
   };
+
+  /** The routes that do not count are still capped per key, in this process (docs/plans-and-limits.md). */
+  private takeUncounted(key: ApiKeyRecord, nowMs: number): void {
+    const perMinute = this.options.uncountedPerMinute;
+    const taken = this.uncounted.take(key.id, perMinute, nowMs);
+    if (taken.admitted) return;
+    this.count("refused_uncounted");
+    const retryAfter = secondsUntil(taken.resetAtMs / 1000, nowMs);
+    throw new ApiError(
+      "RATE_LIMIT_EXCEEDED",
+      `Too many requests to /v1/account and /v1/backtest-ai/quota: a key may make ${perMinute} a minute; retry after ${retryAfter} s.`,
+      { window: "minute", reason: "uncounted_requests", limit: perMinute, retry_after: retryAfter },
+      { "retry-after": String(retryAfter) },
+    );
+  }
 
   private count(result: string): void {
     const { limiter, metrics } = this.options;

@@ -83,7 +83,7 @@ export class Metrics {
   );
   readonly limiterDecisions = new Counter(
     "updown_rate_limit_decisions_total",
-    "Rate-limit decisions by result (admitted, refused_minute, refused_day, auth_failure, auth_throttled) and by limiter (memory, redis, fallback).",
+    "Rate-limit decisions by result (admitted, refused_minute, refused_day, refused_uncounted, auth_failure, auth_throttled, keyless_throttled) and by limiter (memory, redis, fallback).",
   );
   readonly storeErrors = new Counter(
     "updown_store_errors_total",

@@ -101,7 +101,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   403: "TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does",
   404: "RESOURCE_NOT_FOUND: no such market, coin, venue, record or route",
   422: "GENERATION_FAILED: no strategy could be generated from the prompt (details.reason); nothing was charged",
-  429: "RATE_LIMIT_EXCEEDED (details.window: minute or day) or too many failed keys from this address",
+  429: "RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests)",
   500: "INTERNAL_ERROR: nothing internal leaks",
   503: "SERVICE_UNAVAILABLE: a backing store is unreachable",
 };
@@ -176,7 +176,7 @@ export function opsResponses(
     out[Number(status)] = { ...schema, headers: { ...REQUEST_ID, ...own, ...compression } };
   }
   for (const status of [...new Set<ErrorStatus>([400, ...errors])].sort((a, b) => a - b)) {
-    const headers = { ...(status === 503 ? RETRY_AFTER : {}), ...COMPRESSION };
+    const headers = { ...(status === 503 || status === 429 ? RETRY_AFTER : {}), ...COMPRESSION };
     out[status] = answer(ref("Error"), ERROR_DESCRIPTIONS[status], headers);
   }
   return out;

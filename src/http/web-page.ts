@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { compress, type Encoding, negotiate, varyOnEncoding } from "./compression.ts";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { sendFile, type ServedFile, servedFile } from "./documents.ts";
 import { ApiError, notFound } from "./errors.ts";
 
 /**
@@ -36,30 +35,16 @@ export const PAGE_CSP = [
 const PAGE_CACHE = "no-cache";
 const ASSET_CACHE = "public, max-age=31536000, immutable";
 
-interface StaticFile {
-  contentType: string;
-  body: Buffer;
-  etag: string;
-  cacheControl: string;
-  /** The body in each encoding asked for so far, compressed once. */
-  encoded: Map<Encoding, Promise<Buffer>>;
-}
-
 interface WebBundle {
-  page: StaticFile;
+  page: ServedFile;
   /** By file name under /assets/. */
-  assets: Map<string, StaticFile>;
+  assets: Map<string, ServedFile>;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
   ".js": "text/javascript; charset=utf-8",
   ".css": "text/css; charset=utf-8",
 };
-
-function staticFile(body: Buffer, contentType: string, cacheControl: string): StaticFile {
-  const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
-  return { contentType, body, etag, cacheControl, encoded: new Map() };
-}
 
 /** Builds the bundle: the page's script and styles, and index.html pointing at their hashed names. */
 export async function buildWebBundle(webDir: string): Promise<WebBundle> {
@@ -78,19 +63,19 @@ export async function buildWebBundle(webDir: string): Promise<WebBundle> {
     legalComments: "eof",
     logLevel: "silent",
   });
-  const assets = new Map<string, StaticFile>();
+  const assets = new Map<string, ServedFile>();
   let html = await readFile(join(webDir, "index.html"), "utf8");
   for (const out of result.outputFiles) {
     const name = basename(out.path);
     const ext = /\.[a-z]+$/.exec(name)?.[0] ?? "";
     assets.set(
       name,
-      staticFile(Buffer.from(out.contents), CONTENT_TYPES[ext] ?? "application/octet-stream", ASSET_CACHE),
+      servedFile(Buffer.from(out.contents), CONTENT_TYPES[ext] ?? "application/octet-stream", ASSET_CACHE),
     );
     if (/^main-[^.]+\.js$/.test(name)) html = html.replace("/assets/main.js", `/assets/${name}`);
     if (/^main-[^.]+\.css$/.test(name)) html = html.replace("/assets/main.css", `/assets/${name}`);
   }
-  return { page: staticFile(Buffer.from(html), "text/html; charset=utf-8", PAGE_CACHE), assets };
+  return { page: servedFile(Buffer.from(html), "text/html; charset=utf-8", PAGE_CACHE), assets };
 }
 
 /** One build per web folder and process; a failed build is tried again at the next request. */
@@ -104,23 +89,6 @@ function bundleOf(webDir: string): Promise<WebBundle> {
     bundle.catch(() => bundles.delete(webDir));
   }
   return bundle;
-}
-
-async function send(req: FastifyRequest, reply: FastifyReply, file: StaticFile): Promise<FastifyReply> {
-  reply.header("content-type", file.contentType);
-  reply.header("cache-control", file.cacheControl);
-  reply.header("etag", file.etag);
-  varyOnEncoding(reply);
-  if (req.headers["if-none-match"] === file.etag) return reply.code(304).send();
-  const encoding = negotiate(req.headers["accept-encoding"]);
-  if (encoding === null) return reply.send(file.body);
-  let encoded = file.encoded.get(encoding);
-  if (!encoded) {
-    encoded = compress(file.body, encoding);
-    file.encoded.set(encoding, encoded);
-  }
-  reply.header("content-encoding", encoding);
-  return reply.send(await encoded);
 }
 
 /** The bundle, or a 500 in the envelope (logged with the cause) when it cannot be built. */
@@ -139,12 +107,12 @@ export function webPageRoutes(app: FastifyInstance, webDir: string = WEB_DIR): v
     const bundle = await loadBundle(req, webDir);
     reply.header("content-security-policy", PAGE_CSP);
     reply.header("referrer-policy", "no-referrer");
-    return send(req, reply, bundle.page);
+    return sendFile(req, reply, bundle.page);
   });
   app.get<{ Params: { file: string } }>("/assets/:file", { schema: { hide: true } }, async (req, reply) => {
     const bundle = await loadBundle(req, webDir);
     const file = bundle.assets.get(req.params.file);
     if (!file) throw notFound(`No asset ${req.params.file}; the page at / names its assets.`);
-    return send(req, reply, file);
+    return sendFile(req, reply, file);
   });
 }

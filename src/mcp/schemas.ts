@@ -16,6 +16,8 @@ export const slugField = z
   .string()
   .min(1)
   .max(200)
+  // Letters, digits, - and _ only: a slug is one path segment, and `..`, `/` or `%2F` would make it others.
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, "a slug is letters, digits, - and _")
   .describe("A market's slug (btc-updown-5m-1784851200) or Polymarket's alias of an hourly or daily market");
 export const timeField = z
   .string()

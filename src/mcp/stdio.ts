@@ -9,6 +9,7 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+import { answerInvalidParams } from "./mcp-server.ts";
 
 /**
  * The SDK's stdio transport, told when stdin has ended, that closes only once every request read
@@ -63,6 +64,8 @@ export async function serveOverStdio(server: McpServer): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = resolve;
   });
-  await server.connect(new DrainingStdio(process.stdin, process.stdout));
+  const transport = new DrainingStdio(process.stdin, process.stdout);
+  await server.connect(transport);
+  answerInvalidParams(transport);
   await closed;
 }

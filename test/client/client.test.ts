@@ -579,3 +579,18 @@ describe("client: abort and timeouts", () => {
     assert.equal((await client.market(slug)).slug, slug, "the client's own timeout (30 s) lets it through");
   });
 });
+
+test("a slug of . or .. is refused before any request: it would name another path", async () => {
+  const client = new UpdownClient({
+    baseUrl: `http://127.0.0.1:${await closedPort()}`,
+    apiKey: "ud_x",
+    maxRetries: 0,
+  });
+  for (const slug of ["..", "."]) {
+    await assert.rejects(() => client.market(slug), TypeError, slug);
+    await assert.rejects(() => client.snapshotsPage(slug), TypeError, slug);
+  }
+  // Other dots, and escapes, are a segment's own characters, sent encoded (here to a port nothing listens on).
+  for (const slug of ["...", "%2e%2e", "a/.."])
+    await assert.rejects(() => client.market(slug), UpdownError, slug);
+});

@@ -66,11 +66,31 @@ describe("configuration from the environment (docs/configuration.md)", () => {
       rtdsUrl: "ws://127.0.0.1:1/rtds",
     });
     assert.deepEqual(config.binance.weightLimits, { spot: 100, futures: 50 });
-    assert.equal(loadConfig({ TRUST_PROXY: "true" }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: "2" }).trustProxy, 2);
+    assert.equal(loadConfig({ TRUST_PROXY: "uniquelocal,::1" }).trustProxy, "uniquelocal,::1");
     assert.equal(loadConfig({ TRUST_PROXY: "false" }).trustProxy, false);
+    assert.equal(
+      loadConfig({ PUBLIC_BASE_URL: "https://api.example.com/" }).publicBaseUrl,
+      "https://api.example.com",
+    );
+    assert.equal(loadConfig({}).publicBaseUrl, null);
     assert.equal(loadConfig({ SEED_DEMO: "0" }).seedDemo, false);
     assert.equal(loadConfig({ SEED_DEMO: "1" }, ["--no-seed"]).seedDemo, false);
     assert.equal(loadConfig({}, ["--page-cache-mb", "2"]).pageCacheBytes, 2 * 1024 * 1024);
+  });
+
+  test("TRUST_PROXY=true, which believed any client's X-Forwarded-For, stops the server naming the forms to use", () => {
+    assert.throws(
+      () => loadConfig({ TRUST_PROXY: "true" }),
+      /TRUST_PROXY \(--trust-proxy\) no longer takes "true" .*addresses or CIDR ranges \(e\.g\. 10\.0\.0\.0\/8\).*number of proxies/,
+    );
+    for (const bad of ["0", "17", "everything", "10.0.0.0/8,*"]) {
+      assert.throws(
+        () => loadConfig({ TRUST_PROXY: bad }),
+        /TRUST_PROXY \(--trust-proxy\) must be false, a number of proxy hops/,
+      );
+    }
+    assert.throws(() => loadConfig({ PUBLIC_BASE_URL: "javascript://x" }), /PUBLIC_BASE_URL/);
   });
 
   test("a Binance address comes from its variable, and its flag wins over it; trailing slashes go", () => {

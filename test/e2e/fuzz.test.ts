@@ -828,3 +828,256 @@ function rawAnswerProblems(a: RawAnswer): string[] {
     problems.push(`Content-Length ${length}, body ${a.bodyBytes}`);
   return problems;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// POST bodies and /mcp, on a server of their own: a valid body stores a strategy or a run, which the
+// suite above must not see.
+
+const BODY_RUNS = Math.max(150, Math.round(RUNS / 15));
+const MCP_RUNS = Math.max(150, Math.round(RUNS / 15));
+
+type JsonSchema = {
+  $ref?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+};
+
+const COMPONENTS = (DOCUMENT as unknown as { components: { schemas: Record<string, JsonSchema> } }).components
+  .schemas;
+
+/** JSON values no field expects, Object.prototype's names among them. */
+const hostileJson: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(null, true, 0, -1, 1e308, "", "__proto__", "constructor", "toString", [], {}, [[]], {
+    a: {},
+  }),
+  hostileText,
+  fc.double(),
+  fc.jsonValue({ maxDepth: 2 }),
+);
+
+/**
+ * A value for a JSON schema (component references followed): valid most of the time in the valid
+ * mode, with hostile values, unknown and prototype-named keys and missing required fields otherwise.
+ */
+function jsonFor(schema: JsonSchema, mode: Mode, depth = 0): fc.Arbitrary<unknown> {
+  const own = schema.$ref ? COMPONENTS[schema.$ref.replace("#/components/schemas/", "")] : schema;
+  const valid = validJsonFor(own ?? {}, mode, depth);
+  if (mode === "valid") return valid;
+  return fc.oneof(
+    { weight: mode === "boundary" ? 6 : 3, arbitrary: valid },
+    { weight: 1, arbitrary: hostileJson },
+  );
+}
+
+function validJsonFor(s: JsonSchema, mode: Mode, depth: number): fc.Arbitrary<unknown> {
+  if (depth > 4) return fc.constant(null);
+  const alternatives = s.anyOf ?? s.oneOf;
+  if (alternatives) return fc.oneof(...alternatives.map((a) => jsonFor(a, mode, depth + 1)));
+  if (s.const !== undefined) return fc.constant(s.const);
+  if (s.enum) return fc.constantFrom(...s.enum);
+  const type = Array.isArray(s.type) ? s.type[0] : s.type;
+  switch (type) {
+    case "integer":
+      return fc.integer({ min: Math.max(s.minimum ?? -1000, -1e6), max: Math.min(s.maximum ?? 1000, 1e6) });
+    case "number":
+      return fc.double({
+        min: Math.max(s.minimum ?? -1000, -1e6),
+        max: Math.min(s.maximum ?? 1000, 1e6),
+        noNaN: true,
+      });
+    case "boolean":
+      return fc.boolean();
+    case "string":
+      return fc.oneof(
+        fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40) }),
+        fc.constantFrom("up_price", "gt", "btc", "5m", "buy", "Up", "2026-07-24T00:10:00Z"),
+      );
+    case "array":
+      return fc.array(jsonFor(s.items ?? {}, mode, depth + 1), { maxLength: 3 });
+    case "object":
+      return objectFor(s, mode, depth);
+    default:
+      return fc.jsonValue({ maxDepth: 1 });
+  }
+}
+
+function objectFor(s: JsonSchema, mode: Mode, depth: number): fc.Arbitrary<unknown> {
+  const properties = Object.entries(s.properties ?? {});
+  const required = new Set(s.required ?? []);
+  const fields = properties.map(([name, p]) =>
+    fc.option(
+      jsonFor(p, mode, depth + 1).map((v) => [name, v] as const),
+      { nil: null, freq: required.has(name) ? (mode === "valid" ? 20 : 4) : 2 },
+    ),
+  );
+  const extraKey = fc.constantFrom("__proto__", "constructor", "toString", "hasOwnProperty", "x", "");
+  const extras =
+    mode === "valid" ? fc.constant([]) : fc.array(fc.tuple(extraKey, hostileJson), { maxLength: 2 });
+  return fc.tuple(fc.tuple(...fields), extras).map(([given, extra]) => {
+    // Own properties, a "__proto__" key included, as JSON.parse would make them.
+    const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+    for (const f of given) if (f !== null) out[f[0]] = f[1];
+    for (const [k, v] of extra) out[k] = v;
+    return out;
+  });
+}
+
+interface PostOperation {
+  id: string;
+  path: string;
+  schema: JsonSchema;
+}
+
+const POST_OPERATIONS: PostOperation[] = Object.entries(DOCUMENT.paths).flatMap(([path, methods]) =>
+  Object.entries(
+    methods as Record<
+      string,
+      DocumentOperation & { requestBody?: { content: Record<string, { schema: JsonSchema }> } }
+    >,
+  )
+    .filter(([method, op]) => method === "post" && op.requestBody?.content["application/json"])
+    .map(([, op]) => ({
+      id: op.operationId,
+      path,
+      schema: op.requestBody!.content["application/json"].schema,
+    })),
+);
+
+/** What is wrong with an answer to /mcp: a 5xx, an error off the envelope, or a JSON-RPC internal error. */
+function mcpProblems(a: Answer): string[] {
+  if (a.status !== 200) return answerProblems("POST", a);
+  const problems = answerProblems("POST", a);
+  try {
+    const messages = [JSON.parse(a.body)].flat() as { error?: { code?: number } }[];
+    for (const m of messages) {
+      if (m.error?.code === -32603) problems.push(`JSON-RPC internal error: ${a.body.slice(0, 300)}`);
+    }
+  } catch {
+    if (a.body !== "") problems.push(`not JSON: ${a.body.slice(0, 200)}`);
+  }
+  return problems;
+}
+
+describe(`fuzz of POST bodies and /mcp (seed ${SEED})`, () => {
+  let s: TestApp;
+  let key: string;
+  let slugs: string[];
+  let tools: { name: string; inputSchema: JsonSchema }[];
+  const mcpHeaders = () => ({
+    "x-api-key": key,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  });
+
+  before(async () => {
+    s = await makeTestApp();
+    key = await s.keyFor("enterprise");
+    slugs = ((await s.get("/v1/markets?limit=20")).json().markets as { slug: string }[]).map((m) => m.slug);
+    const listed = await s.app.inject({
+      method: "POST",
+      url: "/mcp",
+      headers: mcpHeaders(),
+      payload: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+    });
+    tools = listed.json().result.tools;
+    assert.ok(tools.length >= 7);
+  });
+  after(() => s.close());
+
+  test(`${BODY_RUNS} bodies for every POST operation: no 5xx, every error the envelope, as documented`, async () => {
+    assert.deepEqual(POST_OPERATIONS.map((o) => o.id).sort(), [
+      "generateStrategy",
+      "runBacktest",
+      "runStrategy",
+    ]);
+    const bodyOf = fc
+      .tuple(fc.constantFrom(...POST_OPERATIONS), modeArb)
+      .chain(([op, mode]) =>
+        fc.tuple(fc.constant(op), fc.constant(mode), jsonFor(op.schema, mode), fc.constantFrom(...slugs)),
+      );
+    const property = fc.asyncProperty(bodyOf, async ([op, mode, body, slug]) => {
+      // A market to run on, most of the time, so that valid bodies get as far as a run.
+      const payload =
+        typeof body === "object" && body !== null && !Array.isArray(body) && mode !== "hostile"
+          ? { slug, ...body }
+          : body;
+      const mismatchesBefore = s.contractMismatches.length;
+      const res = await s.app.inject({
+        method: "POST",
+        url: op.path,
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        payload: JSON.stringify(payload),
+      });
+      const problems = [
+        ...answerProblems("POST", { status: res.statusCode, headers: res.headers, body: res.body }),
+        ...s.contractMismatches.slice(mismatchesBefore),
+      ];
+      if (problems.length > 0)
+        throw new Error(`POST ${op.path} ${JSON.stringify(payload)}: ${problems.join("; ")}`);
+    });
+    await runProperty("POST body fuzz", property, BODY_RUNS);
+  });
+
+  test(`${MCP_RUNS} JSON-RPC messages to /mcp: no 5xx, no internal error, refusals in the envelope`, async () => {
+    const toolCall = fc.tuple(fc.constantFrom(...tools), modeArb).chain(([tool, mode]) =>
+      fc.record({
+        name: mode === "hostile" ? fc.oneof(fc.constant(tool.name), hostileJson) : fc.constant(tool.name),
+        arguments: fc.oneof(
+          { weight: 6, arbitrary: jsonFor(tool.inputSchema, mode) },
+          { weight: 1, arbitrary: hostileJson },
+        ),
+      }),
+    );
+    const message = fc.oneof(
+      {
+        weight: 6,
+        arbitrary: toolCall.map((params) => ({ jsonrpc: "2.0", id: 1, method: "tools/call", params })),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          jsonrpc: fc.constantFrom("2.0", "1.0", undefined),
+          id: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.constant(null)),
+          method: fc.constantFrom(
+            "tools/list",
+            "initialize",
+            "ping",
+            "prompts/list",
+            "resources/read",
+            "nope",
+          ),
+          params: fc.oneof(fc.constant({}), hostileJson),
+        }),
+      },
+      { weight: 1, arbitrary: hostileJson },
+      {
+        weight: 1,
+        arbitrary: fc.array(
+          toolCall.map((params) => ({ jsonrpc: "2.0", id: 2, method: "tools/call", params })),
+          { maxLength: 3 },
+        ),
+      },
+    );
+    const property = fc.asyncProperty(message, async (m) => {
+      const res = await s.app.inject({
+        method: "POST",
+        url: "/mcp",
+        headers: mcpHeaders(),
+        payload: JSON.stringify(m),
+      });
+      const problems = mcpProblems({ status: res.statusCode, headers: res.headers, body: res.body });
+      if (problems.length > 0) throw new Error(`POST /mcp ${JSON.stringify(m)}: ${problems.join("; ")}`);
+    });
+    await runProperty("MCP fuzz", property, MCP_RUNS);
+  });
+});

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
 
 // /llms.txt (https://llmstxt.org): served without a key, plain text, and generated from the OpenAPI
@@ -28,8 +29,8 @@ describe("GET /llms.txt", () => {
   let t: TestApp;
   let text: string;
   before(async () => {
-    t = await makeTestApp({ seed: false });
-    const res = await t.app.inject({ url: "/llms.txt", headers: { host: "updown.example:8080" } });
+    t = await makeTestApp({ seed: false, config: { publicBaseUrl: "http://updown.example:8080" } });
+    const res = await t.app.inject({ url: "/llms.txt", headers: { host: "evil.example" } });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers["content-type"], "text/plain; charset=utf-8");
     text = res.body;
@@ -108,4 +109,54 @@ describe("GET /llms.txt", () => {
     assert.equal(served.paths["/mcp"], undefined);
     assert.equal(DOCUMENT.paths["/llms.txt"], undefined);
   });
+
+  test("names only PUBLIC_BASE_URL, whatever Host, X-Forwarded-Host or -Proto the request wrote", async () => {
+    const hostile = await t.app.inject({
+      url: "/llms.txt",
+      headers: {
+        host: "evil.example",
+        "x-forwarded-host": "evil.example",
+        "x-forwarded-proto": "javascript",
+      },
+    });
+    assert.equal(hostile.body, text);
+    assert.doesNotMatch(hostile.body, /evil|javascript:/);
+    const addresses = hostile.body.match(/[a-z][a-z0-9+.-]*:\/\/[^\s)\]]+/g) ?? [];
+    assert.ok(addresses.length > 10);
+    // Besides the service: the default UPDOWN_URL of `updown mcp`, which runs on the agent's machine.
+    const foreign = addresses.filter((a) => !/^http:\/\/updown\.example:8080\b/.test(a));
+    assert.deepEqual(foreign, ["http://127.0.0.1:8080"]);
+  });
+
+  test("is cached: a strong ETag, Cache-Control, 304 on If-None-Match, the same bytes in each encoding", async () => {
+    const plain = await t.app.inject({ url: "/llms.txt" });
+    assert.match(String(plain.headers.etag), /^"[A-Za-z0-9_-]+"$/);
+    assert.equal(plain.headers["cache-control"], "public, max-age=300");
+    const again = await t.app.inject({
+      url: "/llms.txt",
+      headers: { "if-none-match": String(plain.headers.etag) },
+    });
+    assert.equal(again.statusCode, 304);
+    assert.equal(again.body, "");
+    for (const encoding of ["gzip", "br"]) {
+      const res = await t.app.inject({ url: "/llms.txt", headers: { "accept-encoding": encoding } });
+      assert.equal(res.headers["content-encoding"], encoding);
+      assert.equal(res.headers.etag, plain.headers.etag);
+      const body = encoding === "br" ? brotliDecompressSync(res.rawPayload) : gunzipSync(res.rawPayload);
+      assert.equal(body.toString(), plain.body);
+    }
+  });
+});
+
+test("without PUBLIC_BASE_URL, /llms.txt gives addresses relative to where it was read, never the Host", async () => {
+  const t = await makeTestApp({ seed: false });
+  try {
+    const res = await t.app.inject({ url: "/llms.txt", headers: { host: "evil.example" } });
+    assert.equal(res.statusCode, 200);
+    assert.doesNotMatch(res.body, /evil|:\/\/(?!llmstxt\.org|127\.0\.0\.1:8080)/);
+    assert.ok(res.body.includes("[OpenAPI document](/openapi.json)"));
+    assert.ok(res.body.includes("[POST /mcp](/mcp)"));
+  } finally {
+    await t.close();
+  }
 });

@@ -212,6 +212,39 @@ describe("counting under concurrency and across windows", () => {
   });
 });
 
+describe("the routes that do not count are capped per key", () => {
+  test("UNCOUNTED_REQUESTS_PER_MINUTE of /v1/account and /quota together, then 429 until the minute ends; counted routes untouched", async () => {
+    const t = await makeTestApp({ config: { uncountedRequestsPerMinute: 10 } });
+    try {
+      const key = await t.keyFor("starter");
+      const other = await t.keyFor("starter");
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => get(t, i % 2 ? "/v1/account" : "/v1/backtest-ai/quota", key)),
+      );
+      assert.equal(answers.filter((r) => r.statusCode === 200).length, 10);
+      const refused = answers.filter((r) => r.statusCode === 429);
+      assert.equal(refused.length, 20);
+      assert.equal(refused[0].headers["retry-after"], "26");
+      assert.equal(refused[0].headers["x-ratelimit-remaining"], "1000", "limit headers, nothing counted");
+      assert.deepEqual(refused[0].json().error.details, {
+        window: "minute",
+        reason: "uncounted_requests",
+        limit: 10,
+        retry_after: 26,
+      });
+      // Still not counted: the day is untouched, counted routes answer, another key is not capped.
+      assert.equal((await get(t, MARKET, key)).headers["x-ratelimit-remaining"], "999");
+      assert.equal((await get(t, "/v1/account", other)).statusCode, 200);
+      t.clock.advance(26e6);
+      const next = await get(t, "/v1/account", key);
+      assert.equal(next.statusCode, 200);
+      assert.equal(next.json().usage.day.used, 1);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe("failed authentication is throttled per client address", () => {
   let t: TestApp;
   before(async () => {
@@ -219,7 +252,7 @@ describe("failed authentication is throttled per client address", () => {
   });
   after(() => t.close());
 
-  test("30 failures a minute get 401, then 429 for the rest of the minute, even with a valid key", async () => {
+  test("30 failures a minute get 401, then 429 for the rest of the minute; a valid key is still served", async () => {
     const good = await t.keyFor("pro");
     for (let i = 0; i < 30; i++) assert.equal((await get(t, MARKET, "ud_guess", "10.0.0.1")).statusCode, 401);
     const throttled = await get(t, MARKET, "ud_guess", "10.0.0.1");
@@ -230,16 +263,80 @@ describe("failed authentication is throttled per client address", () => {
       reason: "authentication_failures",
       retry_after: 26,
     });
-    // Checking keys from a throttled address would let guessing go on, so none is checked.
-    assert.equal((await get(t, MARKET, good, "10.0.0.1")).statusCode, 429);
+    // Only failures are throttled: a valid key from the same address (a NAT, a proxy) is served.
+    assert.equal((await get(t, MARKET, good, "10.0.0.1")).statusCode, 200);
     assert.equal((await get(t, MARKET, good, "10.0.0.2")).statusCode, 200, "other addresses are unaffected");
     t.clock.advance(26e6);
     assert.equal((await get(t, MARKET, "ud_guess", "10.0.0.1")).statusCode, 401);
     assert.equal((await get(t, MARKET, good, "10.0.0.1")).statusCode, 200);
   });
+
+  test("a valid key from an address that failed 100 times is served, and counted as usual", async () => {
+    const good = await t.keyFor("pro");
+    const answers = [];
+    for (let i = 0; i < 100; i++) answers.push((await get(t, MARKET, `ud_guess${i}`, "10.0.0.9")).statusCode);
+    assert.deepEqual(new Set(answers.slice(0, 30)), new Set([401]));
+    assert.deepEqual(new Set(answers.slice(30)), new Set([429]));
+    const served = await get(t, MARKET, good, "10.0.0.9");
+    assert.equal(served.statusCode, 200);
+    assert.equal(served.headers["x-ratelimit-remaining"], "49999");
+    // And a request without a key from that address is still a failure, throttled.
+    const keyless = await t.app.inject({ url: MARKET, remoteAddress: "10.0.0.9" });
+    assert.equal(keyless.statusCode, 429);
+  });
 });
 
 describe("the client address behind a proxy (TRUST_PROXY)", () => {
+  const fail = (t: TestApp, forwardedFor: string, remoteAddress = "127.0.0.1") =>
+    t.app.inject({
+      url: MARKET,
+      headers: { "x-api-key": "ud_guess", "x-forwarded-for": forwardedFor },
+      remoteAddress,
+    });
+
+  test("X-Forwarded-For rotated by a peer that is not a trusted proxy does not escape the throttle", async () => {
+    const t = await makeTestApp({ config: { trustProxy: "10.20.0.0/16" } });
+    try {
+      for (let i = 0; i < 30; i++) assert.equal((await fail(t, `198.51.100.${i}`)).statusCode, 401);
+      assert.equal((await fail(t, "198.51.100.99")).statusCode, 429);
+      assert.equal((await fail(t, "198.51.100.100, 10.20.0.1")).statusCode, 429);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test("an untrusted peer naming a victim's address in X-Forwarded-For does not lock the victim out", async () => {
+    const t = await makeTestApp({ config: { trustProxy: "10.20.0.0/16" } });
+    try {
+      for (let i = 0; i < 40; i++) await fail(t, "203.0.113.7", "192.0.2.66");
+      assert.equal((await fail(t, "203.0.113.7", "192.0.2.66")).statusCode, 429, "the attacker is throttled");
+      // The victim, directly and through the trusted proxy, is not.
+      assert.equal((await get(t, MARKET, "ud_guess", "203.0.113.7")).statusCode, 401);
+      assert.equal((await fail(t, "203.0.113.7", "10.20.0.5")).statusCode, 401);
+      assert.equal((await get(t, MARKET, t.key, "203.0.113.7")).statusCode, 200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test("a hop count believes that many proxies nearest the server, and no more", async () => {
+    const t = await makeTestApp({ config: { trustProxy: 1 } });
+    try {
+      // The one proxy appends the address it saw: entries a client wrote before it are not believed.
+      for (let i = 0; i < 30; i++) {
+        assert.equal((await fail(t, `198.51.100.${i}, 203.0.113.9`, "10.20.0.1")).statusCode, 401);
+      }
+      assert.equal((await fail(t, "198.51.100.200, 203.0.113.9", "10.20.0.1")).statusCode, 429);
+      assert.equal(
+        (await fail(t, "203.0.113.10", "10.20.0.1")).statusCode,
+        401,
+        "another client of the proxy",
+      );
+    } finally {
+      await t.close();
+    }
+  });
+
   test("X-Forwarded-For names the address only when the proxy is trusted", async () => {
     const behindProxy = await makeTestApp({ config: { trustProxy: "127.0.0.1" } });
     const direct = await makeTestApp();

@@ -616,3 +616,38 @@ describe("counting /mcp like any request", () => {
     assert.equal(await minuteUsed(key), before, "a 405 outside /v1 counts nothing");
   });
 });
+
+describe("hostile tool arguments", () => {
+  test("a slug that would leave its path segment (.., ., /, %2F, %2e%2e) is an invalid argument; no other route is read", async () => {
+    const key = await t.keyFor("pro");
+    for (const slug of ["..", ".", "a/b", "..%2F..%2Fseries", "%2e%2e", "btc-updown-5m-1/../..", "x?y=1"]) {
+      for (const tool of ["market_summary", "market_chart", "book_at"]) {
+        const before = await minuteUsed(key);
+        const res = await rawMcp(key, toolCall(tool, { slug, time: IN_MARKET }));
+        assert.equal(res.status, 200);
+        const body = (await res.json()) as Json;
+        assert.equal(body.result.isError, true, `${tool} ${slug}`);
+        assert.match(body.result.content[0].text, /^MCP error -32602: Input validation error: .*slug/s);
+        // The /mcp request itself and nothing else.
+        assert.equal(await minuteUsed(key), before + 1, `${tool} ${slug}`);
+      }
+    }
+  });
+
+  test("arguments that are not an object, or a tool name that is not a string: JSON-RPC -32602, not -32603", async () => {
+    const key = await t.keyFor("pro");
+    for (const params of [
+      { name: "list_markets", arguments: "x" },
+      { name: "list_markets", arguments: [1] },
+      { name: 5, arguments: {} },
+      { arguments: {} },
+    ]) {
+      const res = await rawMcp(key, { jsonrpc: "2.0", id: 7, method: "tools/call", params });
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as Json;
+      assert.equal(body.id, 7);
+      assert.equal(body.error.code, -32602, JSON.stringify(params));
+      assert.match(body.error.message, /^Invalid params for tools\/call: params\./);
+    }
+  });
+});

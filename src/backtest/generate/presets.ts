@@ -61,6 +61,6 @@ export const PRESET_NAMES = Object.keys(PRESETS);
 
 /** A preset's definition; a fresh copy, so that callers may change it. */
 export function presetDefinition(name: string): StrategyDefinition | null {
-  const preset = PRESETS[name];
+  const preset = Object.hasOwn(PRESETS, name) ? PRESETS[name] : undefined;
   return preset ? (JSON.parse(JSON.stringify(preset)) as StrategyDefinition) : null;
 }

@@ -1,6 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest, LightMyRequestResponse } from "fastify";
-import { inProcessMcpServer } from "../../mcp/mcp-server.ts";
+import { answerInvalidParams, inProcessMcpServer } from "../../mcp/mcp-server.ts";
 import { ApiError } from "../errors.ts";
 import { injectFetch } from "../inject-fetch.ts";
 
@@ -32,7 +32,8 @@ function webRequestOf(req: FastifyRequest): Request {
     if (value === undefined || FRAMING.has(name) || name === "host") continue;
     headers.set(name, Array.isArray(value) ? value.join(", ") : value);
   }
-  return new Request(`http://${req.host}${req.url}`, { method: req.method, headers });
+  // The transport reads only the path of the URL; the request's Host is never trusted to write one.
+  return new Request(new URL(req.url, "http://localhost"), { method: req.method, headers });
 }
 
 /** The transport's own refusals (a wrong Accept or Content-Type, a message that is not JSON-RPC) in the envelope. */
@@ -82,6 +83,7 @@ function handler(root: FastifyInstance) {
       enableJsonResponse: true,
     });
     await server.connect(transport);
+    answerInvalidParams(transport);
     try {
       const response = await transport.handleRequest(webRequestOf(req), { parsedBody: req.body });
       // The counts after the call and every read it made, not only after the call itself.

@@ -58,7 +58,7 @@ const metricsSchema = {
         "Prometheus text format 0.0.4",
       ),
     },
-    [401, 404, 500],
+    [401, 404, 429, 500],
   ),
 };
 
