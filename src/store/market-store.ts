@@ -1,10 +1,13 @@
 import type { Coin, Market, MarketType } from "../domain/market.ts";
 import type { SnapshotRow, SortOrder } from "../domain/snapshot.ts";
+import type { JsonBytes } from "../domain/json-bytes.ts";
 import type { Micros } from "../domain/time.ts";
 import type { SeriesSummaryRow } from "./rules/series-summary.ts";
-import type { PageWriter } from "./rules/snapshot-blocks.ts";
 
 export type { SeriesSummaryRow } from "./rules/series-summary.ts";
+
+/** Writes a page's snapshots as JSON (comma-separated), synchronously, into a writer. */
+export type PageWriter = (w: JsonBytes) => void;
 
 /** A market as the store holds it: the record plus the store's own key and snapshot count. */
 export interface StoredMarket extends Market {

@@ -1,6 +1,9 @@
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
-import type { SnapshotQuery } from "../market-store.ts";
+import type { PageWriter, SnapshotQuery } from "../market-store.ts";
+
+// Defined beside renderedPage, which answers it; the dialects take it from here with the block reads.
+export type { PageWriter } from "../market-store.ts";
 import type { JsonBytes } from "../../domain/json-bytes.ts";
 import {
   type FetchedRendering,
@@ -488,9 +491,6 @@ export function readBlockPage(src: BlockSource, q: SnapshotQuery): Promise<Snaps
 export function renderStored(b: StoredBlock): Uint8Array {
   return renderRows(allRows([{ ...b, books: null }]));
 }
-
-/** Writes a page's snapshots as JSON (comma-separated), synchronously, into a writer. */
-export type PageWriter = (w: JsonBytes) => void;
 
 /**
  * A page from a market's blocks as their rendered JSON, to be written once the caller is ready; null
