@@ -12,7 +12,7 @@ const MODULES = {
   log: "^src/log\\.ts$",
   store: "^src/store/",
   access: "^src/access/",
-  engine: "^src/backtest/(engine|features|fills|metrics|definition)\\.ts$",
+  engine: "^src/backtest/(engine|features|feature-registry|fills|metrics|definition)\\.ts$",
   backtest: "^src/backtest/",
   mcp: "^src/mcp/",
   http: "^src/http/",

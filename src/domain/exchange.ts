@@ -111,7 +111,6 @@ export interface ExchangeBatch {
 
 export type ExchangeCounts = Record<keyof ExchangeBatch, number>;
 
-export const MS = 1000;
 const MINUTE_US = 60_000_000;
 const DAY_US = 86_400_000_000;
 

@@ -57,7 +57,7 @@ import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies
 import { executionPriceComponents, executionPriceRoutes } from "./routes/execution-price.ts";
 import { webPageRoutes } from "./web-page.ts";
 
-export type { Api, AppContext, AppOptions } from "./context.ts";
+export type { AppContext, AppOptions } from "./context.ts";
 
 /** The app plugin's options: the context every route is given, built once by its caller. */
 export interface AppPluginOptions {

@@ -201,11 +201,6 @@ export const priceOrderOutput = z.object({
   levels_taken: z.number().int(),
 });
 
-export type SeriesOutput = z.infer<typeof seriesOutput>;
 export type MarketRow = z.infer<typeof marketRow>;
-export type ListMarketsOutput = z.infer<typeof listMarketsOutput>;
-export type MarketSummaryOutput = z.infer<typeof marketSummaryOutput>;
 export type PricePoint = z.infer<typeof pricePoint>;
-export type MarketChartOutput = z.infer<typeof marketChartOutput>;
 export type BookAtOutput = z.infer<typeof bookAtOutput>;
-export type PriceOrderOutput = z.infer<typeof priceOrderOutput>;
