@@ -26,6 +26,8 @@ const MODULES = {
   bench: "^bench/",
   scripts: "^scripts/",
   test: "^test/",
+  // The committed API document, the one rendering of the wire schemas outside src/.
+  contract: "^openapi\\.json$",
 };
 
 /** What each module may import (besides itself), by name in MODULES. */
@@ -41,7 +43,7 @@ const MAY_IMPORT = {
   engine: ["domain", "engine"],
   backtest: ["domain", "wire", "store", "access", "config", "log"],
   // The MCP tools answer through the client only: nothing of the service's insides.
-  mcp: ["config", "client"],
+  mcp: ["config", "client", "contract"],
   http: ["domain", "wire", "store", "access", "backtest", "archive", "mcp", "config", "log", "client"],
   record: ["domain", "wire", "upstream", "store", "config", "log"],
   archive: ["domain", "wire", "upstream", "store", "log"],
@@ -80,6 +82,7 @@ const MAY_IMPORT = {
   ],
   // The client runs in browsers and depends on the OpenAPI document only.
   client: [],
+  contract: [],
   // The page runs in the browser and reaches the server through the client only.
   web: ["client"],
   // The bench drives the service as a whole, with the test suite's helpers for its upstreams.
