@@ -441,4 +441,3 @@ export class OfflineGenerator implements StrategyGenerator {
     return { definition, generator: this.kind, model: null, notes };
   }
 }
-
