@@ -1,35 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { openLimiter } from "./access/limiter/open.ts";
-import { deferredLogger, errorMessage, type Logger, serverLog, stderrLogger } from "./log.ts";
-import { loadPlans } from "./access/plans.ts";
-import { openDatabase, UsageError } from "./cli/command.ts";
-import { Progress } from "./cli/progress.ts";
-import type { Config } from "./config.ts";
-import type { Plans } from "./domain/plan.ts";
-import type { Clock } from "./domain/time.ts";
-import { shiftedClock } from "./domain/time.ts";
-import { buildApp } from "./http/app.ts";
-import { type FirstStart, firstStartBanner, prepareFirstStart } from "./cli/first-start.ts";
-import type { Store } from "./store/ports/store.ts";
-
-/** Seeds an empty database and makes demo keys for a keyless one, with progress on stderr. */
-async function firstStart(store: Store, config: Config, plans: Plans, clock: Clock): Promise<FirstStart> {
-  const progress = new Progress("Seeding demo data");
-  const made = await prepareFirstStart(store, {
-    counts: config.demoCounts,
-    coins: config.coins,
-    databaseUrl: config.databaseUrl,
-    plans,
-    clock,
-    onProgress: (done, total) => progress.update(done, total),
-  });
-  if (made.seeded) {
-    progress.done(
-      `${made.seeded.markets} markets, ${made.seeded.snapshots.toLocaleString("en-US")} snapshots`,
-    );
-  }
-  return made;
-}
+import { errorMessage, serverLog } from "./log.ts";
+import { type AppContext, serverOver } from "./http/app.ts";
 
 /** How much longer than the drain a stop may take to close the database and Redis before exit 1. */
 const CLOSE_GRACE_MS = 5000;
@@ -95,8 +66,11 @@ function drainOnSignals(app: FastifyInstance, drainMs: number, flushLogSync: () 
   process.on("SIGINT", onSignal);
 }
 
+/** An address the server cannot listen on: one line for the command line, not a stack. */
+export class ListenError extends Error {}
+
 /** Listens where the configuration says; an address in use or not allowed is one line, not a stack. */
-async function listen(app: FastifyInstance, config: Config): Promise<string> {
+async function listen(app: FastifyInstance, config: AppContext["config"]): Promise<string> {
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
@@ -104,41 +78,30 @@ async function listen(app: FastifyInstance, config: Config): Promise<string> {
     if (code !== "EADDRINUSE" && code !== "EACCES" && code !== "EADDRNOTAVAIL") throw err;
     await app.close();
     const why = code === "EADDRINUSE" ? "the port is in use (another server? set PORT)" : errorMessage(err);
-    throw new UsageError(`cannot listen on ${config.host}:${config.port}: ${why}`);
+    throw new ListenError(`cannot listen on ${config.host}:${config.port}: ${why}`);
   }
   return `http://${config.host}:${(app.server.address() as { port: number }).port}`;
 }
 
-/** The thin runner: open the store, build the app, listen, and drain and close on SIGTERM/SIGINT. */
-export async function serve(config: Config): Promise<FastifyInstance> {
-  const plans = loadPlans(config.plansFile);
-  const clock = shiftedClock(config.clockOffsetMs);
-  const { store } = await openDatabase(config.databaseUrl, config.storeTimeouts);
-  const made: FirstStart = config.seedDemo
-    ? await firstStart(store, config, plans, clock)
-    : { seeded: null, demoKeys: null };
-  // The limiter logs through the app's logger once there is one (it connects before the app exists).
-  let log: Logger = stderrLogger({ level: config.logLevel });
-  const limiter = await openLimiter(
-    config,
-    deferredLogger(() => log),
-  );
+/**
+ * The thin runner over a context its caller built (the serve command, the composition root): the
+ * server around the app, logging on an asynchronous destination, the limiter and the store closed
+ * with it, drained and closed on SIGTERM/SIGINT; it listens and answers where it serves.
+ */
+export async function serve(context: AppContext): Promise<{ app: FastifyInstance; base: string }> {
+  const { config } = context;
   const requestLog = serverLog(config.logLevel);
-  const app = await buildApp({ store, config, plans, limiter, clock, loggerInstance: requestLog.logger });
-  log = app.log;
+  const app = await serverOver(context, { loggerInstance: requestLog.logger });
   app.addHook("onClose", async () => {
-    await limiter.close();
-    await store.close();
+    await context.limiter.close();
+    await context.store.close();
     // Last: every request has been answered (and logged) by now.
     await requestLog.flush();
   });
   // Before listening, so that a signal during start-up also closes the store cleanly.
   drainOnSignals(app, config.drainMs, requestLog.flushSync);
   const base = await listen(app, config);
-  // The start-up lines wait in the asynchronous log's buffer: out before the banner, not under it.
+  // The start-up lines wait in the asynchronous log's buffer: out before the caller's banner.
   await requestLog.flush();
-  // After the listening line, so that the keys are the last thing on screen until requests come.
-  const banner = firstStartBanner(made, base);
-  process.stdout.write(`${banner ? `\n${banner}\n\n` : ""}Serving ${base}/v1 (docs: ${base}/docs)\n`);
-  return app;
+  return { app, base };
 }

@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from "typebox";
 import { Value } from "typebox/value";
+import { FEATURE_PATTERN } from "./feature-registry.ts";
 
 /**
  * The strategy definition (DESIGN 3.7): versioned JSON, and its JSON schema. DEFINITION_SCHEMA is the
@@ -15,13 +16,7 @@ export const DEFINITION_VERSION = 1;
 /** Features with a depth in ticks take it as a suffix (`depth_bid_up_3`); without one, 5 ticks. */
 export const DEFAULT_DEPTH_TICKS = 5;
 
-export const FEATURE_PATTERN =
-  "^(price_(up|down)|best_(bid|ask)_(up|down)|spread_(up|down)|depth_(bid|ask)_(up|down)(_[1-9][0-9]?)?|" +
-  "book_imbalance_(up|down)(_[1-9][0-9]?)?|coin_price|coin_return_bps|elapsed_s|remaining_s|remaining_pct)$";
-const FEATURE_RE = new RegExp(FEATURE_PATTERN);
-
 export const OPERATORS = ["<", "<=", ">", ">=", "crosses_above", "crosses_below"] as const;
-export type Operator = (typeof OPERATORS)[number];
 
 const Feature = Type.String({
   pattern: FEATURE_PATTERN,
@@ -155,10 +150,6 @@ export class DefinitionError extends Error {
   }
 }
 
-export function isFeature(name: string): boolean {
-  return FEATURE_RE.test(name);
-}
-
 /** The first way `value` breaks `schema`, as a pointer (relative to `value`) and words. */
 export function schemaProblem(schema: TSchema, value: unknown): { pointer: string; message: string } | null {
   const errors: SchemaError[] = [...Value.Errors(schema, value)];
@@ -200,11 +191,6 @@ function describeErrors(errors: SchemaError[]): string {
   const unique = [...new Set(alternatives)];
   if (unique.length === 0) return errors[0].message;
   return unique.join(" or ");
-}
-
-/** Whether a condition's value names a feature rather than a number. */
-export function comparesFeatures(c: Condition): c is Condition & { value: string } {
-  return typeof c.value === "string";
 }
 
 /**

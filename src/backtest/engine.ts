@@ -1,4 +1,5 @@
 import type { Level } from "../domain/book.ts";
+import type { SnapshotRow } from "../domain/snapshot.ts";
 import { isoMicros, isoSeconds, MICROS_PER_SECOND, type Micros } from "../domain/time.ts";
 import {
   type Condition,
@@ -6,14 +7,7 @@ import {
   type LimitPriceRule,
   type StrategyDefinition,
 } from "./definition.ts";
-import {
-  type FeatureFn,
-  featureFn,
-  type ReplayMarket,
-  type ReplaySnapshot,
-  SnapshotView,
-  type Token,
-} from "./features.ts";
+import { type FeatureFn, featureFn, type ReplayMarket, SnapshotView, type Token } from "./features.ts";
 import { type Fill, restingFill, slippageBps, walkBook } from "./fills.ts";
 
 /**
@@ -468,7 +462,7 @@ function tradeResult(
 export function replayMarket(
   d: StrategyDefinition,
   market: ReplayMarket,
-  snapshots: readonly ReplaySnapshot[],
+  snapshots: readonly SnapshotRow[],
   state: RunState,
 ): MarketResult {
   if (market.winner === null) throw new Error(`${market.slug} is not resolved; only resolved markets replay`);

@@ -1,8 +1,10 @@
 import type { Level, OrderBook } from "../domain/book.ts";
 import { decodeBooks } from "../wire/book-codec.ts";
 import type { Coin, FeeSchedule, MarketType, Winner } from "../domain/market.ts";
+import type { SnapshotRow } from "../domain/snapshot.ts";
 import { MICROS_PER_SECOND, type Micros } from "../domain/time.ts";
 import { DEFAULT_DEPTH_TICKS } from "./definition.ts";
+import { parseFeature, type PlainFeature } from "./feature-registry.ts";
 
 /**
  * The features of DESIGN 3.7, computed from one snapshot and what the market's record says before it
@@ -22,15 +24,6 @@ export interface ReplayMarket {
   feeSchedule: FeeSchedule | null;
 }
 
-/** One recorded second as the engine reads it: books still in their stored encoding. */
-export interface ReplaySnapshot {
-  time: Micros;
-  coinPrice: number;
-  priceUp: number;
-  priceDown: number;
-  books: Uint8Array | null;
-}
-
 export type Token = "up" | "down";
 
 /** Prices are in probability units; one tick is a cent. */
@@ -39,10 +32,11 @@ export const TICK = 0.01;
 /** A snapshot with its books decoded at most once, when something first asks for them. */
 export class SnapshotView {
   readonly market: ReplayMarket;
-  readonly snapshot: ReplaySnapshot;
+  /** One recorded second as stored: books still in their stored encoding. */
+  readonly snapshot: SnapshotRow;
   private decoded: { up: OrderBook; down: OrderBook } | null | undefined;
 
-  constructor(market: ReplayMarket, snapshot: ReplaySnapshot) {
+  constructor(market: ReplayMarket, snapshot: SnapshotRow) {
     this.market = market;
     this.snapshot = snapshot;
   }
@@ -110,7 +104,7 @@ function imbalance(view: SnapshotView, token: Token, ticks: number): number | nu
 
 const SECONDS = (view: SnapshotView) => view.time / MICROS_PER_SECOND;
 
-const PLAIN: Record<string, FeatureFn> = {
+const PLAIN: Record<PlainFeature, FeatureFn> = {
   price_up: (v) => v.snapshot.priceUp,
   price_down: (v) => v.snapshot.priceDown,
   best_bid_up: (v) => v.bestBid("up"),
@@ -130,17 +124,14 @@ const PLAIN: Record<string, FeatureFn> = {
     ((v.market.endTime - SECONDS(v)) / Math.max(1, v.market.endTime - v.market.startTime)) * 100,
 };
 
-const WITH_TICKS = /^(depth_(bid|ask)|book_imbalance)_(up|down)(?:_(\d+))?$/;
-
 /** The function computing a feature (a name the definition schema accepts); throws on any other. */
 export function featureFn(name: string): FeatureFn {
-  const plain = Object.hasOwn(PLAIN, name) ? PLAIN[name] : undefined;
-  if (plain) return plain;
-  const m = WITH_TICKS.exec(name);
-  if (!m) throw new Error(`unknown feature ${name}`);
-  const token = m[3] as Token;
-  const ticks = m[4] === undefined ? DEFAULT_DEPTH_TICKS : Number(m[4]);
-  if (m[1] === "book_imbalance") return (v) => imbalance(v, token, ticks);
-  const which = m[2] === "bid" ? "bids" : "asks";
+  const feature = parseFeature(name);
+  if (feature === null) throw new Error(`unknown feature ${name}`);
+  if (feature.kind === "plain") return PLAIN[feature.name];
+  const { token } = feature;
+  const ticks = feature.ticks ?? DEFAULT_DEPTH_TICKS;
+  if (feature.family === "book_imbalance") return (v) => imbalance(v, token, ticks);
+  const which = feature.family === "depth_bid" ? "bids" : "asks";
   return (v) => side(v, token, which, ticks);
 }

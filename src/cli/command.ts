@@ -1,4 +1,4 @@
-import type { OptionName, Values } from "../config/options.ts";
+import { type OptionName, OPTIONS, type Values } from "../config/options.ts";
 import { readOptions } from "../config/read.ts";
 import { accessSync, constants, existsSync, type Stats, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -28,7 +28,7 @@ export interface CommandSpec<N extends OptionName> {
   help: string;
   options: readonly N[];
   /** The work, given the values of its options (flags over environment over defaults) and the positionals. */
-  run(values: Values<N>, positionals: string[]): Promise<void>;
+  run(values: Values<N>, positionals: string[], env: NodeJS.ProcessEnv): Promise<void>;
 }
 
 /** A command whose options are read from its arguments and the environment by the one shared reader. */
@@ -39,10 +39,56 @@ export function defineCommand<N extends OptionName>(spec: CommandSpec<N>): Comma
     help: spec.help,
     options: spec.options,
     run: (args, env) => {
-      const { values, positionals } = readOptions(spec.options, args, env);
-      return spec.run(values, positionals);
+      const { values, positionals } = readCommandLine(spec, args, env);
+      return spec.run(values, positionals, env);
     },
   };
+}
+
+/** The options read; a command line Node's parser refuses is one plain line and the command's usage. */
+function readCommandLine<N extends OptionName>(
+  spec: CommandSpec<N>,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+) {
+  try {
+    return readOptions(spec.options, args, env);
+  } catch (err) {
+    if (!(err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) throw err;
+    const usage = spec.help.split("\n\n")[0];
+    throw new UsageError(
+      `${parseProblem((err as Error).message, spec.options)}\n\n${usage}\nRun 'updown ${spec.name} --help' for its options.`,
+    );
+  }
+}
+
+/** Node's words for a refused flag, said plainly: which flag, and the nearest one the command takes. */
+function parseProblem(message: string, options: readonly OptionName[]): string {
+  const unknown = /^Unknown option '([^']+)'/.exec(message);
+  if (unknown) {
+    const flags = options.flatMap((name) => OPTIONS[name].flags);
+    const near = flags
+      .map((flag) => ({ flag, d: editDistance(flag, unknown[1]) }))
+      .sort((a, b) => a.d - b.d)[0];
+    const hint = near && near.d <= 2 ? ` (did you mean ${near.flag}?)` : "";
+    return `unknown option ${unknown[1]}${hint}`;
+  }
+  const value = /^Option '(\S+?)(?: <value>)?' (.+)$/.exec(message);
+  if (value) return `${value[1]}: ${value[2]}`;
+  return message.split(". ")[0];
+}
+
+/** Levenshtein distance: the fewest single-character edits from one word to the other. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
 }
 
 /**

@@ -77,7 +77,7 @@ export function firstStartBanner(made: FirstStart, base: string): string | null 
     const { keys, path } = made.demoKeys;
     lines.push(`Demo API keys, one per plan (also in ${path}):`);
     for (const plan of PLAN_NAMES) lines.push(`  ${plan.padEnd(11)} ${keys[plan]}`);
-    lines.push("Try:", `  curl -H "X-API-Key: ${keys.pro}" '${base}/v1/markets?coin=btc&limit=2'`);
+    lines.push("Try:", `  curl -w '\\n' -H "X-API-Key: ${keys.pro}" '${base}/v1/markets?coin=btc&limit=2'`);
   }
   if (lines.length === 0) return null;
   lines.push(

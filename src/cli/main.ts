@@ -4,6 +4,7 @@ import { ImportError } from "../archive/upstream-import.ts";
 import { ConfigError } from "../config.ts";
 import { PlanConfigError } from "../domain/plan.ts";
 import { WireFormatError } from "../wire/wire.ts";
+import { ListenError } from "../server.ts";
 import { CopyError } from "../store/copy.ts";
 import { type Command, UsageError } from "./command.ts";
 import { backfillCommand } from "./commands/backfill.ts";
@@ -44,6 +45,7 @@ const USAGE_ERRORS = [
   ArchiveError,
   WireFormatError,
   CopyError,
+  ListenError,
 ];
 
 async function run(argv: readonly string[]): Promise<void> {

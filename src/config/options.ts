@@ -1,8 +1,7 @@
 import { PLAN_NAMES, parsePlanName } from "../domain/api-key.ts";
-import { parseVenue, VENUES } from "../domain/exchange.ts";
+import { type BackfillKind, parseVenue, VENUES } from "../domain/exchange.ts";
 import { DEFAULT_COINS, MARKET_TYPES, type MarketType, parseMarketType } from "../domain/market.ts";
 import { parseIsoMicros, parseUserTime } from "../domain/time.ts";
-import type { BackfillKind } from "../record/binance/backfill.ts";
 import {
   choice,
   coinCode,

@@ -10,6 +10,10 @@ import type { Micros } from "./time.ts";
 export const VENUES = ["spot", "futures"] as const;
 export type Venue = (typeof VENUES)[number];
 
+/** What a Binance backfill fetches: 1m candles, trades, funding rates, open interest (futures). */
+export const BACKFILL_KINDS = ["candles", "trades", "funding", "open_interest"] as const;
+export type BackfillKind = (typeof BACKFILL_KINDS)[number];
+
 /** `spot`, `futures`, and `future` as an alias (any case); null for anything else. */
 export function parseVenue(text: string): Venue | null {
   const lower = text.toLowerCase();
@@ -107,7 +111,6 @@ export interface ExchangeBatch {
 
 export type ExchangeCounts = Record<keyof ExchangeBatch, number>;
 
-export const MS = 1000;
 const MINUTE_US = 60_000_000;
 const DAY_US = 86_400_000_000;
 

@@ -48,11 +48,6 @@ export function settlementName(s: Settlement): string {
   return s.lookbackS === null ? s.source : `${s.source} ${s.lookbackS} s`;
 }
 
-/** Whether two settlements are the same feed. */
-export function sameSettlement(a: Settlement, b: Settlement): boolean {
-  return a.source === b.source && a.lookbackS === b.lookbackS;
-}
-
 /**
  * Where one of a market's two prices is read: the tick in effect at a second (Chainlink, instantaneous
  * or TWAP), or a price of Binance's 1m candle opening at a second.

@@ -153,14 +153,6 @@ export function parseUserTime(text: string): Micros | null {
   return "micros" in reading ? reading.micros : null;
 }
 
-export function secondsToMicros(sec: number): Micros {
-  return sec * MICROS_PER_SECOND;
-}
-
-export function microsToSeconds(us: Micros): number {
-  return Math.floor(us / MICROS_PER_SECOND);
-}
-
 /** The UTC month an instant falls in, as `YYYY-MM` (the quota ledger's period). */
 export function utcMonthOf(us: Micros): string {
   return new Date(Math.floor(us / 1000)).toISOString().slice(0, 7);

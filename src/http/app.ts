@@ -14,8 +14,7 @@ import Fastify, {
 import fp from "fastify-plugin";
 import type { LimitDecision } from "../access/limiter/limiter.ts";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
-import { isoMicros, systemClock } from "../domain/time.ts";
-import { DEFAULT_CONFIG } from "../config.ts";
+import { isoMicros } from "../domain/time.ts";
 import { isStoreUnavailable } from "../store/errors.ts";
 import { clientErrorHandler, connectRefusal, frameworkErrorHandler } from "./client-errors.ts";
 import { compressAnswers } from "./compression.ts";
@@ -60,7 +59,14 @@ import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies
 import { executionPriceComponents, executionPriceRoutes } from "./routes/execution-price.ts";
 import { webPageRoutes } from "./web-page.ts";
 
-export type { Api, AppContext, AppOptions } from "./context.ts";
+export type { AppContext, AppOptions } from "./context.ts";
+
+/** The app plugin's options: the context every route is given, built once by its caller. */
+export interface AppPluginOptions {
+  context: AppContext;
+  /** Where the web page's source is (default: the repository's web/). */
+  webDir?: string;
+}
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -265,9 +271,9 @@ function v1Api(ctx: AppContext, routes: RouteTable, meter: OnRequest): FastifyPl
  * operations endpoints and the /v1 API, over the dependencies in `options`. Registered without
  * encapsulation (fastify-plugin), so its error and not-found handlers are the server's own.
  */
-export const updownApp = fp<AppOptions>(
+export const updownApp = fp<AppPluginOptions>(
   async (app, options) => {
-    const ctx = buildContext(options);
+    const ctx = options.context;
     const routes = new RouteTable();
     app.addHook("onRoute", (route) => routes.add(route.url, route.method));
     requestHooks(app, ctx, routes);
@@ -330,10 +336,17 @@ function trustedProxies(
   return typeof trust === "number" ? (_address, hop) => hop < trust : trust;
 }
 
-/** The server: Fastify with the app registered. Tests and `serve` both build it here. */
-export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const config = { ...DEFAULT_CONFIG, ...options.config };
-  const clock = options.clock ?? systemClock;
+/** The server: Fastify with the app registered over a context built from `options` (tests, tools). */
+export function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  return serverOver(buildContext(options), options);
+}
+
+/** How the server around the app logs and where the web page's source is. */
+export type ServerOptions = Pick<AppOptions, "logger" | "loggerInstance" | "webDir">;
+
+/** The server: Fastify with the app registered over a context already built (serve builds its own). */
+export async function serverOver(ctx: AppContext, options: ServerOptions): Promise<FastifyInstance> {
+  const { config, clock } = ctx;
   // Node refuses a headers deadline past the request deadline: the shorter one governs both.
   const headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
   const logging = options.loggerInstance
@@ -363,6 +376,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrorHandler(clock),
   });
   app.server.on("connect", connectRefusal(clock));
-  await app.register(updownApp, options);
+  await app.register(updownApp, { context: ctx, webDir: options.webDir });
   return app;
 }

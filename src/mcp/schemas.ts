@@ -1,17 +1,20 @@
 import * as z from "zod";
+import { component, fieldsOf } from "./wire-schemas.ts";
 
 /**
  * The MCP tools' inputs and answers, in zod (what `@modelcontextprotocol/sdk` 1.32 takes for a tool's
  * schemas; the SDK brings zod 4 as its peer). They are the one definition of each tool's shape: the
  * SDK turns them into the JSON Schemas `tools/list` declares and checks every answer against them, and
- * the handlers' types derive from them. What a tool answers is a compact view of API answers whose own
- * shapes come from openapi.json through the client.
+ * the handlers' types derive from them. What a tool answers is a compact view of API answers: each
+ * field the API has is taken from the API's document (wire-schemas.ts), and only the view's own fields
+ * (a count, a flag, a shortened list) are written here. A coin stays a string: the document lists the
+ * default coins, where a service may be configured with others.
  */
 
 const time = z.string().describe("ISO 8601 UTC");
 const nullableNumber = z.number().nullable();
 export const coinField = z.string().describe("A coin code: btc, eth, sol, xrp, doge, bnb, hype (configured)");
-export const marketTypeField = z.enum(["5m", "15m", "1h", "4h", "24h"]);
+export const marketTypeField = component("MarketType");
 export const slugField = z
   .string()
   .min(1)
@@ -28,13 +31,11 @@ export const timeField = z
 // ---- list_series ----
 
 export const seriesOutput = z.object({
-  as_of: time,
+  ...fieldsOf("SeriesList", ["as_of"]),
   series: z.array(
     z.object({
       coin: z.string(),
-      market_type: z.string(),
-      markets: z.number().int(),
-      snapshots: z.number().int(),
+      ...fieldsOf("Series", ["market_type", "markets", "snapshots"]),
       first_market_start: time,
       last_market: z.string().describe("The latest market's slug"),
       coverage_24h: nullableNumber.describe("Recorded / expected snapshots over the last 24 hours"),
@@ -58,53 +59,40 @@ export const listMarketsInput = {
 };
 
 export const marketRow = z.object({
-  slug: z.string(),
+  ...fieldsOf("Market", [
+    "slug",
+    "market_type",
+    "start_time",
+    "end_time",
+    "winner",
+    "coin_price_start",
+    "coin_price_end",
+    "final_volume",
+  ]),
   coin: z.string(),
-  market_type: z.string(),
-  start_time: time,
-  end_time: time,
   resolved: z.boolean(),
-  winner: z.string().nullable().describe("Up, Down or 50-50; null until resolved"),
-  coin_price_start: nullableNumber,
-  coin_price_end: nullableNumber,
-  final_volume: nullableNumber,
 });
 
 export const listMarketsOutput = z.object({
-  total: z.number().int().describe("Markets matching the filters"),
-  offset: z.number().int(),
+  ...fieldsOf("MarketList", ["total", "offset", "warning"]),
   markets: z.array(marketRow).describe("Newest first"),
-  warning: z.string().nullable().describe("What the key's plan leaves out, if anything"),
 });
 
 // ---- market_summary ----
 
-export const pricePoint = z.object({
-  time,
-  coin_price: z.number(),
-  price_up: z.number(),
-  price_down: z.number(),
-});
+export const pricePoint = z.object(fieldsOf("Snapshot", ["time", "coin_price", "price_up", "price_down"]));
 
 export const MAX_GAPS = 5;
 
 export const marketSummaryOutput = z.object({
-  market: marketRow.extend({
-    resolved_at: time.nullable(),
-    final_liquidity: nullableNumber,
-    settlement: z.object({ source: z.string(), lookback_s: z.number().int().nullable() }),
-    fee_schedule: z
-      .object({ rate: z.number(), exponent: z.number(), taker_only: z.boolean(), rebate_rate: z.number() })
-      .nullable(),
-  }),
+  market: marketRow.extend(
+    fieldsOf("Market", ["resolved_at", "final_liquidity", "settlement", "fee_schedule"]),
+  ),
   coverage: z.object({
-    expected_snapshots: z.number().int(),
-    recorded_snapshots: z.number().int(),
-    coverage: nullableNumber,
-    largest_gap_seconds: z.number(),
+    ...fieldsOf("Coverage", ["expected_snapshots", "recorded_snapshots", "coverage", "largest_gap_seconds"]),
     gap_count: z.number().int(),
     gaps: z
-      .array(z.object({ from: time, to: time, seconds: z.number(), cause: z.string() }))
+      .array(z.object(fieldsOf("RecordingGap", ["from", "to", "seconds", "cause"])))
       .describe(`The first ${MAX_GAPS} gaps`),
   }),
   first_snapshot: pricePoint.nullable(),
@@ -129,9 +117,7 @@ export const marketChartInput = {
 };
 
 export const marketChartOutput = z.object({
-  slug: z.string(),
-  total: z.number().int().describe("Snapshots in the range"),
-  bucket_us: z.number().int().nullable().describe("Bucket width in µs; null when every snapshot is here"),
+  ...fieldsOf("MarketSeries", ["slug", "total", "bucket_us"]),
   points: z.array(pricePoint).describe("Oldest first; each bucket's first, last, lows and highs"),
 });
 
@@ -139,7 +125,7 @@ export const marketChartOutput = z.object({
 
 export const MAX_LEVELS = 50;
 
-const level = z.object({ price: z.number(), size: z.number() });
+const level = component("Level");
 const bookSide = z.object({
   bids: z.array(level).describe("Best first"),
   asks: z.array(level).describe("Best first"),
@@ -160,13 +146,9 @@ export const bookAtInput = {
 };
 
 export const bookAtOutput = z.object({
-  slug: z.string(),
-  requested_time: time,
+  ...fieldsOf("SnapshotAt", ["slug", "requested_time", "distance_us"]),
   snapshot_time: time,
-  distance_us: z.number().int().describe("µs from the snapshot to the requested time"),
-  coin_price: z.number(),
-  price_up: z.number(),
-  price_down: z.number(),
+  ...fieldsOf("Snapshot", ["coin_price", "price_up", "price_down"]),
   up: bookSide.nullable().describe("null when no book was recorded that second"),
   down: bookSide.nullable(),
 });
@@ -175,39 +157,37 @@ export const bookAtOutput = z.object({
 
 export const MAX_TAKEN_LEVELS = 20;
 
+const order = fieldsOf("ExecutionPrice", ["outcome", "side"]);
+
 export const priceOrderInput = {
   slug: slugField,
-  outcome: z.enum(["up", "down"]),
-  side: z.enum(["buy", "sell"]),
+  ...order,
   size: z.number().positive().describe("Shares"),
   time: timeField,
 };
 
 export const priceOrderOutput = z.object({
-  slug: z.string(),
-  outcome: z.string(),
-  side: z.string(),
-  size: z.number(),
-  time,
-  snapshot_time: time,
-  mid: z.number(),
-  best_price: nullableNumber,
-  average_price: nullableNumber,
-  slippage_bps: nullableNumber,
-  filled: z.number(),
-  unfilled: z.number(),
-  notional: z.number().describe("USDC exchanged before fees"),
-  fee_usdc: z.number(),
-  fee_shares: z.number(),
+  ...fieldsOf("ExecutionPrice", [
+    "slug",
+    "outcome",
+    "side",
+    "size",
+    "time",
+    "snapshot_time",
+    "mid",
+    "best_price",
+    "average_price",
+    "slippage_bps",
+    "filled",
+    "unfilled",
+    "notional",
+    "fee_usdc",
+    "fee_shares",
+  ]),
   levels: z.array(level).describe(`The levels taken, best first (at most ${MAX_TAKEN_LEVELS})`),
   levels_taken: z.number().int(),
 });
 
-export type SeriesOutput = z.infer<typeof seriesOutput>;
 export type MarketRow = z.infer<typeof marketRow>;
-export type ListMarketsOutput = z.infer<typeof listMarketsOutput>;
-export type MarketSummaryOutput = z.infer<typeof marketSummaryOutput>;
 export type PricePoint = z.infer<typeof pricePoint>;
-export type MarketChartOutput = z.infer<typeof marketChartOutput>;
 export type BookAtOutput = z.infer<typeof bookAtOutput>;
-export type PriceOrderOutput = z.infer<typeof priceOrderOutput>;

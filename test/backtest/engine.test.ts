@@ -7,13 +7,14 @@ import {
   type StrategyDefinition,
 } from "../../src/backtest/definition.ts";
 import { replayMarket } from "../../src/backtest/engine.ts";
-import type { ReplayMarket, ReplaySnapshot } from "../../src/backtest/features.ts";
+import type { ReplayMarket } from "../../src/backtest/features.ts";
 import { feeOf, walkBook } from "../../src/backtest/fills.ts";
 import { aggregate } from "../../src/backtest/metrics.ts";
 import { AggregateSchema, MarketResultSchema, TradeSchema } from "../../src/backtest/wire.ts";
 import { mirrorBook, type OrderBook } from "../../src/domain/book.ts";
 import { encodeBooks } from "../../src/wire/book-codec.ts";
 import type { FeeSchedule, Winner } from "../../src/domain/market.ts";
+import type { SnapshotRow } from "../../src/domain/snapshot.ts";
 
 // Small hand-built markets; every expected number is worked out by hand in the comment beside it.
 
@@ -45,7 +46,7 @@ function book(bids: Side, asks: Side): OrderBook {
 }
 
 /** A snapshot `sec` seconds into the market, its Up price the midpoint of the book given. */
-function snap(sec: number, up: OrderBook, over: Partial<ReplaySnapshot> = {}): ReplaySnapshot {
+function snap(sec: number, up: OrderBook, over: Partial<SnapshotRow> = {}): SnapshotRow {
   const mid = (up.bids[0].price + up.asks[0].price) / 2;
   return {
     time: (T0 + sec) * 1e6,
@@ -86,7 +87,7 @@ const THIN = book(
   ],
 );
 
-function replay(d: StrategyDefinition, snaps: ReplaySnapshot[], over: Partial<ReplayMarket> = {}) {
+function replay(d: StrategyDefinition, snaps: SnapshotRow[], over: Partial<ReplayMarket> = {}) {
   const result = replayMarket(d, market(over), snaps, { realizedPnl: 0 });
   assert.ok(
     Value.Check({ BacktestTrade: TradeSchema }, MarketResultSchema, result),

@@ -42,6 +42,15 @@ test("client/src/openapi.ts is byte for byte what openapi-typescript makes of th
   );
 });
 
+test("after npm ci alone, the README's import of @updown/client works on Node 20 and Node 24", async () => {
+  // The workspace is built by the root package's prepare script, which npm ci runs.
+  const probe = `import("@updown/client").then((m) => console.log(typeof m.UpdownClient, typeof m.UpdownError))`;
+  for (const node of [NODE_20, process.execPath]) {
+    const { stdout } = await run(node, ["--input-type=module", "-e", probe], { cwd: ROOT });
+    assert.equal(stdout, "function function\n", node);
+  }
+});
+
 /** Strict tsc over standalone programs that import the client by path, as a user's project would. */
 async function typecheck(files: string[]): Promise<void> {
   const options = ["--noEmit", "--strict", "--module", "nodenext", "--target", "es2022", "--skipLibCheck"];

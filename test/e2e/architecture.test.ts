@@ -1,61 +1,56 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { dirname, relative, resolve } from "node:path";
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
 import { test } from "node:test";
 import { ROOT } from "../helpers/paths.ts";
 
 /**
- * The import rules ESLint cannot see: no module of src/ reaches itself again through imports that
- * exist at run time (type-only imports are erased and may go either way).
+ * The boundaries of ARCHITECTURE.md are checked by dependency-cruiser (`.dependency-cruiser.mjs`,
+ * `npm run lint:deps`). These tests hold the check itself: it passes on the project, and it fails on a
+ * tree that breaks the layering and closes a circle through type-only imports.
  */
 
-function runtimeImports(file: string): string[] {
-  const text = readFileSync(resolve(ROOT, file), "utf8");
-  const deps: string[] = [];
-  for (const m of text.matchAll(/^(?:import|export)\s+(?!type\b)([^;]*?)\s+from\s+"(\.[^"]+)"/gms)) {
-    const bindings = m[1].trim();
-    const named = /^\{[^}]*\}$/.test(bindings)
-      ? bindings
-          .replace(/[{}\s]/g, "")
-          .split(",")
-          .filter(Boolean)
-      : [];
-    if (named.length > 0 && named.every((n) => n.startsWith("type"))) continue;
-    deps.push(relative(ROOT, resolve(ROOT, dirname(file), m[2])));
-  }
-  return deps;
+const CLI = resolve(ROOT, "node_modules/dependency-cruiser/bin/dependency-cruise.mjs");
+const CONFIG = resolve(ROOT, ".dependency-cruiser.mjs");
+
+interface Violation {
+  from: string;
+  to: string;
+  rule: { name: string };
+  cycle?: { name: string }[];
 }
 
-function importCycles(files: string[]): string[] {
-  const graph = new Map(files.map((f) => [f, runtimeImports(f)]));
-  const state = new Map<string, "open" | "done">();
-  const path: string[] = [];
-  const cycles: string[] = [];
-  const visit = (file: string) => {
-    state.set(file, "open");
-    path.push(file);
-    for (const dep of graph.get(file) ?? []) {
-      if (state.get(dep) === "open") cycles.push([...path.slice(path.indexOf(dep)), dep].join(" -> "));
-      else if (!state.has(dep)) visit(dep);
-    }
-    path.pop();
-    state.set(file, "done");
+function cruise(cwd: string, paths: string[]): { violations: Violation[]; modules: number } {
+  const run = spawnSync(process.execPath, [CLI, "--config", CONFIG, "--output-type", "json", ...paths], {
+    cwd,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  assert.ok(run.stdout, run.stderr);
+  const { summary } = JSON.parse(run.stdout) as {
+    summary: { violations: Violation[]; totalCruised: number };
   };
-  for (const f of files) if (!state.has(f)) visit(f);
-  return cycles;
+  return { violations: summary.violations, modules: summary.totalCruised };
 }
 
-test("src has no import cycles at run time", () => {
-  const files = execFileSync("git", ["ls-files", "src"], { cwd: ROOT, encoding: "utf8" })
-    .split("\n")
-    .filter((f) => f.endsWith(".ts"));
-  assert.ok(files.length > 50);
-  assert.deepEqual(importCycles(files), []);
+test("the project keeps its boundaries and has no import cycle, type imports included", () => {
+  const { violations, modules } = cruise(ROOT, ["src", "client", "web", "bench", "scripts", "test"]);
+  assert.ok(modules > 300);
+  assert.deepEqual(
+    violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`),
+    [],
+  );
 });
 
-test("the cycle finder finds a cycle", () => {
-  assert.deepEqual(importCycles(["a", "b", "c"].map((n) => `test/fixtures/import-cycle/${n}.ts`)), [
-    "test/fixtures/import-cycle/a.ts -> test/fixtures/import-cycle/b.ts -> test/fixtures/import-cycle/a.ts",
+test("the check refuses an import across the layers and a circle through type-only imports", () => {
+  const { violations } = cruise(resolve(ROOT, "test/fixtures/import-cycle"), ["src"]);
+  const found = violations.map((v) =>
+    v.rule.name === "no-circular"
+      ? `no-circular: ${[v.from, ...(v.cycle ?? []).map((c) => c.name)].join(" -> ")}`
+      : `${v.rule.name}: ${v.from} -> ${v.to}`,
+  );
+  assert.deepEqual(found.sort(), [
+    "no-circular: src/store/depth.ts -> src/store/level.ts -> src/store/depth.ts",
+    "not-in-allowed: src/domain/price.ts -> src/store/depth.ts",
   ]);
 });

@@ -74,7 +74,8 @@ describe("a newcomer's first start", () => {
     assert.match(banner, /Demo API keys, one per plan \(also in data\/demo-keys\.json\):/);
 
     // The banner's own first request works as printed.
-    const tryLine = /curl -H "X-API-Key: (\S+)" '(\S+)'/.exec(banner)!;
+    // Its answer ends its line (-w '\n'), so that the prompt does not follow it on the same line.
+    const tryLine = /curl -w '\\n' -H "X-API-Key: (\S+)" '(\S+)'\n/.exec(banner)!;
     const res = await fetch(tryLine[2], { headers: { "x-api-key": tryLine[1] } });
     assert.equal(res.status, 200);
 
@@ -97,6 +98,7 @@ describe("a newcomer's first start", () => {
         const outputs = await runInBash(commands.map((l) => l.replaceAll("127.0.0.1:8080", proxy.host)));
         commands.forEach((command, i) => {
           if (!command.startsWith("curl ")) return;
+          assert.ok(outputs[i].endsWith("\n"), `${command} ends its answer with a newline`);
           // /llms.txt is the one page in markdown; everything else answers JSON.
           if (command.includes("/llms.txt")) assert.match(outputs[i], /^# Up or Down history API\n/, command);
           else assert.doesNotThrow(() => JSON.parse(outputs[i]), `${command} printed JSON: ${outputs[i]}`);
@@ -151,7 +153,9 @@ test("at the default level each request is logged, with its id, on stdout", asyn
  */
 async function runInBash(commands: string[]): Promise<string[]> {
   const mark = (i: number) => `@@first-steps ${i}@@`;
-  const script = commands.map((c, i) => `${c}\nprintf '\\n%s\\n' '${mark(i)}'`).join("\n");
+  // The mark on a line of its own only if the command ended its output with a newline: an answer
+  // that runs into the next prompt is caught by the caller.
+  const script = commands.map((c, i) => `${c}\nprintf '%s\\n' '${mark(i)}'`).join("\n");
   const bash = spawn("bash", ["-e", "-c", script], {
     cwd: dir,
     // `node -p` in the examples: the one running this test, whatever else is on PATH.
@@ -167,9 +171,9 @@ async function runInBash(commands: string[]): Promise<string[]> {
   const outputs: string[] = [];
   let rest = stdout;
   commands.forEach((_c, i) => {
-    const at = rest.indexOf(`\n${mark(i)}\n`);
+    const at = rest.indexOf(`${mark(i)}\n`);
     outputs.push(rest.slice(0, at));
-    rest = rest.slice(at + mark(i).length + 2);
+    rest = rest.slice(at + mark(i).length + 1);
   });
   return outputs;
 }

@@ -4,7 +4,13 @@ import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import { Redis } from "ioredis";
 import { ScratchSchemas, postgresTestUrl } from "../helpers/postgres.ts";
-import { BIN, minuteLeft, minuteStartOffset, type ServeProcess, startServeProcess } from "../helpers/serve.ts";
+import {
+  BIN,
+  minuteLeft,
+  minuteStartOffset,
+  type ServeProcess,
+  startServeProcess,
+} from "../helpers/serve.ts";
 
 // Two `updown serve` processes over one PostgreSQL database and one Redis, talked to over real HTTP:
 // what a deployment with replicas is. Runs when CI names both servers (DATABASE_URL=postgres://...,

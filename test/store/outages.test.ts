@@ -19,7 +19,13 @@ import {
   startOwnPostgres,
   startOwnRedis,
 } from "../helpers/services.ts";
-import { BIN, minuteLeft, minuteStartOffset, type ServeProcess, startServeProcess } from "../helpers/serve.ts";
+import {
+  BIN,
+  minuteLeft,
+  minuteStartOffset,
+  type ServeProcess,
+  startServeProcess,
+} from "../helpers/serve.ts";
 
 // One `updown serve` process over a PostgreSQL and a Redis of this test's own, which it stops and starts
 // again while requests flow, then stops the process itself with SIGTERM mid-request. Never CI's shared

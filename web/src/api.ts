@@ -10,7 +10,6 @@ export { UpdownError };
 export type {
   Account,
   BacktestAggregate,
-  BacktestMarketResult,
   BacktestQuota,
   BacktestRunAnswer,
   BacktestTrade,
@@ -23,10 +22,7 @@ export type {
   OrderBook,
   RunBacktestBody,
   RunStrategyBody,
-  Snapshot,
   SnapshotAt,
-  StrategyDefinition,
-  StrategySchema,
 } from "../../client/src/index.ts";
 
 export type Api = UpdownClient;

@@ -6,7 +6,7 @@ import {
   type StrategyDefinition,
 } from "../definition.ts";
 import { type GeneratedStrategy, GenerationError, type StrategyGenerator } from "./generator.ts";
-import { PRESET_NAMES, presetDefinition } from "./presets.ts";
+import { presetDefinition } from "./presets.ts";
 
 /**
  * The built-in generator (DESIGN 3.7): offline and deterministic, the same prompt giving the same
@@ -441,5 +441,3 @@ export class OfflineGenerator implements StrategyGenerator {
     return { definition, generator: this.kind, model: null, notes };
   }
 }
-
-export { PRESET_NAMES };

@@ -1,11 +1,12 @@
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { MarketType } from "../../domain/market.ts";
+import type { SnapshotRow } from "../../domain/snapshot.ts";
 import { isoSeconds } from "../../domain/time.ts";
 import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
 import type { BacktestStore } from "../../store/ports/backtest-store.ts";
 import type { StrategyDefinition } from "../definition.ts";
 import { type MarketResult, replayMarket, type RunState } from "../engine.ts";
-import type { ReplayMarket, ReplaySnapshot } from "../features.ts";
+import type { ReplayMarket } from "../features.ts";
 import { type Aggregate, aggregate } from "../metrics.ts";
 import type { StoredSelection, UnresolvedWire } from "../wire.ts";
 
@@ -66,8 +67,8 @@ export function replayMarketOf(m: StoredMarket): ReplayMarket {
 }
 
 /** Every snapshot of a market with its books, oldest first, read a page at a time by time. */
-export async function readSnapshots(markets: MarketStore, key: number): Promise<ReplaySnapshot[]> {
-  const out: ReplaySnapshot[] = [];
+export async function readSnapshots(markets: MarketStore, key: number): Promise<SnapshotRow[]> {
+  const out: SnapshotRow[] = [];
   let from: number | undefined;
   for (;;) {
     const page = await markets.snapshotPage(key, {

@@ -10,7 +10,9 @@ import type { MarketResult } from "../../backtest/engine.ts";
 import type { Aggregate } from "../../backtest/metrics.ts";
 import { applyOverrides } from "../../backtest/request.ts";
 import type { Values } from "../../config/options.ts";
-import { defineCommand, UsageError, withStore } from "../command.ts";
+import { defineCommand, requireFile, UsageError, withStore } from "../command.ts";
+import { readOptions } from "../../config/read.ts";
+import { knownCoin } from "../../domain/market.ts";
 import { Progress } from "../progress.ts";
 
 const HELP = `updown backtest (--definition FILE | --preset NAME | --prompt TEXT) --coin C --type T
@@ -52,6 +54,7 @@ async function definitionOf(v: SourceValues): Promise<StrategyDefinition> {
     }
   }
   const file = v.definitionFile as string;
+  requireFile(file, "--definition");
   try {
     return normalizeDefinition(JSON.parse(readFileSync(file, "utf8")), "");
   } catch (err) {
@@ -106,9 +109,13 @@ export const backtestCommand = defineCommand({
     "llmModel",
     "llmTimeoutMs",
   ],
-  run: async (v) => {
+  run: async (v, _positionals, env) => {
     if (v.exportCoin === null || v.exportType === null)
       throw new UsageError("backtest needs --coin C and --type T");
+    // As the API refuses it (400): a coin the service is not configured with has no markets to replay.
+    const { coins } = readOptions(["coins"], [], env).values;
+    if (knownCoin(v.exportCoin, coins) === null)
+      throw new UsageError(`--coin ${v.exportCoin}: must be one of ${coins.join(", ")} (COINS)`);
     const overrides = {
       ...(v.positionSize === null ? {} : { position_size: v.positionSize }),
       ...(v.orderType === null ? {} : { order_type: v.orderType }),

@@ -1,6 +1,59 @@
-import { toConfig } from "../../config.ts";
+import { openLimiter } from "../../access/limiter/open.ts";
+import { loadPlans } from "../../access/plans.ts";
+import { type Config, toConfig } from "../../config.ts";
+import type { Plans } from "../../domain/plan.ts";
+import { type Clock, shiftedClock } from "../../domain/time.ts";
+import { buildContext } from "../../http/context.ts";
+import { deferredLogger, type Logger, stderrLogger } from "../../log.ts";
 import { serve } from "../../server.ts";
-import { defineCommand } from "../command.ts";
+import type { Store } from "../../store/ports/store.ts";
+import { defineCommand, openDatabase } from "../command.ts";
+import { type FirstStart, firstStartBanner, prepareFirstStart } from "../first-start.ts";
+import { Progress } from "../progress.ts";
+
+/** Seeds an empty database and makes demo keys for a keyless one, with progress on stderr. */
+async function firstStart(store: Store, config: Config, plans: Plans, clock: Clock): Promise<FirstStart> {
+  const progress = new Progress("Seeding demo data");
+  const made = await prepareFirstStart(store, {
+    counts: config.demoCounts,
+    coins: config.coins,
+    databaseUrl: config.databaseUrl,
+    plans,
+    clock,
+    onProgress: (done, total) => progress.update(done, total),
+  });
+  if (made.seeded) {
+    progress.done(
+      `${made.seeded.markets} markets, ${made.seeded.snapshots.toLocaleString("en-US")} snapshots`,
+    );
+  }
+  return made;
+}
+
+/**
+ * The composition root of the service: the store, the first start, the limiter and the plans, made
+ * into the app's context once, handed to the runner.
+ */
+async function serveCommandRun(config: Config): Promise<void> {
+  const plans = loadPlans(config.plansFile);
+  const clock = shiftedClock(config.clockOffsetMs);
+  const { store } = await openDatabase(config.databaseUrl, config.storeTimeouts);
+  const made: FirstStart = config.seedDemo
+    ? await firstStart(store, config, plans, clock)
+    : { seeded: null, demoKeys: null };
+  // The limiter logs through the app's logger once there is one (it connects before the app exists).
+  let log: Logger = stderrLogger({ level: config.logLevel });
+  const limiter = await openLimiter(
+    config,
+    deferredLogger(() => log),
+  );
+  const context = buildContext({ store, config, plans, limiter, clock });
+  const { app, base } = await serve(context);
+  log = app.log;
+  // After the listening line, so that the keys are the last thing on screen until requests come.
+  const banner = firstStartBanner(made, base);
+  process.stdout.write(`${banner ? `\n${banner}\n\n` : ""}Serving ${base}/v1 (docs: ${base}/docs)\n`);
+}
 
 export const serveCommand = defineCommand({
   name: "serve",
@@ -47,7 +100,5 @@ variable; the flag wins.`,
     "llmModel",
     "llmTimeoutMs",
   ],
-  run: async (values) => {
-    await serve(toConfig(values));
-  },
+  run: (values) => serveCommandRun(toConfig(values)),
 });

@@ -1,4 +1,11 @@
-import { type ExchangeBatch, symbolOf, type TradeRow, type Venue } from "../../domain/exchange.ts";
+import {
+  BACKFILL_KINDS,
+  type BackfillKind,
+  type ExchangeBatch,
+  symbolOf,
+  type TradeRow,
+  type Venue,
+} from "../../domain/exchange.ts";
 import type { Coin } from "../../domain/market.ts";
 import type { Micros } from "../../domain/time.ts";
 import type { ExchangeStore } from "../../store/ports/exchange-store.ts";
@@ -19,9 +26,6 @@ import { type BinanceUrls, DEFAULT_BINANCE_URLS, DEFAULT_WEIGHT_LIMITS } from ".
  * aggregate trades), funding rates and open interest (futures, 5-minute history). Pages are written
  * as they come, idempotently, so a backfill can be stopped and run again, or overlap the recorder.
  */
-
-export const BACKFILL_KINDS = ["candles", "trades", "funding", "open_interest"] as const;
-export type BackfillKind = (typeof BACKFILL_KINDS)[number];
 
 export interface BackfillProgress {
   venue: Venue;

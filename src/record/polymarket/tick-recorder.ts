@@ -4,7 +4,12 @@ import { settlementName } from "../../domain/settlement.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import { errorMessage, type Logger } from "../../log.ts";
-import type { MarketStore, RecordingGap, SnapshotBatch, StoredMarket } from "../../store/ports/market-store.ts";
+import type {
+  MarketStore,
+  RecordingGap,
+  SnapshotBatch,
+  StoredMarket,
+} from "../../store/ports/market-store.ts";
 import type { BackgroundWork } from "./background-work.ts";
 import type { ClobFeed } from "./clob-feed.ts";
 import type { RtdsFeed } from "./rtds-feed.ts";

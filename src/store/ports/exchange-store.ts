@@ -96,11 +96,6 @@ export const EXCHANGE_KINDS = [
 ] as const;
 export type ExchangeKind = (typeof EXCHANGE_KINDS)[number];
 
-/** Whether a kind is kept per coin and venue; the others are futures only, kept per coin. */
-export function hasVenue(kind: ExchangeKind): boolean {
-  return kind === "depth" || kind === "trades" || kind === "candles";
-}
-
 /**
  * One stored series: a kind of one coin and venue (`futures` for the futures-only kinds); candles also
  * of one stored interval (1m is what the recorder and backfill write).

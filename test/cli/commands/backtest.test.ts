@@ -84,4 +84,31 @@ describe("updown backtest", { timeout: 120_000 }, () => {
     assert.equal(none.code, 2);
     assert.match(none.stderr, /one of --definition FILE, --preset NAME or --prompt TEXT/);
   });
+
+  test("a coin the service does not know: exit 2 with the coins it knows, as the API's 400; no table", () => {
+    const res = updown("backtest", "--preset", "mean_reversion", "--coin", "doge2", "--type", "5m");
+    assert.equal(res.code, 2);
+    assert.equal(res.stdout, "");
+    assert.equal(
+      res.stderr,
+      "error: --coin doge2: must be one of btc, eth, sol, xrp, doge, bnb, hype (COINS)\n",
+    );
+  });
+
+  test("a definition file that is not there: one line naming it, exit 2", () => {
+    const res = updown("backtest", "--definition", join(dir, "nope.json"), "--coin", "btc", "--type", "5m");
+    assert.equal(res.code, 2);
+    assert.equal(res.stderr, `error: --definition ${join(dir, "nope.json")}: no such file or folder\n`);
+  });
+
+  test("a mistyped flag: which one, the nearest the command takes, and its usage; exit 2", () => {
+    const res = updown("backtest", "--preset", "mean_reversion", "--cion", "btc", "--type", "5m");
+    assert.equal(res.code, 2);
+    const [first, blank, usage] = res.stderr.split("\n");
+    assert.equal(first, "error: unknown option --cion (did you mean --coin?)");
+    assert.equal(blank, "");
+    assert.match(usage, /^updown backtest \(--definition FILE/);
+    assert.match(res.stderr, /Run 'updown backtest --help' for its options\.\n$/);
+    assert.doesNotMatch(res.stderr, /"|To specify a positional/);
+  });
 });

@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Value } from "typebox/value";
+import { DEFINITION_DEFAULTS, DEFINITION_SCHEMA } from "../../src/backtest/definition.ts";
+import {
+  BOOK_FEATURES,
+  FEATURE_PATTERN,
+  parseFeature,
+  PLAIN_FEATURES,
+} from "../../src/backtest/feature-registry.ts";
+import { featureFn } from "../../src/backtest/features.ts";
+
+/** Every name the registry holds, the book features with and without a depth. */
+const NAMES = [
+  ...PLAIN_FEATURES,
+  ...BOOK_FEATURES.flatMap((f) =>
+    ["up", "down"].flatMap((t) => [`${f}_${t}`, `${f}_${t}_1`, `${f}_${t}_99`]),
+  ),
+];
+
+const definitionWith = (feature: string) => ({
+  ...DEFINITION_DEFAULTS,
+  side: "UP",
+  entry: [{ feature, op: ">", value: 0.5 }],
+});
+
+test("the definition schema accepts exactly the registry's features, and the engine computes each", () => {
+  for (const name of NAMES) {
+    assert.ok(new RegExp(FEATURE_PATTERN).test(name), name);
+    assert.ok(Value.Check(DEFINITION_SCHEMA, definitionWith(name)), name);
+    assert.equal(typeof featureFn(name), "function", name);
+  }
+  for (const name of [
+    "price",
+    "depth_bid_up_0",
+    "depth_bid_up_100",
+    "book_imbalance_up_",
+    "PRICE_UP",
+    "spread_up_3",
+  ]) {
+    assert.equal(parseFeature(name), null, name);
+    assert.equal(Value.Check(DEFINITION_SCHEMA, definitionWith(name)), false, name);
+    assert.throws(() => featureFn(name), /unknown feature/);
+  }
+});
+
+test("a book feature's name gives its family, token and depth", () => {
+  assert.deepEqual(parseFeature("depth_ask_down_12"), {
+    kind: "book",
+    family: "depth_ask",
+    token: "down",
+    ticks: 12,
+  });
+  assert.deepEqual(parseFeature("book_imbalance_up"), {
+    kind: "book",
+    family: "book_imbalance",
+    token: "up",
+    ticks: null,
+  });
+  assert.deepEqual(parseFeature("remaining_pct"), { kind: "plain", name: "remaining_pct" });
+});
