@@ -351,6 +351,34 @@ describe("runs", () => {
     const again = await post("/v1/backtest-ai/run", body, { "idempotency-key": "run-1" });
     assert.equal(again.json().run.id, first.json().run.id);
   });
+
+  test("the same fields in another order, at every depth, are the same request for an Idempotency-Key", async () => {
+    const reversed = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(reversed)
+        : v !== null && typeof v === "object"
+          ? Object.fromEntries(
+              Object.entries(v)
+                .reverse()
+                .map(([k, x]) => [k, reversed(x)]),
+            )
+          : v;
+    const body = { definition: CHEAP_UP, ...MARKETS };
+    const text = JSON.stringify(body);
+    const reorderedText = JSON.stringify(reversed(body));
+    assert.notEqual(reorderedText, text, "the retry's bytes differ");
+    const first = await post("/v1/backtest-ai/run", body, { "idempotency-key": "run-order" });
+    const again = await post("/v1/backtest-ai/run", reversed(body), { "idempotency-key": "run-order" });
+    assert.equal(again.statusCode < 300, true, again.body);
+    assert.equal(again.json().run.id, first.json().run.id);
+    const key = await t.keyFor("pro");
+    const gen = { prompt: "buy down below 30c", name: "order" };
+    const g1 = await post("/v1/backtest-ai/generate", gen, { "idempotency-key": "gen-order" }, key);
+    const g2 = await post("/v1/backtest-ai/generate", reversed(gen), { "idempotency-key": "gen-order" }, key);
+    assert.deepEqual([g1.statusCode, g2.statusCode], [200, 200]);
+    assert.equal(g2.json().strategy.id, g1.json().strategy.id);
+    assert.equal(g2.json().quota.used, 1, "the retry is not charged");
+  });
 });
 
 describe("at most two runs in flight per key", () => {
