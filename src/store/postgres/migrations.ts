@@ -306,4 +306,15 @@ ALTER TABLE snapshot_blocks ADD COLUMN rendered BYTEA;
 ALTER TABLE snapshot_blocks ALTER COLUMN rendered SET STORAGE EXTERNAL;
 `,
   },
+  {
+    version: 9,
+    sql: `
+-- The first start's demo seed, as SQLite's version 9: its anchor, and when it was complete.
+CREATE TABLE demo_seed (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  anchor BIGINT NOT NULL,
+  completed_at BIGINT
+);
+`,
+  },
 ];
