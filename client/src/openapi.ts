@@ -249,7 +249,7 @@ export interface paths {
         };
         /**
          * All snapshots of a market (or a time range of them) in one streamed file, oldest first
-         * @description ndjson is the archive format of `updown export` (a market line, then one line a snapshot) and can be imported with `updown import archive`; csv is one snapshot a row, books as JSON columns; parquet has typed columns (time as a UTC microsecond timestamp, prices as doubles, books as lists of {price, size}). NDJSON and CSV are compressed (br, zstd or gzip) when the request accepts it.
+         * @description ndjson is the archive format of `updown export` (a market line, then one line a snapshot) and can be imported with `updown import archive`; csv is one snapshot a row, books as JSON columns; parquet has typed columns (time as a UTC microsecond timestamp, prices as doubles, books as lists of {price, size}). NDJSON and CSV are compressed (br, zstd or gzip) when the request accepts it. A key may stream at most EXPORTS_PER_KEY exports at once (default 2; 429 with Retry-After beyond), the server at most EXPORTS_PER_PROCESS (default 64; 503 with Retry-After beyond).
          */
         get: operations["exportSnapshots"];
         put?: never;
@@ -269,7 +269,7 @@ export interface paths {
         };
         /**
          * Every snapshot of a series (coin and type) over a time range, in one streamed file
-         * @description The markets of the series that overlap start_time..end_time (oldest first; those the plan does not open are left out), each with its snapshots in the range, in the formats of exportSnapshots. It costs one request per market it covers (X-Export-Markets), at least one: checked and counted in the day window before the first byte, and refused with 429 (details.cost, details.remaining) when the day has less left.
+         * @description The markets of the series that overlap start_time..end_time (oldest first; those the plan does not open are left out), each with its snapshots in the range, in the formats of exportSnapshots. It costs one request per market it covers (X-Export-Markets), at least one: checked and counted in the day window before the first byte, and refused with 429 (details.cost, details.remaining) when the day has less left. HEAD answers the headers (X-Export-Markets included) for one request, whatever the markets. Exports streaming at once are capped as for exportSnapshots (429 or 503 with Retry-After, details.reason exports_in_flight).
          */
         get: operations["exportSeries"];
         put?: never;

@@ -67,6 +67,13 @@ export interface ExportCounts {
 }
 
 const PAGE = 5000;
+/**
+ * Exports read a market's snapshots this many rows at a time and hand them on in text chunks of about
+ * this many characters: what a stalled reader of an export holds stays small (rows of one page, one
+ * chunk), whatever the page the store could give.
+ */
+const EXPORT_PAGE_ROWS = 256;
+export const EXPORT_CHUNK_CHARS = 16 * 1024;
 
 async function write(out: Writable, text: string): Promise<void> {
   if (!out.write(text)) await once(out, "drain");
@@ -164,16 +171,20 @@ async function* textChunks(
     counts.markets++;
     if (sel.format === "ndjson") yield `{"type":"market","market":${JSON.stringify(marketToWire(m))}}\n`;
     const slugJson = JSON.stringify(m.slug);
-    for await (const rows of snapshotPages(store, m, sel, PAGE)) {
+    for await (const rows of snapshotPages(store, m, sel, EXPORT_PAGE_ROWS)) {
       let chunk = "";
       for (const r of rows) {
         chunk +=
           sel.format === "csv"
             ? csvRow(m.slug, r, sel.books)
             : `{"type":"snapshot","slug":${slugJson},"snapshot":${snapshotJson(r, sel.books)}}\n`;
+        counts.snapshots++;
+        if (chunk.length >= EXPORT_CHUNK_CHARS) {
+          yield chunk;
+          chunk = "";
+        }
       }
-      counts.snapshots += rows.length;
-      yield chunk;
+      if (chunk !== "") yield chunk;
     }
     if (trades !== null && sel.format === "ndjson") yield* tradeLines(trades, m, sel, counts);
   }
@@ -196,10 +207,16 @@ async function* tradeLines(
       to: sel.to,
     });
     if (rows.length === 0) return;
-    counts.trades = (counts.trades ?? 0) + rows.length;
-    yield rows
-      .map((t) => `{"type":"trade","slug":${slugJson},"trade":${JSON.stringify(tradeToWire(t, m))}}\n`)
-      .join("");
+    let chunk = "";
+    for (const t of rows) {
+      chunk += `{"type":"trade","slug":${slugJson},"trade":${JSON.stringify(tradeToWire(t, m))}}\n`;
+      counts.trades = (counts.trades ?? 0) + 1;
+      if (chunk.length >= EXPORT_CHUNK_CHARS) {
+        yield chunk;
+        chunk = "";
+      }
+    }
+    if (chunk !== "") yield chunk;
     if (rows.length < PAGE) return;
   }
 }

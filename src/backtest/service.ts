@@ -66,9 +66,25 @@ export interface Caller {
 
 export type RunAnswer = ReturnType<typeof runAnswer>;
 
+/**
+ * The body with every object's keys sorted, recursively: the same fields in another order are the
+ * same request (an Idempotency-Key retry may be serialized by another client or library).
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const fields = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${fields.join(",")}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
 function hashOf(endpoint: Endpoint, body: unknown): string {
   return createHash("sha256")
-    .update(`${endpoint}\n${JSON.stringify(body ?? null)}`)
+    .update(`${endpoint}\n${canonicalJson(body)}`)
     .digest("hex");
 }
 

@@ -11,6 +11,8 @@ import { seedDemo } from "../demo/seed.ts";
 /** What a first start found missing and made. */
 export interface FirstStart {
   seeded: { markets: number; snapshots: number } | null;
+  /** The seed finished one an earlier start began and did not complete (it was killed). */
+  resumed?: boolean;
   demoKeys: { path: string; keys: Record<PlanName, string> } | null;
 }
 
@@ -35,19 +37,28 @@ export function demoKeysPath(databaseUrl: string): string {
 
 /**
  * Fills an empty database with demo markets (the latest of each series live at this moment), and a
- * keyless one with one demo key per plan, written to demoKeysPath (mode 0600).
+ * keyless one with one demo key per plan, written to demoKeysPath (mode 0600). The seed is marked
+ * begun (with its anchor) before its first market and complete after its last, in the database
+ * itself: a start that finds it begun and not complete (the first one was killed) seeds it again over
+ * the same anchor, which writes what is missing, so the demo served is always the whole of it.
  */
 export async function prepareFirstStart(store: Store, options: FirstStartOptions): Promise<FirstStart> {
   const made: FirstStart = { seeded: null, demoKeys: null };
-  if ((await store.markets.countMarkets()) === 0) {
+  const mark = await store.markets.demoSeed();
+  const interrupted = mark !== null && mark.completedAt === null;
+  if (interrupted || (mark === null && (await store.markets.countMarkets()) === 0)) {
+    const anchor = mark?.anchor ?? Math.floor(options.clock.nowMicros() / 1e6);
+    await store.markets.beginDemoSeed(anchor);
     made.seeded = await seedDemo(store, {
       seed: 1,
-      anchor: Math.floor(options.clock.nowMicros() / 1e6),
+      anchor,
       counts: options.counts,
       coins: [...options.coins],
       exchange: true,
       onProgress: options.onProgress,
     });
+    await store.markets.completeDemoSeed(options.clock.nowMicros());
+    made.resumed = interrupted;
   }
   if ((await store.keys.listApiKeys()).length === 0) {
     const service = new KeyService(store.keys, options.clock, options.plans);
@@ -71,7 +82,10 @@ export function firstStartBanner(made: FirstStart, base: string): string | null 
   const lines: string[] = [];
   if (made.seeded) {
     const snapshots = made.seeded.snapshots.toLocaleString("en-US");
-    lines.push(`First start: demo data seeded (${made.seeded.markets} markets, ${snapshots} snapshots).`);
+    const what = made.resumed
+      ? "demo data seeded (the seed an interrupted start began, finished:"
+      : "demo data seeded (";
+    lines.push(`First start: ${what}${made.seeded.markets} markets, ${snapshots} snapshots).`);
   }
   if (made.demoKeys) {
     const { keys, path } = made.demoKeys;

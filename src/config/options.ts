@@ -242,6 +242,20 @@ const SERVICE_OPTIONS = {
     default: 128,
     doc: "memory (MB) for rendered snapshot pages of resolved markets, each kept from its second request; 0 disables the cache",
   }),
+  exportsPerKey: option({
+    env: "EXPORTS_PER_KEY",
+    flags: ["--exports-per-key"],
+    type: integer(1, 10_000),
+    default: 2,
+    doc: "file exports (bulk and single market) one key may have streaming at once in this process; one more is a 429 with Retry-After",
+  }),
+  exportsPerProcess: option({
+    env: "EXPORTS_PER_PROCESS",
+    flags: ["--exports-per-process"],
+    type: integer(1, 100_000),
+    default: 64,
+    doc: "file exports this process streams at once, all keys together; one more is a 503 with Retry-After",
+  }),
   coins: option({
     env: "COINS",
     flags: ["--coins", "--coin"],

@@ -544,6 +544,17 @@ const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
       assert.equal(s.snapshotsSince, expected, `${s.coin} ${s.marketType}`);
     }
   },
+  "the demo seed's mark: none, then begun with its anchor (kept by a second begin), then complete": async (
+    marketStore,
+  ) => {
+    assert.equal(await marketStore.demoSeed(), null);
+    await marketStore.beginDemoSeed(1784852434);
+    assert.deepEqual(await marketStore.demoSeed(), { anchor: 1784852434, completedAt: null });
+    await marketStore.beginDemoSeed(1784860000);
+    assert.deepEqual(await marketStore.demoSeed(), { anchor: 1784852434, completedAt: null });
+    await marketStore.completeDemoSeed(1784852500_123456);
+    assert.deepEqual(await marketStore.demoSeed(), { anchor: 1784852434, completedAt: 1784852500_123456 });
+  },
 };
 
 /**

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import { type Clock, type Micros, systemClock } from "../../domain/time.ts";
 import type { Logger } from "../../log.ts";
@@ -27,6 +28,9 @@ export interface SchedulerOptions {
   maxAttempts?: number;
   log?: Logger;
 }
+
+/** How often a wait for a run another process holds looks at the store. */
+const RUN_POLL_MS = 100;
 
 /** One place a run executes: a worker thread, or this thread for a store no other thread can open. */
 interface Slot {
@@ -212,9 +216,14 @@ export class RunScheduler {
     for (const wake of waiting ?? []) wake();
   }
 
-  /** Resolves when this process has finished the run, or after `ms`, whichever comes first. */
+  /**
+   * Resolves when the run has finished, or after `ms`, whichever comes first. A run this process holds
+   * wakes its waiters as it ends; one another process holds (a retry landing on the other replica) is
+   * seen ending in the store, looked at every RUN_POLL_MS.
+   */
   waitFor(runId: string, ms: number): Promise<void> {
-    if (!this.held.has(runId) || ms <= 0) return Promise.resolve();
+    if (ms <= 0) return Promise.resolve();
+    if (!this.held.has(runId)) return this.pollUntilFinished(runId, ms);
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       const set = this.waiters.get(runId) ?? new Set();
@@ -226,6 +235,18 @@ export class RunScheduler {
         resolve();
       }
     });
+  }
+
+  private async pollUntilFinished(runId: string, ms: number): Promise<void> {
+    const deadline = performance.now() + ms;
+    for (;;) {
+      if (this.held.has(runId)) return this.waitFor(runId, deadline - performance.now());
+      const run = await this.options.store.backtests.getRun(runId);
+      if (run === null || run.status === "complete" || run.status === "failed") return;
+      const left = deadline - performance.now();
+      if (left <= 0 || this.closed) return;
+      await sleep(Math.min(RUN_POLL_MS, left));
+    }
   }
 
   /** Runs this process holds now (queued or executing). */

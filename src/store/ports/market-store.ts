@@ -92,6 +92,12 @@ export interface MarketStore {
   /** The latest `count` start times of a series, newest first (for plan windows). */
   latestStartTimes(coin: Coin, marketType: MarketType, count: number): Promise<number[]>;
   countMarkets(): Promise<number>;
+  /** The first start's demo seed (src/cli/first-start.ts): null when none was begun. */
+  demoSeed(): Promise<DemoSeedMark | null>;
+  /** Records that the demo seed over `anchor` (Unix seconds) has begun; one begun before is kept. */
+  beginDemoSeed(anchor: number): Promise<void>;
+  /** Records that the demo seed is complete. */
+  completeDemoSeed(at: Micros): Promise<void>;
   /**
    * Every series (coin and type) with a stored market: how many markets and snapshots, the first and
    * last market's times, and the snapshots at or after the Unix second `since`. In coin, type order.
@@ -128,4 +134,10 @@ export interface MarketStore {
   renderedPage(marketKey: number, query: SnapshotQuery): Promise<PageWriter | null>;
   /** The latest snapshot at or before `time`, or null. */
   snapshotAtOrBefore(marketKey: number, time: Micros, books: boolean): Promise<SnapshotRow | null>;
+}
+
+/** A demo seed begun by a first start: its anchor (Unix seconds), and when it was complete. */
+export interface DemoSeedMark {
+  anchor: number;
+  completedAt: Micros | null;
 }

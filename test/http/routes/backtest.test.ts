@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
-import type { LightMyRequestResponse } from "fastify";
+import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import { loadPlans } from "../../../src/access/plans.ts";
 import { seedDemo } from "../../../src/demo/seed.ts";
+import { buildApp } from "../../../src/http/app.ts";
 import { ANCHOR, insertHandMarket, makeTestApp, type TestApp } from "../../helpers/app.ts";
 
 // The backtest endpoints of DESIGN 3.7 through the app: bodies, the quota, idempotency, runs as jobs,
@@ -351,6 +353,34 @@ describe("runs", () => {
     const again = await post("/v1/backtest-ai/run", body, { "idempotency-key": "run-1" });
     assert.equal(again.json().run.id, first.json().run.id);
   });
+
+  test("the same fields in another order, at every depth, are the same request for an Idempotency-Key", async () => {
+    const reversed = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(reversed)
+        : v !== null && typeof v === "object"
+          ? Object.fromEntries(
+              Object.entries(v)
+                .reverse()
+                .map(([k, x]) => [k, reversed(x)]),
+            )
+          : v;
+    const body = { definition: CHEAP_UP, ...MARKETS };
+    const text = JSON.stringify(body);
+    const reorderedText = JSON.stringify(reversed(body));
+    assert.notEqual(reorderedText, text, "the retry's bytes differ");
+    const first = await post("/v1/backtest-ai/run", body, { "idempotency-key": "run-order" });
+    const again = await post("/v1/backtest-ai/run", reversed(body), { "idempotency-key": "run-order" });
+    assert.equal(again.statusCode < 300, true, again.body);
+    assert.equal(again.json().run.id, first.json().run.id);
+    const key = await t.keyFor("pro");
+    const gen = { prompt: "buy down below 30c", name: "order" };
+    const g1 = await post("/v1/backtest-ai/generate", gen, { "idempotency-key": "gen-order" }, key);
+    const g2 = await post("/v1/backtest-ai/generate", reversed(gen), { "idempotency-key": "gen-order" }, key);
+    assert.deepEqual([g1.statusCode, g2.statusCode], [200, 200]);
+    assert.equal(g2.json().strategy.id, g1.json().strategy.id);
+    assert.equal(g2.json().quota.used, 1, "the retry is not charged");
+  });
 });
 
 describe("at most two runs in flight per key", () => {
@@ -384,6 +414,54 @@ describe("at most two runs in flight per key", () => {
     }
     for (const a of answers.filter((x) => x.statusCode === 202)) await finished(t, a.json().run.id);
     assert.equal((await post("/v1/backtest-ai/run", body)).statusCode, 202);
+  });
+});
+
+describe("a retried run at the replica that does not hold it (two apps over one store)", () => {
+  let a: TestApp;
+  let b: FastifyInstance;
+  before(async () => {
+    a = await makeTestApp({ seed: false });
+    // Sixty resolved markets, so that the run lasts while the retry arrives.
+    await seedDemo(a.store, {
+      seed: 3,
+      anchor: ANCHOR,
+      counts: { "5m": 61, "15m": 0, "1h": 0, "4h": 0, "24h": 0 },
+      coins: ["btc"],
+    });
+    b = await buildApp({ store: a.store, clock: a.clock, plans: loadPlans() });
+    await b.ready();
+  });
+  after(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  test("waits up to `wait` for the run as the first replica does, and answers 200 once it has finished", async () => {
+    const { key, record } = await a.keys.create({ plan: "pro", account: "replicas" });
+    const body = { definition: CHEAP_UP, coin: "btc", market_type: "5m", market_count: 60, wait: 30 };
+    const idem = { "idempotency-key": "across-replicas" };
+    const atA = poster(a)("/v1/backtest-ai/run", body, idem, key);
+    // The retry is sent once replica A has created the run (a row in the store), while it still runs.
+    let run = null;
+    while (run === null) {
+      run = await a.store.backtests.runByIdempotencyKey(record.id, idem["idempotency-key"]);
+      if (run === null) await sleep(1);
+    }
+    assert.ok(run.status === "queued" || run.status === "running", run.status);
+    const atB = await b.inject({
+      method: "POST",
+      url: "/v1/backtest-ai/run",
+      payload: JSON.stringify(body),
+      headers: { "x-api-key": key, "content-type": "application/json", ...idem },
+    });
+    assert.equal(atB.statusCode, 200, atB.body);
+    assert.equal(atB.json().run.id, run.id);
+    assert.equal(atB.json().run.status, "complete");
+    assert.equal(atB.json().results.length, 60);
+    const first = await atA;
+    assert.equal(first.statusCode, 200);
+    assert.deepEqual(atB.json(), first.json());
   });
 });
 

@@ -4,6 +4,7 @@ import type { SnapshotRow } from "../../../domain/snapshot.ts";
 import type { Micros } from "../../../domain/time.ts";
 import { RENDER_VERSION } from "../../../wire/wire.ts";
 import type {
+  DemoSeedMark,
   MarketFilter,
   MarketStore,
   PageWriter,
@@ -239,6 +240,26 @@ export class PostgresMarketStore implements MarketStore {
 
   async countMarkets(): Promise<number> {
     return this.count("SELECT count(*) AS n FROM markets", []);
+  }
+
+  async demoSeed(): Promise<DemoSeedMark | null> {
+    const row = await this.one("SELECT anchor, completed_at FROM demo_seed WHERE id = 1", []);
+    return row
+      ? {
+          anchor: Number(row.anchor),
+          completedAt: row.completed_at === null ? null : Number(row.completed_at),
+        }
+      : null;
+  }
+
+  async beginDemoSeed(anchor: number): Promise<void> {
+    await this.pool.query("INSERT INTO demo_seed (id, anchor) VALUES (1, $1) ON CONFLICT (id) DO NOTHING", [
+      anchor,
+    ]);
+  }
+
+  async completeDemoSeed(at: Micros): Promise<void> {
+    await this.pool.query("UPDATE demo_seed SET completed_at = $1 WHERE id = 1", [at]);
   }
 
   async insertSnapshots(marketKey: number, rows: SnapshotRow[]): Promise<number> {

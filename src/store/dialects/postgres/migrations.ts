@@ -319,4 +319,15 @@ ALTER TABLE snapshot_blocks ALTER COLUMN render_version DROP DEFAULT;
 UPDATE snapshot_blocks SET render_version = NULL WHERE rendered IS NULL;
 `,
   },
+  {
+    version: 10,
+    sql: `
+-- The first start's demo seed, as SQLite's version 10: its anchor, and when it was complete.
+CREATE TABLE demo_seed (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  anchor BIGINT NOT NULL,
+  completed_at BIGINT
+);
+`,
+  },
 ];

@@ -4,6 +4,7 @@ import type { SnapshotRow } from "../../../domain/snapshot.ts";
 import type { Micros } from "../../../domain/time.ts";
 import { RENDER_VERSION } from "../../../wire/wire.ts";
 import type {
+  DemoSeedMark,
   MarketFilter,
   MarketStore,
   PageWriter,
@@ -182,6 +183,27 @@ export class SqliteMarketStore implements MarketStore {
 
   async countMarkets(): Promise<number> {
     return (this.conn.stmt("SELECT count(*) AS n FROM markets").get() as Row).n as number;
+  }
+
+  async demoSeed(): Promise<DemoSeedMark | null> {
+    const row = this.conn.stmt("SELECT anchor, completed_at FROM demo_seed WHERE id = 1").get() as
+      Row | undefined;
+    return row
+      ? {
+          anchor: Number(row.anchor),
+          completedAt: row.completed_at === null ? null : Number(row.completed_at),
+        }
+      : null;
+  }
+
+  async beginDemoSeed(anchor: number): Promise<void> {
+    this.conn
+      .stmt("INSERT INTO demo_seed (id, anchor) VALUES (1, ?) ON CONFLICT (id) DO NOTHING")
+      .run(anchor);
+  }
+
+  async completeDemoSeed(at: Micros): Promise<void> {
+    this.conn.stmt("UPDATE demo_seed SET completed_at = ? WHERE id = 1").run(at);
   }
 
   async insertSnapshots(marketKey: number, rows: SnapshotRow[]): Promise<number> {

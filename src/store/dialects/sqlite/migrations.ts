@@ -378,4 +378,18 @@ ALTER TABLE snapshot_blocks_v9 RENAME TO snapshot_blocks;
 CREATE INDEX snapshot_blocks_headers ON snapshot_blocks (market, first_us, last_us, n);
 `,
   },
+  {
+    version: 10,
+    sql: `
+-- The demo a first start seeds (src/cli/first-start.ts): its anchor, written before its first market,
+-- and when it was complete, written after its last. A start that finds it begun and not complete
+-- seeds it again over the same anchor (the seed is idempotent), so a killed first start never leaves a
+-- partial demo served.
+CREATE TABLE demo_seed (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  anchor INTEGER NOT NULL,
+  completed_at INTEGER
+);
+`,
+  },
 ];
