@@ -27,12 +27,15 @@ function poster(t: TestApp) {
 const MARKETS = { coin: "btc", market_type: "5m", market_count: 2 };
 const CHEAP_UP = { side: "UP", entry: [{ feature: "price_up", op: "<", value: 0.6 }] };
 
-/** Polls a run until it has finished; runs are jobs, so their end is an event, not a time. */
+/**
+ * Waits for a run to finish, then answers its GET. Runs are jobs, so their end is an event, not a time:
+ * the store is polled, not the API, whose minute window (on the test's fixed clock) a long run would
+ * use up and turn the polls into 429s.
+ */
 async function finished(t: TestApp, id: string): Promise<LightMyRequestResponse> {
-  for (let i = 0; i < 2000; i++) {
-    const res = await t.get(`/v1/backtest-ai/runs/${id}`);
-    const status = res.json().run.status;
-    if (status === "complete" || status === "failed") return res;
+  for (let i = 0; i < 6000; i++) {
+    const status = (await t.store.backtests.getRun(id))?.status;
+    if (status === "complete" || status === "failed") return t.get(`/v1/backtest-ai/runs/${id}`);
     await sleep(5);
   }
   throw new Error(`run ${id} did not finish`);
