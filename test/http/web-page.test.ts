@@ -308,13 +308,13 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     // The slider moves the books shown.
     await page.waitForSelector("#book-snapshot");
     const before = await page.locator("#book-levels").innerText();
+    // Read before the slider moves: read after it, a fast answer could already be on screen, and the
+    // wait would be for a second change that never comes (the cause of a timeout seen under load).
+    const shown = await page.locator("#book-levels").textContent();
     const slider = page.getByLabel("Moment");
     const max = Number(await slider.getAttribute("max"));
     await slider.fill(String(max - 30));
-    await page.waitForFunction(
-      (old) => document.querySelector("#book-levels")?.textContent !== old,
-      await page.locator("#book-levels").textContent(),
-    );
+    await page.waitForFunction((old) => document.querySelector("#book-levels")?.textContent !== old, shown);
     const afterMove = await page.locator("#book-levels").innerText();
     assert.notEqual(afterMove, before);
     assert.match(afterMove, /Up bids/);
