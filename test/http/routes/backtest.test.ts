@@ -33,10 +33,12 @@ const CHEAP_UP = { side: "UP", entry: [{ feature: "price_up", op: "<", value: 0.
  * use up and turn the polls into 429s.
  */
 async function finished(t: TestApp, id: string): Promise<LightMyRequestResponse> {
-  for (let i = 0; i < 6000; i++) {
+  // Generous: on a loaded machine (the suite runs files side by side) a 60-market run takes a while.
+  const deadline = performance.now() + 180_000;
+  while (performance.now() < deadline) {
     const status = (await t.store.backtests.getRun(id))?.status;
     if (status === "complete" || status === "failed") return t.get(`/v1/backtest-ai/runs/${id}`);
-    await sleep(5);
+    await sleep(10);
   }
   throw new Error(`run ${id} did not finish`);
 }
