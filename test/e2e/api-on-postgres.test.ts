@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { test } from "node:test";
+import { pathToFileURL } from "node:url";
 import { postgresTestUrl } from "../helpers/postgres.ts";
 
 /** Every test file that talks to the store through makeTestApp/openTestStore (the collector too). */
@@ -36,6 +37,8 @@ test(
     const run = spawnSync(
       process.execPath,
       [
+        "--import",
+        pathToFileURL(join(import.meta.dirname, "..", "helpers", "compile-cache.mjs")).href,
         "--test",
         "--test-concurrency=2",
         "--test-reporter=spec",
