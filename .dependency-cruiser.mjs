@@ -31,6 +31,22 @@ const MODULES = {
 };
 
 /** What each module may import (besides itself), by name in MODULES. */
+/** What sits below the command line: the runner, the bench and the scripts may import all of it, never cli/. */
+const BELOW_CLI = [
+  "domain",
+  "wire",
+  "upstream",
+  "config",
+  "log",
+  "store",
+  "access",
+  "backtest",
+  "http",
+  "record",
+  "archive",
+  "demo",
+];
+
 const MAY_IMPORT = {
   domain: [],
   wire: ["domain"],
@@ -49,76 +65,16 @@ const MAY_IMPORT = {
   archive: ["domain", "wire", "upstream", "store", "log"],
   demo: ["domain", "wire", "store"],
   // The runner of serve: everything below the CLI, never the CLI.
-  server: [
-    "domain",
-    "wire",
-    "upstream",
-    "config",
-    "log",
-    "store",
-    "access",
-    "backtest",
-    "http",
-    "record",
-    "archive",
-    "demo",
-  ],
-  cli: [
-    "domain",
-    "wire",
-    "upstream",
-    "config",
-    "log",
-    "store",
-    "access",
-    "backtest",
-    "mcp",
-    "http",
-    "record",
-    "archive",
-    "demo",
-    "server",
-    "client",
-  ],
+  server: BELOW_CLI,
+  cli: [...BELOW_CLI, "mcp", "server", "client"],
   // The client runs in browsers and depends on the OpenAPI document only.
   client: [],
   contract: [],
   // The page runs in the browser and reaches the server through the client only.
   web: ["client"],
   // The bench drives the service as a whole, with the test suite's helpers for its upstreams.
-  bench: [
-    "domain",
-    "wire",
-    "upstream",
-    "config",
-    "log",
-    "store",
-    "access",
-    "backtest",
-    "http",
-    "record",
-    "archive",
-    "demo",
-    "server",
-    "cli",
-    "test",
-  ],
-  scripts: [
-    "domain",
-    "wire",
-    "upstream",
-    "config",
-    "log",
-    "store",
-    "access",
-    "backtest",
-    "http",
-    "record",
-    "archive",
-    "demo",
-    "server",
-    "cli",
-  ],
+  bench: [...BELOW_CLI, "server", "test"],
+  scripts: [...BELOW_CLI, "server"],
   test: Object.keys(MODULES),
 };
 
