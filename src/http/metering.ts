@@ -7,7 +7,6 @@ import {
   stateOf,
   type WindowState,
 } from "../access/limiter/limiter.ts";
-import { MinuteCounts } from "../access/minute-counts.ts";
 import { type ApiKeyRecord, PLAN_NAMES, type PlanName } from "../domain/api-key.ts";
 import { limitsOf, type Plan, type Plans, type RequestLimits } from "../domain/plan.ts";
 import { type Clock, isoSeconds } from "../domain/time.ts";
@@ -152,15 +151,13 @@ function rateLimitExceeded(plans: Plans, key: ApiKeyRecord, d: LimitDecision, no
 /**
  * Authentication and counting for /v1 (DESIGN 3.2), as one onRequest hook: authenticate, throttle
  * the addresses that keep failing (failures only), count in both windows (or only look, and cap in
- * this process, for unmetered routes), put the limit headers on the reply before anything can fail,
+ * a window of their own, for unmetered routes), put the limit headers on the reply before anything can fail,
  * and refuse with 429 when a window is full.
  */
 export class Metering {
   private readonly options: MeteringOptions;
   /** Addresses refused for failed authentications, until the Unix ms their minute ends. */
   private readonly blockedUntil = new Map<string, number>();
-  /** Requests of each key this minute to the routes that do not count. */
-  private readonly uncounted = new MinuteCounts();
 
   constructor(options: MeteringOptions) {
     this.options = options;
@@ -192,13 +189,17 @@ export class Metering {
     if (!decision.admitted) throw rateLimitExceeded(plans, key, decision, nowMs);
   };
 
-  /** The routes that do not count are still capped per key, in this process (docs/plans-and-limits.md). */
-  private takeUncounted(key: ApiKeyRecord, nowMs: number): void {
+  /**
+   * The routes that do not count are still capped per key (docs/plans-and-limits.md): in a window of
+   * their own, apart from the plan's, by the same limiter, so replicas share it as they share the plan's.
+   */
+  private async takeUncounted(key: ApiKeyRecord, nowMs: number): Promise<void> {
     const perMinute = this.options.uncountedPerMinute;
-    const taken = this.uncounted.take(key.id, perMinute, nowMs);
+    const window = { name: "minute", durationMs: 60_000, limit: perMinute };
+    const taken = await this.options.limiter.limit(`uncounted:${key.id}`, [window], 1, nowMs);
     if (taken.admitted) return;
     this.count("refused_uncounted");
-    const retryAfter = secondsUntil(taken.resetAtMs / 1000, nowMs);
+    const retryAfter = secondsUntil(stateOf(taken, "minute").resetAt, nowMs);
     throw new ApiError(
       "RATE_LIMIT_EXCEEDED",
       `Too many requests to /v1/account and /v1/backtest-ai/quota: a key may make ${perMinute} a minute; retry after ${retryAfter} s.`,
