@@ -8,7 +8,7 @@ import {
 } from "../../src/backtest/definition.ts";
 import { replayMarket } from "../../src/backtest/engine.ts";
 import type { ReplayMarket } from "../../src/backtest/features.ts";
-import { feeOf, walkBook } from "../../src/backtest/fills.ts";
+import { feeOf, type Print, walkBook } from "../../src/backtest/fills.ts";
 import { aggregate } from "../../src/backtest/metrics.ts";
 import { AggregateSchema, MarketResultSchema, TradeSchema } from "../../src/backtest/wire.ts";
 import { mirrorBook, type OrderBook } from "../../src/domain/book.ts";
@@ -45,9 +45,9 @@ function book(bids: Side, asks: Side): OrderBook {
   };
 }
 
-/** A snapshot `sec` seconds into the market, its Up price the midpoint of the book given. */
+/** A snapshot `sec` seconds into the market, its Up price the midpoint of the book given (0.5 if a side is empty). */
 function snap(sec: number, up: OrderBook, over: Partial<SnapshotRow> = {}): SnapshotRow {
-  const mid = (up.bids[0].price + up.asks[0].price) / 2;
+  const mid = up.bids.length > 0 && up.asks.length > 0 ? (up.bids[0].price + up.asks[0].price) / 2 : 0.5;
   return {
     time: (T0 + sec) * 1e6,
     coinPrice: 100,
@@ -69,6 +69,16 @@ const when = (feature: string, op: Condition["op"], value: number | string): Con
   value,
 });
 
+/** A recorded Up trade `sec` seconds into the market (`outcome` Down for the other token). */
+function trade(sec: number, price: number, size: number, outcome: "Up" | "Down" = "Up"): Print {
+  return { time: Math.round((T0 + sec) * 1e6), outcome, price, size };
+}
+
+/** The engine's ISO time (microseconds) of `sec` seconds into the market. */
+function iso(sec: number): string {
+  return new Date(Math.round((T0 + sec) * 1000)).toISOString().replace("Z", "000Z");
+}
+
 /** The three-level ask side most tests buy from: 10 @ 0.50, 20 @ 0.51, 100 @ 0.52. */
 const DEEP = book(
   [[0.48, 50]],
@@ -87,8 +97,13 @@ const THIN = book(
   ],
 );
 
-function replay(d: StrategyDefinition, snaps: SnapshotRow[], over: Partial<ReplayMarket> = {}) {
-  const result = replayMarket(d, market(over), snaps, { realizedPnl: 0 });
+function replay(
+  d: StrategyDefinition,
+  snaps: SnapshotRow[],
+  over: Partial<ReplayMarket> = {},
+  prints: Print[] = [],
+) {
+  const result = replayMarket(d, market(over), snaps, prints);
   assert.ok(
     Value.Check({ BacktestTrade: TradeSchema }, MarketResultSchema, result),
     "the result has the documented shape",
@@ -174,24 +189,37 @@ describe("fills: limit orders", () => {
     position_size: 10,
   });
 
-  test("a limit order that is never traded through never fills", () => {
+  test("a limit order with nothing traded at or through its price never fills", () => {
     // Bid 0.48 at the decision: the order rests at 0.48; the asks stay at 0.50 (and 0.48 exactly is
-    // not through), so nothing fills and the order counts as unfilled.
+    // not through), and no trade is recorded, so nothing fills and the order counts as unfilled.
     const touching = book([[0.47, 5]], [[0.48, 5]]);
     const r = replay(limit, [snap(0, DEEP), snap(1, DEEP), snap(2, touching), snap(3, DEEP)]);
     assert.deepEqual([r.trades.length, r.orders_unfilled], [0, 1]);
   });
 
-  test("one that fills when the asks trade through its price, at its price, as a maker", () => {
-    // Rests at 0.48 from snapshot 1 (the next after the decision); at snapshot 3 the best ask is 0.47,
-    // below 0.48: all 10 shares fill at 0.48 = 4.80 USDC, no fee for a maker on a taker-only schedule.
-    const through = book([[0.46, 5]], [[0.47, 5]]);
-    const r = replay(limit, [snap(0, DEEP), snap(1, DEEP), snap(2, DEEP), snap(3, through)], {
-      feeSchedule: FEES,
-    });
+  const through = book([[0.46, 5]], [[0.47, 5]]);
+  const snaps = [snap(0, DEEP), snap(1, DEEP), snap(2, DEEP), snap(3, through)];
+
+  test("a best ask below the limit fills nothing by itself: only recorded trades fill a resting order", () => {
+    // Changed deliberately (issue 24): the engine used to fill all 10 shares at snapshot 3, where the best
+    // ask (0.47) is below the limit, whatever the size and whatever traded. Without a trade, nothing fills.
+    const r = replay(limit, snaps, { feeSchedule: FEES });
+    assert.deepEqual([r.trades.length, r.orders_unfilled], [0, 1]);
+  });
+
+  test("one that fills from trades at or through its price, after the queue ahead, at its price, as a maker", () => {
+    // Rests at 0.48 from snapshot 1 (the next after the decision), behind the 50 shares displayed at 0.48
+    // there. Trades of Up: 40 @ 0.48 at 2.5 s (queue 50 -> 10), 15 @ 0.47 at 3.2 s (queue 10 -> 0, ours 5),
+    // 20 @ 0.46 at 3.5 s (ours 5: the order is done). 10 shares at 0.48 = 4.80 USDC, no fee for a maker on
+    // a taker-only schedule; first fill 3.2 s, last 3.5 s.
+    const prints = [trade(2.5, 0.48, 40), trade(3.2, 0.47, 15), trade(3.5, 0.46, 20)];
+    const r = replay(limit, snaps, { feeSchedule: FEES }, prints);
     const e = r.trades[0].entry;
-    assert.deepEqual([e.price, e.size, e.cost, e.fee_usdc, e.maker_size], [0.48, 10, 4.8, 0, 10]);
-    assert.equal(e.fill_time, new Date((T0 + 3) * 1000).toISOString().replace(".000Z", ".000000Z"));
+    assert.deepEqual(
+      [e.price, e.size, e.cost, e.fee_usdc, e.maker_size, e.queue_ahead, e.unfilled],
+      [0.48, 10, 4.8, 0, 10, 50, 0],
+    );
+    assert.deepEqual([e.fill_time, e.last_fill_time], [iso(3.2), iso(3.5)]);
   });
 });
 
@@ -274,21 +302,42 @@ describe("settlement and exits", () => {
     );
   });
 
-  test("max loss: no entry once the run has lost max_loss_percent of its capital", () => {
-    // Capital 10 USDC (10 shares). Each market: bought 10 at 0.50 and lost (Down won): -5.00. After two
-    // markets -10.00 = -100%; max loss 50% stops the run after the first (-5.00 = -50%).
+  test("max_loss_percent forces the position out at that drawdown, also when held to resolution", () => {
+    // Changed deliberately (issue 24): max_loss_percent used to stop new entries once the run's realized
+    // loss reached it; it is now PolyHistorical's forced exit of a position. Bought 10 at 0.50 (5.00
+    // USDC); max loss 20%: out once the bid (no fees here) is at most 0.50 * 0.8 = 0.40. Bid 0.45 at 1 s
+    // (-10%), 0.40 at 2 s: sold there, 10 @ 0.40 = 4.00, PnL -1.00 (-20%), though Down won and holding
+    // would have lost all 5.00.
+    const falling = [
+      snap(0, DEEP),
+      snap(1, book([[0.45, 50]], [[0.47, 50]])),
+      snap(2, book([[0.4, 50]], [[0.42, 50]])),
+      snap(3, book([[0.3, 50]], [[0.32, 50]])),
+    ];
+    for (const hold_to_resolution of [false, true]) {
+      const d = def({
+        position_size: 10,
+        latency_ms: 0,
+        max_loss_percent: 20,
+        exit: exit({ hold_to_resolution }),
+      });
+      const t = replay(d, falling, { winner: "Down" }).trades[0];
+      assert.deepEqual(
+        [t.exit_reason, t.exit?.decision_time, t.exit?.price, t.pnl, t.roi, t.settlement],
+        ["max_loss", iso(2), 0.4, -1, -0.2, null],
+      );
+    }
+    // Each market is its own: a loss in one never stops the entries of the next.
     const d = def({
       position_size: 10,
       latency_ms: 0,
       max_loss_percent: 50,
       exit: exit({ hold_to_resolution: true }),
     });
-    const state = { realizedPnl: 0 };
     const traded = [0, 1, 2].map(
-      (i) => replayMarket(d, market({ winner: "Down", slug: `m${i}` }), flat, state).trades.length,
+      (i) => replayMarket(d, market({ winner: "Down", slug: `m${i}` }), flat, []).trades.length,
     );
-    assert.deepEqual(traded, [1, 0, 0]);
-    assert.equal(state.realizedPnl, -5);
+    assert.deepEqual(traded, [1, 1, 1]);
   });
 });
 
@@ -345,7 +394,7 @@ describe("metrics", () => {
     const flat = [snap(0, DEEP), snap(1, DEEP)];
     // Three markets, 10 shares at 0.50 each (cost 5.00): Up (+5), Down (-5), Up (+5).
     const results = (["Up", "Down", "Up"] as const).map((winner, i) =>
-      replayMarket(d, market({ winner, slug: `m${i}` }), flat, { realizedPnl: 0 }),
+      replayMarket(d, market({ winner, slug: `m${i}` }), flat, []),
     );
     const a = aggregate(results);
     assert.ok(Value.Check(AggregateSchema, a));
@@ -387,7 +436,7 @@ describe("the worked example of docs/backtests.md", () => {
         ),
       ),
       snap(2, book([[0.55, 200]], [[0.57, 50]])),
-      snap(3, book([[0.61, 200]], [[0.63, 50]])),
+      snap(3, book([[0.66, 200]], [[0.68, 50]])),
       snap(
         4,
         book(
@@ -414,8 +463,12 @@ describe("the worked example of docs/backtests.md", () => {
       ],
       [50.5, 0.505, 1.74965, 3.465, 96.535, 520.83],
     );
-    // Take profit at 0.505 * 1.2 = 0.606: the bid is 0.61 at 3 s; sold at 4 s: 60 @ 0.60 + 36.535 @ 0.59
-    // = 57.55565 USDC, fees 1.008 + 0.618647 = 1.626647, proceeds 55.929003, PnL 5.429003.
+    // Take profit net of fees: a share held cost 50.50 / 96.535 = 0.523126; 20% above is 0.627751. At 2 s
+    // the bid 0.55 brings 0.55 - 0.07 * 0.55 * 0.45 = 0.532675 a share after the fee: not enough; at 3 s
+    // the bid 0.66 brings 0.66 - 0.07 * 0.66 * 0.34 = 0.644292: take profit. (Changed deliberately, issue
+    // 24: second 3's bid was 0.61, which before fees passed 0.505 * 1.2 = 0.606 but brings 0.593347.)
+    // Sold at 4 s: 60 @ 0.60 + 36.535 @ 0.59 = 57.55565 USDC, fees 1.008 + 0.618647 = 1.626647, proceeds
+    // 55.929003, PnL 5.429003.
     assert.deepEqual(
       [t.exit?.decision_time?.slice(17, 19), t.exit?.proceeds, t.exit?.fee_usdc, t.pnl, t.roi],
       ["03", 55.929003, 1.626647, 5.429003, 0.107505],
