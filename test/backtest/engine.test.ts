@@ -7,6 +7,7 @@ import {
   type StrategyDefinition,
 } from "../../src/backtest/definition.ts";
 import { replayMarket } from "../../src/backtest/engine.ts";
+import { normalizeDefinition } from "../../src/backtest/input.ts";
 import type { ReplayMarket } from "../../src/backtest/features.ts";
 import { feeOf, type Print, walkBook } from "../../src/backtest/fills.ts";
 import { aggregate } from "../../src/backtest/metrics.ts";
@@ -473,5 +474,249 @@ describe("the worked example of docs/backtests.md", () => {
       [t.exit?.decision_time?.slice(17, 19), t.exit?.proceeds, t.exit?.fee_usdc, t.pnl, t.roi],
       ["03", 55.929003, 1.626647, 5.429003, 0.107505],
     );
+  });
+});
+
+describe("maker fills: the queue, what traded, expiry, rebates (issue 24)", () => {
+  const limitAt = (price: number, over: Partial<StrategyDefinition> = {}) =>
+    def({
+      order_type: "LIMIT",
+      limit_price: { reference: "fixed", offset: price },
+      latency_ms: 0,
+      exit: exit({ hold_to_resolution: true }),
+      ...over,
+    });
+
+  test("a 10,000-share limit buy behind 500 displayed shares fills only what traded through after those 500", () => {
+    // Limit 0.34, placed at 0 s (latency 0) into a book showing 500 shares bid at 0.34: no ask at or
+    // below 0.34 to take, so all 10,000 rest behind a queue of 500.
+    const q = book(
+      [
+        [0.34, 500],
+        [0.33, 800],
+      ],
+      [[0.36, 300]],
+    );
+    const prints = [
+      trade(0, 0.34, 400), // at the second it joined the book, not after: does not count
+      trade(0.5, 0.34, 300), // queue 500 -> 200
+      trade(1.2, 0.33, 250), // through the price: queue 200 -> 0, ours 50
+      trade(1.5, 0.66, 1000, "Down"), // the other token: does not count
+      trade(2, 0.35, 100), // above the limit: does not count
+      trade(2.5, 0.34, 44), // ours 44
+      trade(280, 0.3, 10), // after the last snapshot, before the end (300 s): ours 10
+      trade(301, 0.3, 1000), // after the market's end: the order was cancelled
+    ];
+    const r = replay(
+      limitAt(0.34, { position_size: 10_000 }),
+      [0, 1, 2, 3].map((s) => snap(s, q)),
+      {},
+      prints,
+    );
+    const t = r.trades[0];
+    // 50 + 44 + 10 = 104 shares at 0.34 = 35.36 USDC; the other 9,896 were cancelled at the end.
+    assert.deepEqual(
+      [t.entry.size, t.entry.maker_size, t.entry.cost, t.entry.unfilled, t.entry.queue_ahead],
+      [104, 104, 35.36, 9896, 500],
+    );
+    assert.deepEqual(t.entry.levels, [{ price: 0.34, size: 104 }]);
+    assert.deepEqual([t.entry.fill_time, t.entry.last_fill_time], [iso(1.2), iso(280)]);
+    // Up won: 104 - 35.36 = +68.64; held from the first fill (1.2 s) to the end: 298.8 s.
+    assert.deepEqual([t.pnl, t.held_s, r.orders_unfilled], [68.64, 298.8, 0]);
+  });
+
+  const e = book([[0.47, 100]], [[0.49, 100]]);
+  const flat = [0, 1, 2, 3, 4].map((s) => snap(s, e));
+
+  test("a limit that expires: what traded up to expire_after_s fills, the rest is cancelled", () => {
+    // Limit 0.45 with nothing displayed at 0.45 (the bid is 0.47): no queue. Expiry 2 s after it joined
+    // the book at 0 s. 4 @ 0.45 at 1.5 s and 3 @ 0.44 at 2.0 s (at the expiry: counts) fill 7; the 100
+    // traded at 2.5 s come after the cancellation. 7 @ 0.45 = 3.15 USDC, 3 unfilled; Up won: +3.85.
+    const prints = [trade(1.5, 0.45, 4), trade(2, 0.44, 3), trade(2.5, 0.4, 100)];
+    const d = limitAt(0.45, { position_size: 10, limit_expiry_s: 2 });
+    const t = replay(d, flat, {}, prints).trades[0];
+    assert.deepEqual(
+      [t.entry.size, t.entry.cost, t.entry.unfilled, t.entry.queue_ahead, t.pnl],
+      [7, 3.15, 3, 0, 3.85],
+    );
+    // Nothing traded before the expiry: no trade, one order unfilled.
+    const none = replay(d, flat, {}, [trade(2.5, 0.4, 100)]);
+    assert.deepEqual([none.trades.length, none.orders_unfilled], [0, 1]);
+    // expire_after_s is how PolyHistorical-style bodies say it: the same field.
+    const read = normalizeDefinition({ side: "UP", order_type: "LIMIT", expire_after_s: 2 }, "");
+    assert.equal(read.limit_expiry_s, 2);
+  });
+
+  test("the maker rebate is reported apart from fees, and counted only when asked", () => {
+    // The 7 maker shares at 0.45 above, on Polymarket's schedule (rate 0.07, takers only, rebate 20%):
+    // the maker pays no fee; the takers it met paid 7 * 0.07 * 0.45 * 0.55 = 0.121275 USDC, of which 20%,
+    // 0.024255, comes back. count_rebates: PnL 3.85 + 0.024255 = 3.874255.
+    const prints = [trade(1.5, 0.45, 4), trade(2, 0.44, 3)];
+    const d = limitAt(0.45, { position_size: 10, limit_expiry_s: 2 });
+    const counted = replay({ ...d, count_rebates: true }, flat, { feeSchedule: FEES }, prints);
+    const t = counted.trades[0];
+    assert.deepEqual([t.entry.fee_usdc, t.entry.rebate_usdc, t.pnl], [0, 0.024255, 3.874255]);
+    assert.deepEqual([counted.fees_usdc, counted.rebates_usdc], [0, 0.024255]);
+    const a = aggregate([counted]);
+    assert.deepEqual([a.fees_paid, a.rebates_usdc, a.pnl], [0, 0.024255, 3.874255]);
+    // Not asked: no rebate, PnL 3.85.
+    const plain = replay(d, flat, { feeSchedule: FEES }, prints).trades[0];
+    assert.deepEqual([plain.entry.rebate_usdc, plain.pnl], [0, 3.85]);
+  });
+});
+
+describe("exits that keep working (issue 24)", () => {
+  const timed = def({ position_size: 10, latency_ms: 0, exit: exit({ time_limit_s: 1 }) });
+
+  test("a partial exit is retried at each later snapshot until it is done", () => {
+    // Bought 10 @ 0.50 at 0 s (5.00 USDC). Time limit 1 s: at 1 s the bids hold 4 @ 0.48 (sold: 1.92),
+    // at 2 s 3 @ 0.47 (1.41), at 3 s 50 @ 0.46 (the last 3: 1.38). 4.71 USDC for 10, average 0.471;
+    // PnL -0.29, closed at 3 s. (Changed deliberately, issue 24: the 6 unsold shares used to ride to
+    // settlement.)
+    const snaps = [
+      snap(0, DEEP),
+      snap(1, book([[0.48, 4]], [[0.5, 10]])),
+      snap(2, book([[0.47, 3]], [[0.5, 10]])),
+      snap(3, book([[0.46, 50]], [[0.5, 10]])),
+      snap(4, DEEP),
+    ];
+    const t = replay(timed, snaps, { winner: "Down" }).trades[0];
+    const x = t.exit;
+    assert.ok(x);
+    assert.deepEqual(
+      x.attempts.map((a) => [a.time, a.size, a.price, a.proceeds]),
+      [
+        [iso(1), 4, 0.48, 1.92],
+        [iso(2), 3, 0.47, 1.41],
+        [iso(3), 3, 0.46, 1.38],
+      ],
+    );
+    assert.deepEqual([x.size, x.unsold, x.price, x.proceeds, x.empty_attempts], [10, 0, 0.471, 4.71, 0]);
+    assert.deepEqual(
+      [t.exit_reason, t.settlement, t.pnl, t.closed_at, t.held_s],
+      ["time_limit", null, -0.29, iso(3), 3],
+    );
+    // When the market ends first, what is left settles: 7 sold (3.33 USDC), 3 held, Up won: 3.00. PnL +1.33.
+    const cut = replay(timed, snaps.slice(0, 3), { winner: "Up" }).trades[0];
+    assert.deepEqual(
+      [cut.exit?.size, cut.exit?.unsold, cut.settlement?.shares, cut.exit_reason, cut.pnl],
+      [7, 3, 3, "time_limit", 1.33],
+    );
+  });
+
+  test("an exit into an empty bid side is retried later, never a silent hold", () => {
+    // Bought 10 @ 0.50. The time limit fires at 1 s, when no one bids; nor at 2 s; at 3 s 50 @ 0.45:
+    // sold there, 4.50 USDC, PnL -0.50.
+    const noBids = book([], [[0.5, 10]]);
+    const snaps = [snap(0, DEEP), snap(1, noBids), snap(2, noBids), snap(3, book([[0.45, 50]], [[0.5, 10]]))];
+    const t = replay(timed, snaps, { winner: "Down" }).trades[0];
+    assert.deepEqual(
+      [t.exit?.decision_time, t.exit?.empty_attempts, t.exit?.fill_time, t.exit?.size, t.pnl],
+      [iso(1), 2, iso(3), 10, -0.5],
+    );
+    // No bid ever again: the exit is on the record, nothing sold, all 10 shares settle (Down won: 0).
+    const stuck = replay(timed, snaps.slice(0, 3), { winner: "Down" }).trades[0];
+    assert.deepEqual(
+      [stuck.exit_reason, stuck.exit?.empty_attempts, stuck.exit?.price, stuck.exit?.unsold, stuck.pnl],
+      ["time_limit", 2, null, 10, -5],
+    );
+  });
+
+  test("take profit on the price net of the exit's fee", () => {
+    // Polymarket's fees. Bought 100 @ 0.50 = 50.00 USDC; fee 100 * 0.07 * 0.25 = 1.75 USDC = 3.5 shares,
+    // so 96.5 held at 50 / 96.5 = 0.518135 each. Take profit 10%: a share must bring 0.569948 after the
+    // exit's fee, bid - 0.07 * bid * (1 - bid):
+    //   1 s: bid 0.55 -> 0.532675 (before fees 0.55 >= 0.50 * 1.1 was a take profit: changed deliberately)
+    //   2 s: bid 0.58 -> 0.562948, not yet
+    //   3 s: bid 0.60 -> 0.5832: sold, 96.5 @ 0.60 = 57.90, fee 96.5 * 0.0168 = 1.6212, proceeds 56.2788.
+    // PnL 6.2788, ROI 12.5576% (at least the 10% asked).
+    const snaps = [
+      snap(0, book([[0.48, 500]], [[0.5, 1000]])),
+      snap(1, book([[0.55, 500]], [[0.57, 500]])),
+      snap(2, book([[0.58, 500]], [[0.6, 500]])),
+      snap(3, book([[0.6, 500]], [[0.62, 500]])),
+    ];
+    const d = def({ position_size: 100, latency_ms: 0, exit: exit({ take_profit_pct: 10 }) });
+    const t = replay(d, snaps, { feeSchedule: FEES }).trades[0];
+    assert.deepEqual(
+      [t.exit_reason, t.exit?.decision_time, t.exit?.fee_usdc, t.exit?.proceeds, t.pnl, t.roi],
+      ["take_profit", iso(3), 1.6212, 56.2788, 6.2788, 0.125576],
+    );
+  });
+});
+
+describe("self-impact (issue 24)", () => {
+  // 40 shares a time, latency 0, a time limit of 1 s, two entries a market. At 0 s the first entry takes
+  // 10 @ 0.50 + 20 @ 0.51 + 10 @ 0.52 = 20.40 USDC; at 1 s it sells 40 @ 0.48; at 2 s the second enters.
+  const d = def({
+    position_size: 40,
+    latency_ms: 0,
+    max_entries_per_market: 2,
+    exit: exit({ time_limit_s: 1 }),
+  });
+
+  test("a second entry does not see again the liquidity the first took", () => {
+    // The recorded book at 2 s is still DEEP, but 0.50 and 0.51 are ours already and 10 of 0.52's 100:
+    // the second entry gets 40 @ 0.52 = 20.80 USDC (not 20.40 again).
+    const r = replay(d, [snap(0, DEEP), snap(1, DEEP), snap(2, DEEP)]);
+    assert.deepEqual(
+      r.trades.map((t) => [t.entry.cost, t.entry.levels]),
+      [
+        [
+          20.4,
+          [
+            { price: 0.5, size: 10 },
+            { price: 0.51, size: 20 },
+            { price: 0.52, size: 10 },
+          ],
+        ],
+        [20.8, [{ price: 0.52, size: 40 }]],
+      ],
+    );
+  });
+
+  test("liquidity the book shows refilled is there again", () => {
+    // At 2 s the book shows 15 at 0.50, more than the 10 it showed: refilled, all 15 are offered. 0.51
+    // still shows 20 (all ours), 0.52 100 (10 ours). 15 @ 0.50 + 25 @ 0.52 = 7.50 + 13.00 = 20.50 USDC.
+    const refilled = book(
+      [[0.48, 50]],
+      [
+        [0.5, 15],
+        [0.51, 20],
+        [0.52, 100],
+      ],
+    );
+    const r = replay(d, [snap(0, DEEP), snap(1, DEEP), snap(2, refilled)]);
+    assert.deepEqual(
+      [r.trades[1].entry.cost, r.trades[1].entry.levels],
+      [
+        20.5,
+        [
+          { price: 0.5, size: 15 },
+          { price: 0.52, size: 25 },
+        ],
+      ],
+    );
+  });
+});
+
+describe("metrics over every market (issue 24)", () => {
+  test("a market without a trade counts as a return of 0 in Sharpe and Sortino", () => {
+    // Returns 1, -1, 1 and an idle market's 0: mean 0.25; sample variance (0.5625 + 1.5625 + 0.5625 +
+    // 0.0625) / 3 = 0.916667, sd 0.957427, Sharpe 0.261116 (0.288675 without the idle market); downside
+    // deviation sqrt(1 / 4) = 0.5, Sortino 0.5.
+    const d = def({ position_size: 10, latency_ms: 0, exit: exit({ hold_to_resolution: true }) });
+    const flat = [snap(0, DEEP), snap(1, DEEP)];
+    const traded = (["Up", "Down", "Up"] as const).map((winner, i) =>
+      replayMarket(d, market({ winner, slug: `m${i}` }), flat, []),
+    );
+    const idle = replayMarket(
+      { ...d, entry: [when("price_up", ">", 0.9)] },
+      market({ slug: "m3" }),
+      flat,
+      [],
+    );
+    const a = aggregate([...traded, idle]);
+    assert.deepEqual([a.markets, a.markets_traded, a.sharpe, a.sortino], [4, 3, 0.261116, 0.5]);
   });
 });
