@@ -223,6 +223,20 @@ export function definitionProblem(d: StrategyDefinition): { pointer: string; mes
   return null;
 }
 
+/**
+ * A definition as stored with a strategy or run: stored before a field was added, it gets the field's
+ * default (what the engine did before the field existed: `count_rebates` false), so that old strategies
+ * and runs still answer in the schema's shape and replay as they did.
+ */
+export function parseStoredDefinition(text: string): StrategyDefinition {
+  const stored = JSON.parse(text) as StrategyDefinition;
+  return canonical({
+    ...DEFINITION_DEFAULTS,
+    ...stored,
+    exit: { ...DEFINITION_DEFAULTS.exit, ...stored.exit },
+  });
+}
+
 /** The same definition with its fields in the schema's order, so that equal definitions are equal bytes. */
 function canonical(d: StrategyDefinition): StrategyDefinition {
   const out: Record<string, unknown> = {};

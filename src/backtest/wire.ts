@@ -1,7 +1,7 @@
 import { type TSchema, Type } from "typebox";
 import { isoMicros, isoSeconds } from "../domain/time.ts";
 import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
-import type { StrategyDefinition } from "./definition.ts";
+import { parseStoredDefinition } from "./definition.ts";
 import type { MarketResult } from "./engine.ts";
 import type { Aggregate } from "./metrics.ts";
 
@@ -269,7 +269,7 @@ export function strategyToWire(s: StrategyRecord) {
   return {
     id: s.id,
     name: s.name,
-    definition: JSON.parse(s.definition) as StrategyDefinition,
+    definition: parseStoredDefinition(s.definition),
     source: s.source,
     prompt: s.prompt,
     preset: s.preset,
@@ -291,7 +291,7 @@ export function runToWire(r: RunRecord) {
     market_count: sel.market_count,
     start_time: sel.start_time === null ? null : isoSeconds(sel.start_time),
     end_time: sel.end_time === null ? null : isoSeconds(sel.end_time),
-    definition: JSON.parse(r.definition) as StrategyDefinition,
+    definition: parseStoredDefinition(r.definition),
     progress: { markets_done: r.marketsDone, markets_total: r.marketsTotal },
     error: r.error,
     created_at: isoMicros(r.createdAt),

@@ -5,7 +5,7 @@ import { isoSeconds } from "../../domain/time.ts";
 import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
 import type { BacktestStore } from "../../store/ports/backtest-store.ts";
 import type { TradeStore } from "../../store/ports/trade-store.ts";
-import type { StrategyDefinition } from "../definition.ts";
+import { parseStoredDefinition, type StrategyDefinition } from "../definition.ts";
 import { type MarketResult, replayMarket } from "../engine.ts";
 import type { ReplayMarket } from "../features.ts";
 import { type Print, printsOfTrades } from "../fills.ts";
@@ -145,7 +145,7 @@ export async function executeRun(
   const run = await stores.backtests.getRun(runId);
   if (run === null || run.runner !== runner || run.status !== "running") return;
   try {
-    const definition = JSON.parse(run.definition) as StrategyDefinition;
+    const definition = parseStoredDefinition(run.definition);
     const selected = await selectMarkets(stores.markets, JSON.parse(run.selection) as StoredSelection);
     const unresolved = JSON.stringify(selected.unresolved);
     if (!(await stores.backtests.setSelected(runId, runner, selected.replay.length, unresolved))) return;
