@@ -2,7 +2,7 @@ import { type TSchema, Type } from "typebox";
 import { isoMicros, isoSeconds } from "../domain/time.ts";
 import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
 import { parseStoredDefinition } from "./definition.ts";
-import type { MarketResult } from "./engine.ts";
+import { type MarketResult, round } from "./engine.ts";
 import type { Aggregate } from "./metrics.ts";
 
 /**
@@ -300,13 +300,51 @@ export function runToWire(r: RunRecord) {
   };
 }
 
+/**
+ * A market's result as stored. One stored before issue 24's fields existed gets them as that engine made
+ * them: no rebates counted, one sale per exit and no empty tries, shares an exit left unsold those it
+ * settled, what an entry did not buy the rest of its position size; its queue ahead is unknown (null).
+ */
+function storedResult(text: string, positionSize: number): MarketResult {
+  const r = JSON.parse(text) as MarketResult;
+  if (r.rebates_usdc !== undefined) return r;
+  const trades = r.trades.map((t) => {
+    const e = t.entry;
+    const entry = {
+      ...e,
+      last_fill_time: e.fill_time,
+      queue_ahead: null,
+      unfilled: round(Math.max(0, positionSize - e.size)),
+      rebate_usdc: 0,
+    };
+    const x = t.exit;
+    const attempt = x && x.fill_time !== null && x.price !== null ? [x] : [];
+    const exit = x && {
+      ...x,
+      unsold: t.settlement?.shares ?? 0,
+      attempts: attempt.map((a) => ({
+        time: a.fill_time as string,
+        size: a.size,
+        price: a.price as number,
+        proceeds: a.proceeds,
+        fee_usdc: a.fee_usdc,
+      })),
+      empty_attempts: 0,
+    };
+    return { ...t, entry, exit };
+  });
+  return { ...r, trades, rebates_usdc: 0 };
+}
+
 /** `{run, strategy, aggregate, results, unresolved}`: a run as stored, whatever its status. */
 export function runAnswer(run: RunRecord, strategy: StrategyRecord | null, results: string[]) {
+  const aggregate = run.aggregate === null ? null : (JSON.parse(run.aggregate) as Aggregate);
+  const positionSize = parseStoredDefinition(run.definition).position_size;
   return {
     run: runToWire(run),
     strategy: strategy === null ? null : strategyToWire(strategy),
-    aggregate: run.aggregate === null ? null : (JSON.parse(run.aggregate) as Aggregate),
-    results: results.map((r) => JSON.parse(r) as MarketResult),
+    aggregate: aggregate === null ? null : { ...aggregate, rebates_usdc: aggregate.rebates_usdc ?? 0 },
+    results: results.map((r) => storedResult(r, positionSize)),
     unresolved: run.unresolved === null ? [] : (JSON.parse(run.unresolved) as UnresolvedWire[]),
   };
 }
