@@ -272,8 +272,12 @@ class MarketReplay {
     this.pending = null;
     const p = this.position;
     if (p === null) return;
-    if (p.resting !== null) this.fillResting(this.market.endTime * MICROS_PER_SECOND);
-    p.resting = null;
+    if (p.resting !== null) {
+      this.fillResting(this.market.endTime * MICROS_PER_SECOND);
+      // An order that expired before the end with nothing bought is gone, counted unfilled already.
+      if (this.position === null) return;
+      p.resting = null;
+    }
     if (this.boughtSize(p) === 0) {
       this.unfilled++;
       this.position = null;

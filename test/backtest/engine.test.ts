@@ -542,6 +542,18 @@ describe("maker fills: the queue, what traded, expiry, rebates (issue 24)", () =
     // Nothing traded before the expiry: no trade, one order unfilled.
     const none = replay(d, flat, {}, [trade(2.5, 0.4, 100)]);
     assert.deepEqual([none.trades.length, none.orders_unfilled], [0, 1]);
+    // Nor when the expiry (100 s) falls after the last snapshot (4 s), before the end: still one order.
+    const late = replay({ ...d, limit_expiry_s: 100 }, flat, {}, [trade(150, 0.4, 100)]);
+    assert.deepEqual([late.trades.length, late.orders_unfilled], [0, 1]);
+    // Traded between the last snapshot and the expiry: it fills (4 @ 0.45 at 50 s), the rest is cancelled.
+    const filled = replay({ ...d, limit_expiry_s: 100 }, flat, {}, [
+      trade(50, 0.45, 4),
+      trade(150, 0.4, 100),
+    ]);
+    assert.deepEqual(
+      [filled.trades[0].entry.size, filled.trades[0].entry.unfilled, filled.orders_unfilled],
+      [4, 6, 0],
+    );
     // expire_after_s is how PolyHistorical-style bodies say it: the same field.
     const read = normalizeDefinition({ side: "UP", order_type: "LIMIT", expire_after_s: 2 }, "");
     assert.equal(read.limit_expiry_s, 2);
