@@ -129,7 +129,7 @@ async function throughput(
     const b = await timed(() => readAndDecode(store, markets));
     baseline.push(b.value / (b.ms / 1000));
     for (const [i, s] of STRATEGIES.entries()) {
-      const r = await timed(() => replayMarkets(store.markets, s.definition, markets));
+      const r = await timed(() => replayMarkets(store, s.definition, markets));
       perStrategy[i].push(snapshots / (r.ms / 1000));
       trades[i] = r.value?.aggregate.trades ?? 0;
     }

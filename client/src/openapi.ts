@@ -1080,7 +1080,7 @@ export interface components {
                 value: number | string;
             }[];
             exit: {
-                /** @description Any of them closes the position (a market sell) */
+                /** @description Any of them closes the position (a market sell, retried until sold or the market ends) */
                 conditions: {
                     /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct */
                     feature: string;
@@ -1089,9 +1089,9 @@ export interface components {
                     /** @description A number, or another feature to compare with */
                     value: number | string;
                 }[];
-                /** @description Sell once the best bid is this many percent above the entry price; null: none */
+                /** @description Sell once the best bid less the exit's fee is this many percent above the cost of a share held; null: none */
                 take_profit_pct: number | null;
-                /** @description Sell once the best bid is this many percent below the entry price; null: none */
+                /** @description Sell once the best bid less the exit's fee is this many percent below the cost of a share held; null: none */
                 stop_loss_pct: number | null;
                 /** @description Sell once the position is this many seconds old; null: none */
                 time_limit_s: number | null;
@@ -1113,13 +1113,15 @@ export interface components {
                 /** @description Added to the reference price */
                 offset: number;
             } | null;
-            /** @description A resting limit order is cancelled after this many seconds; null: at the market's end */
+            /** @description A resting limit order is cancelled this many seconds after it joins the book (alias expire_after_s); null: at the market's end */
             limit_expiry_s: number | null;
+            /** @description true: resting (maker) fills earn the market's fee_schedule.rebate_rate of the taker fee, added to PnL and reported as rebate_usdc */
+            count_rebates: boolean;
             /** @description Shares bought per entry */
             position_size: number;
             /** @description A buy takes no level above this price; null: no cap */
             max_fill_price: number | null;
-            /** @description No new entry once the run's realized loss reaches this percent of its capital (position_size USDC); null: none */
+            /** @description Sell a position once it has lost this percent of its cost, valued at the best bid less the exit's fee (also when held to resolution); null: none */
             max_loss_percent: number | null;
             max_entries_per_market: number;
             /** @description An order fills at the first snapshot at or after decision + latency; null (default): the next snapshot */
@@ -1144,16 +1146,24 @@ export interface components {
                 decision_time: string;
                 /**
                  * Format: date-time
-                 * @description The snapshot the order first filled against
+                 * @description The order's first fill: the snapshot it filled against, or a trade it filled from resting
                  */
                 fill_time: string;
+                /**
+                 * Format: date-time
+                 * @description The order's last fill
+                 */
+                last_fill_time: string;
                 /** @enum {unknown} */
                 order_type: "MARKET" | "LIMIT";
                 limit_price: number | null;
+                queue_ahead: number | null;
                 /** @description Average fill price */
                 price: number;
                 /** @description Shares bought */
                 size: number;
+                /** @description Shares of the order never bought (depth ran out, or the limit expired or was cancelled) */
+                unfilled: number;
                 /** @description Shares held after the fee taken in shares */
                 shares_received: number;
                 /** @description Paid for the shares (USDC) */
@@ -1164,6 +1174,8 @@ export interface components {
                 fee_shares: number;
                 /** @description Of the shares, those bought by a resting limit order */
                 maker_size: number;
+                /** @description Maker rebate earned, in PnL; 0 unless the definition's count_rebates (USDC) */
+                rebate_usdc: number;
                 mid_at_decision: number;
                 /** @description Average price against the mid at the decision; positive is worse */
                 slippage_bps: number;
@@ -1175,23 +1187,38 @@ export interface components {
             };
             exit: {
                 /** @enum {unknown} */
-                reason: "take_profit" | "stop_loss" | "time_limit" | "condition" | "resolution";
+                reason: "take_profit" | "stop_loss" | "max_loss" | "time_limit" | "condition" | "resolution";
                 decision_time: string | null;
-                /**
-                 * Format: date-time
-                 * @description The snapshot the sale filled against
-                 */
-                fill_time: string;
-                /** @description Average sale price */
-                price: number;
+                fill_time: string | null;
+                price: number | null;
                 /** @description Shares sold */
                 size: number;
+                /** @description Shares the exit could not sell before the market's end (settled) */
+                unsold: number;
                 /** @description Received, after the fee (USDC) */
                 proceeds: number;
                 /** @description The fee (USDC) */
                 fee_usdc: number;
                 mid_at_decision: number | null;
                 slippage_bps: number | null;
+                /** @description Each sale, in order: an exit not filled at once keeps selling at each later snapshot */
+                attempts: {
+                    /**
+                     * Format: date-time
+                     * @description The snapshot this attempt sold against
+                     */
+                    time: string;
+                    /** @description Shares sold */
+                    size: number;
+                    /** @description Average price */
+                    price: number;
+                    /** @description Received, after the fee (USDC) */
+                    proceeds: number;
+                    /** @description The fee (USDC) */
+                    fee_usdc: number;
+                }[];
+                /** @description Attempts that found no bid to sell to (then tried again) */
+                empty_attempts: number;
                 levels: {
                     price: number;
                     /** @description Shares taken at this price */
@@ -1206,14 +1233,14 @@ export interface components {
                 proceeds: number;
             } | null;
             /** @enum {unknown} */
-            exit_reason: "take_profit" | "stop_loss" | "time_limit" | "condition" | "resolution";
+            exit_reason: "take_profit" | "stop_loss" | "max_loss" | "time_limit" | "condition" | "resolution";
             /**
              * Format: date-time
              * @description When the position was closed: its sale, or the market's end
              */
             closed_at: string;
             held_s: number;
-            /** @description Proceeds less cost, fees included (USDC) */
+            /** @description Proceeds less cost, fees (and counted rebates) included (USDC) */
             pnl: number;
             /** @description pnl / cost */
             roi: number;
@@ -1244,6 +1271,8 @@ export interface components {
             roi: number | null;
             /** @description Fees of entries and exits (USDC) */
             fees_usdc: number;
+            /** @description Maker rebates counted (count_rebates) (USDC) */
+            rebates_usdc: number;
             time_in_market_s: number;
         };
         BacktestAggregate: {
@@ -1263,6 +1292,8 @@ export interface components {
             sortino: number | null;
             /** @description All fees (USDC) */
             fees_paid: number;
+            /** @description All maker rebates counted (USDC) */
+            rebates_usdc: number;
             avg_slippage_bps: number | null;
             time_in_market_s: number;
             /** @description Of the replayed markets' total length */

@@ -52,18 +52,19 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "AccountKey": {"id": "value", "name": "value", "account": "value", "created_at": "datetime"},
     "AccountQuota": {"included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
     "AccountUsage": {"minute": "UsageWindow", "day": "UsageWindow"},
-    "BacktestAggregate": {"markets": "value", "markets_traded": "value", "trades": "value", "pnl": "value", "cost": "value", "roi": "value", "win_rate": "value", "profit_factor": "value", "max_drawdown": "value", "sharpe": "value", "sortino": "value", "fees_paid": "value", "avg_slippage_bps": "value", "time_in_market_s": "value", "time_in_market_pct": "value", "orders_unfilled": "value", "equity_curve": "value"},
+    "BacktestAggregate": {"markets": "value", "markets_traded": "value", "trades": "value", "pnl": "value", "cost": "value", "roi": "value", "win_rate": "value", "profit_factor": "value", "max_drawdown": "value", "sharpe": "value", "sortino": "value", "fees_paid": "value", "rebates_usdc": "value", "avg_slippage_bps": "value", "time_in_market_s": "value", "time_in_market_pct": "value", "orders_unfilled": "value", "equity_curve": "value"},
     "BacktestAggregateEquityCurveItem": {"time": "datetime", "equity": "value"},
-    "BacktestMarketResult": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value", "snapshots": "value", "trades": "value", "orders_unfilled": "value", "pnl": "value", "cost": "value", "roi": "value", "fees_usdc": "value", "time_in_market_s": "value"},
+    "BacktestMarketResult": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value", "snapshots": "value", "trades": "value", "orders_unfilled": "value", "pnl": "value", "cost": "value", "roi": "value", "fees_usdc": "value", "rebates_usdc": "value", "time_in_market_s": "value"},
     "BacktestQuota": {"plan": "value", "included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
     "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
     "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "aggregate": "BacktestAggregate", "results": "value", "unresolved": "value"},
     "BacktestRunAnswerUnresolvedItem": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
     "BacktestRunProgress": {"markets_done": "value", "markets_total": "value"},
     "BacktestTrade": {"entry": "BacktestTradeEntry", "exit": "BacktestTradeExitOption1", "settlement": "BacktestTradeSettlementOption1", "exit_reason": "value", "closed_at": "datetime", "held_s": "value", "pnl": "value", "roi": "value"},
-    "BacktestTradeEntry": {"decision_time": "datetime", "fill_time": "datetime", "order_type": "value", "limit_price": "value", "price": "value", "size": "value", "shares_received": "value", "cost": "value", "fee_usdc": "value", "fee_shares": "value", "maker_size": "value", "mid_at_decision": "value", "slippage_bps": "value", "levels": "value"},
+    "BacktestTradeEntry": {"decision_time": "datetime", "fill_time": "datetime", "last_fill_time": "datetime", "order_type": "value", "limit_price": "value", "queue_ahead": "value", "price": "value", "size": "value", "unfilled": "value", "shares_received": "value", "cost": "value", "fee_usdc": "value", "fee_shares": "value", "maker_size": "value", "rebate_usdc": "value", "mid_at_decision": "value", "slippage_bps": "value", "levels": "value"},
     "BacktestTradeEntryLevelsItem": {"price": "value", "size": "value"},
-    "BacktestTradeExitOption1": {"reason": "value", "decision_time": "datetime", "fill_time": "datetime", "price": "value", "size": "value", "proceeds": "value", "fee_usdc": "value", "mid_at_decision": "value", "slippage_bps": "value", "levels": "value"},
+    "BacktestTradeExitOption1": {"reason": "value", "decision_time": "datetime", "fill_time": "datetime", "price": "value", "size": "value", "unsold": "value", "proceeds": "value", "fee_usdc": "value", "mid_at_decision": "value", "slippage_bps": "value", "attempts": "value", "empty_attempts": "value", "levels": "value"},
+    "BacktestTradeExitOption1AttemptsItem": {"time": "datetime", "size": "value", "price": "value", "proceeds": "value", "fee_usdc": "value"},
     "BacktestTradeExitOption1LevelsItem": {"price": "value", "size": "value"},
     "BacktestTradeSettlementOption1": {"shares": "value", "payout_per_share": "value", "proceeds": "value"},
     "Candle": {"open_time": "datetime", "close_time": "datetime", "timestamp": "value", "open": "value", "high": "value", "low": "value", "close": "value", "volume": "value", "quote_volume": "value", "trades": "value", "taker_buy_volume": "value", "taker_buy_quote_volume": "value"},
@@ -106,7 +107,7 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "SnapshotPage": {"market": "Market", "snapshots": "value", "total": "value", "limit": "value", "offset": "value"},
     "SpanCoverage": {"expected_snapshots": "value", "recorded_snapshots": "value", "coverage": "value"},
     "Strategy": {"id": "value", "name": "value", "definition": "StrategyDefinition", "source": "value", "prompt": "value", "preset": "value", "generator": "value", "model": "value", "notes": "value", "created_at": "datetime"},
-    "StrategyDefinition": {"version": "value", "name": "value", "side": "value", "entry": "value", "exit": "StrategyDefinitionExit", "order_type": "value", "limit_price": "StrategyDefinitionLimitPriceOption1", "limit_expiry_s": "value", "position_size": "value", "max_fill_price": "value", "max_loss_percent": "value", "max_entries_per_market": "value", "latency_ms": "value"},
+    "StrategyDefinition": {"version": "value", "name": "value", "side": "value", "entry": "value", "exit": "StrategyDefinitionExit", "order_type": "value", "limit_price": "StrategyDefinitionLimitPriceOption1", "limit_expiry_s": "value", "count_rebates": "value", "position_size": "value", "max_fill_price": "value", "max_loss_percent": "value", "max_entries_per_market": "value", "latency_ms": "value"},
     "StrategyDefinitionEntryItem": {"feature": "value", "op": "value", "value": "value"},
     "StrategyDefinitionExit": {"conditions": "value", "take_profit_pct": "value", "stop_loss_pct": "value", "time_limit_s": "value", "hold_to_resolution": "value"},
     "StrategyDefinitionExitConditionsItem": {"feature": "value", "op": "value", "value": "value"},
@@ -586,11 +587,11 @@ class StrategyDefinitionExitConditionsItem(TypedDict):
 
 
 class StrategyDefinitionExit(TypedDict):
-    #: Any of them closes the position (a market sell)
+    #: Any of them closes the position (a market sell, retried until sold or the market ends)
     conditions: List[StrategyDefinitionExitConditionsItem]
-    #: Sell once the best bid is this many percent above the entry price; null: none
+    #: Sell once the best bid less the exit's fee is this many percent above the cost of a share held; null: none
     take_profit_pct: Optional[float]
-    #: Sell once the best bid is this many percent below the entry price; null: none
+    #: Sell once the best bid less the exit's fee is this many percent below the cost of a share held; null: none
     stop_loss_pct: Optional[float]
     #: Sell once the position is this many seconds old; null: none
     time_limit_s: Optional[int]
@@ -618,13 +619,15 @@ class StrategyDefinition(TypedDict):
     order_type: Literal["MARKET", "LIMIT"]
     #: A LIMIT entry's price rule; null for MARKET (default for LIMIT: the best bid)
     limit_price: Optional[StrategyDefinitionLimitPriceOption1]
-    #: A resting limit order is cancelled after this many seconds; null: at the market's end
+    #: A resting limit order is cancelled this many seconds after it joins the book (alias expire_after_s); null: at the market's end
     limit_expiry_s: Optional[int]
+    #: true: resting (maker) fills earn the market's fee_schedule.rebate_rate of the taker fee, added to PnL and reported as rebate_usdc
+    count_rebates: bool
     #: Shares bought per entry
     position_size: float
     #: A buy takes no level above this price; null: no cap
     max_fill_price: Optional[float]
-    #: No new entry once the run's realized loss reaches this percent of its capital (position_size USDC); null: none
+    #: Sell a position once it has lost this percent of its cost, valued at the best bid less the exit's fee (also when held to resolution); null: none
     max_loss_percent: Optional[float]
     max_entries_per_market: int
     #: An order fills at the first snapshot at or after decision + latency; null (default): the next snapshot
@@ -652,14 +655,19 @@ class BacktestTradeEntryLevelsItem(TypedDict):
 class BacktestTradeEntry(TypedDict):
     #: The snapshot whose features decided the entry
     decision_time: str
-    #: The snapshot the order first filled against
+    #: The order's first fill: the snapshot it filled against, or a trade it filled from resting
     fill_time: str
+    #: The order's last fill
+    last_fill_time: str
     order_type: Literal["MARKET", "LIMIT"]
     limit_price: Optional[float]
+    queue_ahead: Optional[float]
     #: Average fill price
     price: float
     #: Shares bought
     size: float
+    #: Shares of the order never bought (depth ran out, or the limit expired or was cancelled)
+    unfilled: float
     #: Shares held after the fee taken in shares
     shares_received: float
     #: Paid for the shares (USDC)
@@ -670,10 +678,25 @@ class BacktestTradeEntry(TypedDict):
     fee_shares: float
     #: Of the shares, those bought by a resting limit order
     maker_size: float
+    #: Maker rebate earned, in PnL; 0 unless the definition's count_rebates (USDC)
+    rebate_usdc: float
     mid_at_decision: float
     #: Average price against the mid at the decision; positive is worse
     slippage_bps: float
     levels: List[BacktestTradeEntryLevelsItem]
+
+
+class BacktestTradeExitOption1AttemptsItem(TypedDict):
+    #: The snapshot this attempt sold against
+    time: str
+    #: Shares sold
+    size: float
+    #: Average price
+    price: float
+    #: Received, after the fee (USDC)
+    proceeds: float
+    #: The fee (USDC)
+    fee_usdc: float
 
 
 class BacktestTradeExitOption1LevelsItem(TypedDict):
@@ -683,20 +706,24 @@ class BacktestTradeExitOption1LevelsItem(TypedDict):
 
 
 class BacktestTradeExitOption1(TypedDict):
-    reason: Literal["take_profit", "stop_loss", "time_limit", "condition", "resolution"]
+    reason: Literal["take_profit", "stop_loss", "max_loss", "time_limit", "condition", "resolution"]
     decision_time: Optional[str]
-    #: The snapshot the sale filled against
-    fill_time: str
-    #: Average sale price
-    price: float
+    fill_time: Optional[str]
+    price: Optional[float]
     #: Shares sold
     size: float
+    #: Shares the exit could not sell before the market's end (settled)
+    unsold: float
     #: Received, after the fee (USDC)
     proceeds: float
     #: The fee (USDC)
     fee_usdc: float
     mid_at_decision: Optional[float]
     slippage_bps: Optional[float]
+    #: Each sale, in order: an exit not filled at once keeps selling at each later snapshot
+    attempts: List[BacktestTradeExitOption1AttemptsItem]
+    #: Attempts that found no bid to sell to (then tried again)
+    empty_attempts: int
     levels: List[BacktestTradeExitOption1LevelsItem]
 
 
@@ -712,11 +739,11 @@ class BacktestTrade(TypedDict):
     entry: BacktestTradeEntry
     exit: Optional[BacktestTradeExitOption1]
     settlement: Optional[BacktestTradeSettlementOption1]
-    exit_reason: Literal["take_profit", "stop_loss", "time_limit", "condition", "resolution"]
+    exit_reason: Literal["take_profit", "stop_loss", "max_loss", "time_limit", "condition", "resolution"]
     #: When the position was closed: its sale, or the market's end
     closed_at: str
     held_s: float
-    #: Proceeds less cost, fees included (USDC)
+    #: Proceeds less cost, fees (and counted rebates) included (USDC)
     pnl: float
     #: pnl / cost
     roi: float
@@ -741,6 +768,8 @@ class BacktestMarketResult(TypedDict):
     roi: Optional[float]
     #: Fees of entries and exits (USDC)
     fees_usdc: float
+    #: Maker rebates counted (count_rebates) (USDC)
+    rebates_usdc: float
     time_in_market_s: float
 
 
@@ -768,6 +797,8 @@ class BacktestAggregate(TypedDict):
     sortino: Optional[float]
     #: All fees (USDC)
     fees_paid: float
+    #: All maker rebates counted (USDC)
+    rebates_usdc: float
     avg_slippage_bps: Optional[float]
     time_in_market_s: float
     #: Of the replayed markets' total length

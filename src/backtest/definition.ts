@@ -41,13 +41,15 @@ const Exit = Type.Object(
   {
     conditions: Type.Array(Condition, {
       maxItems: 10,
-      description: "Any of them closes the position (a market sell)",
+      description: "Any of them closes the position (a market sell, retried until sold or the market ends)",
     }),
     take_profit_pct: Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 10000 }), Type.Null()], {
-      description: "Sell once the best bid is this many percent above the entry price; null: none",
+      description:
+        "Sell once the best bid less the exit's fee is this many percent above the cost of a share held; null: none",
     }),
     stop_loss_pct: Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 100 }), Type.Null()], {
-      description: "Sell once the best bid is this many percent below the entry price; null: none",
+      description:
+        "Sell once the best bid less the exit's fee is this many percent below the cost of a share held; null: none",
     }),
     time_limit_s: Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
       description: "Sell once the position is this many seconds old; null: none",
@@ -86,7 +88,12 @@ export const DEFINITION_SCHEMA = Type.Object(
       description: "A LIMIT entry's price rule; null for MARKET (default for LIMIT: the best bid)",
     }),
     limit_expiry_s: Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
-      description: "A resting limit order is cancelled after this many seconds; null: at the market's end",
+      description:
+        "A resting limit order is cancelled this many seconds after it joins the book (alias expire_after_s); null: at the market's end",
+    }),
+    count_rebates: Type.Boolean({
+      description:
+        "true: resting (maker) fills earn the market's fee_schedule.rebate_rate of the taker fee, added to PnL and reported as rebate_usdc",
     }),
     position_size: Type.Number({ minimum: 1, maximum: 10000, description: "Shares bought per entry" }),
     max_fill_price: Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 1 }), Type.Null()], {
@@ -94,7 +101,7 @@ export const DEFINITION_SCHEMA = Type.Object(
     }),
     max_loss_percent: Type.Union([Type.Number({ minimum: 1, maximum: 100 }), Type.Null()], {
       description:
-        "No new entry once the run's realized loss reaches this percent of its capital (position_size USDC); null: none",
+        "Sell a position once it has lost this percent of its cost, valued at the best bid less the exit's fee (also when held to resolution); null: none",
     }),
     max_entries_per_market: Type.Integer({ minimum: 1, maximum: 100 }),
     latency_ms: Type.Union([Type.Integer({ minimum: 0, maximum: 60000 }), Type.Null()], {
@@ -129,6 +136,7 @@ export const DEFINITION_DEFAULTS: Omit<StrategyDefinition, "side"> = {
   order_type: "MARKET",
   limit_price: null,
   limit_expiry_s: null,
+  count_rebates: false,
   position_size: 100,
   max_fill_price: null,
   max_loss_percent: null,
@@ -213,6 +221,20 @@ export function definitionProblem(d: StrategyDefinition): { pointer: string; mes
     };
   }
   return null;
+}
+
+/**
+ * A definition as stored with a strategy or run: stored before a field was added, it gets the field's
+ * default (what the engine did before the field existed: `count_rebates` false), so that old strategies
+ * and runs still answer in the schema's shape and replay as they did.
+ */
+export function parseStoredDefinition(text: string): StrategyDefinition {
+  const stored = JSON.parse(text) as StrategyDefinition;
+  return canonical({
+    ...DEFINITION_DEFAULTS,
+    ...stored,
+    exit: { ...DEFINITION_DEFAULTS.exit, ...stored.exit },
+  });
 }
 
 /** The same definition with its fields in the schema's order, so that equal definitions are equal bytes. */

@@ -1,11 +1,13 @@
 import type { Level } from "../domain/book.ts";
-import type { FeeSchedule } from "../domain/market.ts";
+import type { FeeSchedule, Outcome } from "../domain/market.ts";
+import type { Micros } from "../domain/time.ts";
+import type { TradeRow } from "../domain/trade.ts";
 
 /**
  * Fills and fees (DESIGN 3.7), shared by the engine and `GET /v1/markets/{slug}/execution-price`:
  * a market order walks the recorded opposite side best first, level by level, and stops where depth
- * runs out or at its price cap; a resting limit order fills once the opposite side trades through its
- * price. A taker fill of C shares at p pays C * rate * (p * (1 - p)) ^ exponent USDC, taken in shares
+ * runs out or at its price cap; a resting limit order fills from what traded at or through its price
+ * after the queue ahead of it (fillFromPrint). A taker fill of C shares at p pays C * rate * (p * (1 - p)) ^ exponent USDC, taken in shares
  * on a buy; makers pay nothing when the schedule charges takers only.
  */
 
@@ -80,33 +82,66 @@ export function walkBook(
 }
 
 /**
- * A resting limit order's fill at its own price, once the opposite side has traded through it: a
- * resting buy at `limit` fills when the best ask is below it (a seller went past our price, so ours was
- * taken first), whatever the size, as no queue priority is assumed only a price strictly through ours
- * counts. Makers pay the taker formula only when the schedule does not charge takers only.
+ * What traded of a market's outcome tokens, oldest first: the volume resting limit orders fill from.
+ * Today the market's recorded Polymarket trades (the trade store); book events, where recorded, will
+ * be the other source, read into the same prints by a function of their own.
  */
-export function restingFill(
-  bestOpposite: number | null,
-  side: OrderSide,
-  limit: number,
-  size: number,
-  schedule: FeeSchedule | null,
-): Fill | null {
-  if (bestOpposite === null) return null;
-  const through = side === "buy" ? bestOpposite < limit : bestOpposite > limit;
-  if (!through) return null;
-  const fee = schedule !== null && !schedule.takerOnly ? feeOf(schedule, size, limit) : 0;
-  return {
-    side,
-    size,
-    unfilled: 0,
-    notional: size * limit,
-    avgPrice: limit,
-    bestPrice: limit,
-    feeUsdc: fee,
-    feeShares: side === "buy" ? fee / limit : 0,
-    levels: [{ price: limit, size }],
-  };
+export interface Print {
+  time: Micros;
+  outcome: Outcome;
+  price: number;
+  size: number;
+}
+
+/** The prints of a market's recorded trades (given oldest first, as the trade store pages them). */
+export function printsOfTrades(trades: readonly TradeRow[]): Print[] {
+  return trades.map((t) => ({ time: t.time, outcome: t.outcome, price: t.price, size: t.size }));
+}
+
+/** Prices are compared to a billionth: a trade at 0.34 is at a limit of 0.34 however it was computed. */
+const PRICE_EPSILON = 1e-9;
+
+/**
+ * A resting limit order (DESIGN 3.7): a buy of `outcome` at `limit` that joined the book at `placedAt`
+ * behind `queueAhead` shares (the size displayed at its price then), with `size` shares still wanted.
+ */
+export interface RestingOrder {
+  outcome: Outcome;
+  limit: number;
+  placedAt: Micros;
+  queueAhead: number;
+  size: number;
+}
+
+/**
+ * The one rule of what a print gives a resting buy: shares of its outcome that traded at its price or
+ * through it (at or below the limit), after it joined the book. Of those, the queue ahead of it trades
+ * first (FIFO), then the order, up to the size it still wants. Mutates the order's queue and size;
+ * returns the shares the order bought from this print, at its own price.
+ */
+export function fillFromPrint(order: RestingOrder, print: Print): number {
+  if (print.time <= order.placedAt || print.outcome !== order.outcome) return 0;
+  if (print.price > order.limit + PRICE_EPSILON) return 0;
+  const toQueue = Math.min(order.queueAhead, print.size);
+  order.queueAhead -= toQueue;
+  const ours = Math.min(order.size, print.size - toQueue);
+  order.size -= ours;
+  return ours;
+}
+
+/** The fee a maker pays on a fill of `shares` at `price`: none when the schedule charges takers only. */
+export function makerFeeOf(schedule: FeeSchedule | null, shares: number, price: number): number {
+  return schedule !== null && !schedule.takerOnly ? feeOf(schedule, shares, price) : 0;
+}
+
+/** The rebate a maker earns on a fill: `rebate_rate` of the fee the taker it met paid (in USDC). */
+export function makerRebateOf(schedule: FeeSchedule | null, shares: number, price: number): number {
+  return schedule === null ? 0 : feeOf(schedule, shares, price) * schedule.rebateRate;
+}
+
+/** What a trader receives per share selling at `price`, after the taker fee: price - rate * (price * (1 - price)) ^ exponent. */
+export function netSalePrice(schedule: FeeSchedule | null, price: number): number {
+  return price - feeOf(schedule, 1, price);
 }
 
 /** How far a fill's average price is from a reference (the mid), in basis points; positive is worse. */

@@ -3,8 +3,9 @@ import { type MarketResult, round } from "./engine.ts";
 
 /**
  * A run's aggregate over its markets' results (DESIGN 3.7). Pure: the same results give the same
- * aggregate. Sharpe and Sortino are over the returns of the markets traded (PnL / cost of each), not
- * annualized: markets of one series are the periods.
+ * aggregate. Sharpe and Sortino are over the returns of every market replayed (PnL / cost of each; a
+ * market without a trade returned 0, so that trading rarely does not flatter them), per market and not
+ * annualized: the markets of one series are the periods.
  */
 export interface Aggregate {
   markets: number;
@@ -19,6 +20,7 @@ export interface Aggregate {
   sharpe: number | null;
   sortino: number | null;
   fees_paid: number;
+  rebates_usdc: number;
   avg_slippage_bps: number | null;
   time_in_market_s: number;
   time_in_market_pct: number;
@@ -67,10 +69,10 @@ export function aggregate(results: readonly MarketResult[]): Aggregate {
     .sort((a, b) => a.at - b.at);
   let equity = 0;
   const curve = closes.map((c) => ({ time: c.time, equity: round((equity += c.pnl)) }));
-  const returns = results.filter((r) => r.roi !== null).map((r) => r.roi as number);
+  const returns = results.map((r) => r.roi ?? 0);
   const slippages = trades.flatMap((t) => [
     t.entry.slippage_bps,
-    ...(t.exit ? [t.exit.slippage_bps as number] : []),
+    ...(t.exit && t.exit.slippage_bps !== null ? [t.exit.slippage_bps] : []),
   ]);
   const seconds = (r: MarketResult) =>
     ((parseIsoMicros(r.end_time) ?? 0) - (parseIsoMicros(r.start_time) ?? 0)) / 1e6;
@@ -89,6 +91,7 @@ export function aggregate(results: readonly MarketResult[]): Aggregate {
     sharpe: nullableRound(sharpeOf(returns)),
     sortino: nullableRound(sortinoOf(returns)),
     fees_paid: round(results.reduce((a, r) => a + r.fees_usdc, 0)),
+    rebates_usdc: round(results.reduce((a, r) => a + r.rebates_usdc, 0)),
     avg_slippage_bps: slippages.length > 0 ? round(mean(slippages), 2) : null,
     time_in_market_s: round(held, 3),
     time_in_market_pct: span > 0 ? round((held / span) * 100, 4) : 0,

@@ -6,7 +6,7 @@ import type { Coin } from "../domain/market.ts";
 import type { Clock } from "../domain/time.ts";
 import type { NewRun, RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
 import type { Store } from "../store/ports/store.ts";
-import { DefinitionError, type StrategyDefinition } from "./definition.ts";
+import { DefinitionError, parseStoredDefinition, type StrategyDefinition } from "./definition.ts";
 import { GenerationError, type GeneratedStrategy, type StrategyGenerator } from "./generate/generator.ts";
 import { presetDefinition } from "./generate/presets.ts";
 import type { RunScheduler } from "./jobs/scheduler.ts";
@@ -264,7 +264,7 @@ export class BacktestService {
       strategy = await this.o.store.backtests.getStrategy(caller.key.id, req.source.strategyId);
       if (strategy === null)
         return refuse({ kind: "not_found", message: `No strategy ${req.source.strategyId}.` });
-      base = JSON.parse(strategy.definition) as StrategyDefinition;
+      base = parseStoredDefinition(strategy.definition);
     } else if (req.source.kind === "definition") {
       base = req.source.definition;
     } else {

@@ -1,8 +1,8 @@
 import { type TSchema, Type } from "typebox";
 import { isoMicros, isoSeconds } from "../domain/time.ts";
 import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
-import type { StrategyDefinition } from "./definition.ts";
-import type { MarketResult } from "./engine.ts";
+import { parseStoredDefinition } from "./definition.ts";
+import { type MarketResult, round } from "./engine.ts";
 import type { Aggregate } from "./metrics.ts";
 
 /**
@@ -23,16 +23,29 @@ const Level = Type.Object(
 const Entry = Type.Object(
   {
     decision_time: Time("The snapshot whose features decided the entry"),
-    fill_time: Time("The snapshot the order first filled against"),
+    fill_time: Time(
+      "The order's first fill: the snapshot it filled against, or a trade it filled from resting",
+    ),
+    last_fill_time: Time("The order's last fill"),
     order_type: Type.Enum(["MARKET", "LIMIT"]),
     limit_price: Nullable(Type.Number()),
+    queue_ahead: Nullable(
+      Type.Number({
+        description:
+          "Shares displayed at the limit price when the order's rest joined the book, which traded before it; null: it never rested",
+      }),
+    ),
     price: Type.Number({ description: "Average fill price" }),
     size: Type.Number({ description: "Shares bought" }),
+    unfilled: Type.Number({
+      description: "Shares of the order never bought (depth ran out, or the limit expired or was cancelled)",
+    }),
     shares_received: Type.Number({ description: "Shares held after the fee taken in shares" }),
     cost: Usdc("Paid for the shares"),
     fee_usdc: Usdc("The fee"),
     fee_shares: Type.Number({ description: "The fee as taken, in shares" }),
     maker_size: Type.Number({ description: "Of the shares, those bought by a resting limit order" }),
+    rebate_usdc: Usdc("Maker rebate earned, in PnL; 0 unless the definition's count_rebates"),
     mid_at_decision: Type.Number(),
     slippage_bps: Type.Number({
       description: "Average price against the mid at the decision; positive is worse",
@@ -42,19 +55,42 @@ const Entry = Type.Object(
   { additionalProperties: false },
 );
 
-const ExitReasonSchema = Type.Enum(["take_profit", "stop_loss", "time_limit", "condition", "resolution"]);
+const ExitReasonSchema = Type.Enum([
+  "take_profit",
+  "stop_loss",
+  "max_loss",
+  "time_limit",
+  "condition",
+  "resolution",
+]);
+
+const ExitAttempt = Type.Object(
+  {
+    time: Time("The snapshot this attempt sold against"),
+    size: Type.Number({ description: "Shares sold" }),
+    price: Type.Number({ description: "Average price" }),
+    proceeds: Usdc("Received, after the fee"),
+    fee_usdc: Usdc("The fee"),
+  },
+  { additionalProperties: false },
+);
 
 const Exit = Type.Object(
   {
     reason: ExitReasonSchema,
     decision_time: Nullable(Time("The snapshot whose features decided the exit")),
-    fill_time: Time("The snapshot the sale filled against"),
-    price: Type.Number({ description: "Average sale price" }),
+    fill_time: Nullable(Time("The first sale; null: nothing sold")),
+    price: Nullable(Type.Number({ description: "Average sale price; null: nothing sold" })),
     size: Type.Number({ description: "Shares sold" }),
+    unsold: Type.Number({ description: "Shares the exit could not sell before the market's end (settled)" }),
     proceeds: Usdc("Received, after the fee"),
     fee_usdc: Usdc("The fee"),
     mid_at_decision: Nullable(Type.Number()),
     slippage_bps: Nullable(Type.Number()),
+    attempts: Type.Array(ExitAttempt, {
+      description: "Each sale, in order: an exit not filled at once keeps selling at each later snapshot",
+    }),
+    empty_attempts: Type.Integer({ description: "Attempts that found no bid to sell to (then tried again)" }),
     levels: Type.Array(Level),
   },
   { additionalProperties: false },
@@ -77,7 +113,7 @@ export const TradeSchema = Type.Object(
     exit_reason: ExitReasonSchema,
     closed_at: Time("When the position was closed: its sale, or the market's end"),
     held_s: Type.Number(),
-    pnl: Usdc("Proceeds less cost, fees included"),
+    pnl: Usdc("Proceeds less cost, fees (and counted rebates) included"),
     roi: Type.Number({ description: "pnl / cost" }),
   },
   { $id: "BacktestTrade", additionalProperties: false },
@@ -96,6 +132,7 @@ export const MarketResultSchema = Type.Object(
     cost: Usdc("Paid for the entries"),
     roi: Nullable(Type.Number({ description: "pnl / cost; null without a trade" })),
     fees_usdc: Usdc("Fees of entries and exits"),
+    rebates_usdc: Usdc("Maker rebates counted (count_rebates)"),
     time_in_market_s: Type.Number(),
   },
   { $id: "BacktestMarketResult", additionalProperties: false },
@@ -114,9 +151,20 @@ export const AggregateSchema = Type.Object(
       Type.Number({ description: "Gross gains over gross losses; null without a loss" }),
     ),
     max_drawdown: Usdc("Largest fall of the equity curve from a peak"),
-    sharpe: Nullable(Type.Number({ description: "Mean over standard deviation of the markets' returns" })),
-    sortino: Nullable(Type.Number({ description: "Mean over downside deviation of the markets' returns" })),
+    sharpe: Nullable(
+      Type.Number({
+        description:
+          "Per market, not annualized: mean over sample standard deviation of every replayed market's ROI (a market without a trade is 0)",
+      }),
+    ),
+    sortino: Nullable(
+      Type.Number({
+        description:
+          "Per market, not annualized: mean over downside deviation of every replayed market's ROI (a market without a trade is 0)",
+      }),
+    ),
     fees_paid: Usdc("All fees"),
+    rebates_usdc: Usdc("All maker rebates counted"),
     avg_slippage_bps: Nullable(Type.Number()),
     time_in_market_s: Type.Number(),
     time_in_market_pct: Type.Number({ description: "Of the replayed markets' total length" }),
@@ -221,7 +269,7 @@ export function strategyToWire(s: StrategyRecord) {
   return {
     id: s.id,
     name: s.name,
-    definition: JSON.parse(s.definition) as StrategyDefinition,
+    definition: parseStoredDefinition(s.definition),
     source: s.source,
     prompt: s.prompt,
     preset: s.preset,
@@ -243,7 +291,7 @@ export function runToWire(r: RunRecord) {
     market_count: sel.market_count,
     start_time: sel.start_time === null ? null : isoSeconds(sel.start_time),
     end_time: sel.end_time === null ? null : isoSeconds(sel.end_time),
-    definition: JSON.parse(r.definition) as StrategyDefinition,
+    definition: parseStoredDefinition(r.definition),
     progress: { markets_done: r.marketsDone, markets_total: r.marketsTotal },
     error: r.error,
     created_at: isoMicros(r.createdAt),
@@ -252,13 +300,51 @@ export function runToWire(r: RunRecord) {
   };
 }
 
+/**
+ * A market's result as stored. One stored before issue 24's fields existed gets them as that engine made
+ * them: no rebates counted, one sale per exit and no empty tries, shares an exit left unsold those it
+ * settled, what an entry did not buy the rest of its position size; its queue ahead is unknown (null).
+ */
+function storedResult(text: string, positionSize: number): MarketResult {
+  const r = JSON.parse(text) as MarketResult;
+  if (r.rebates_usdc !== undefined) return r;
+  const trades = r.trades.map((t) => {
+    const e = t.entry;
+    const entry = {
+      ...e,
+      last_fill_time: e.fill_time,
+      queue_ahead: null,
+      unfilled: round(Math.max(0, positionSize - e.size)),
+      rebate_usdc: 0,
+    };
+    const x = t.exit;
+    const attempt = x && x.fill_time !== null && x.price !== null ? [x] : [];
+    const exit = x && {
+      ...x,
+      unsold: t.settlement?.shares ?? 0,
+      attempts: attempt.map((a) => ({
+        time: a.fill_time as string,
+        size: a.size,
+        price: a.price as number,
+        proceeds: a.proceeds,
+        fee_usdc: a.fee_usdc,
+      })),
+      empty_attempts: 0,
+    };
+    return { ...t, entry, exit };
+  });
+  return { ...r, trades, rebates_usdc: 0 };
+}
+
 /** `{run, strategy, aggregate, results, unresolved}`: a run as stored, whatever its status. */
 export function runAnswer(run: RunRecord, strategy: StrategyRecord | null, results: string[]) {
+  const aggregate = run.aggregate === null ? null : (JSON.parse(run.aggregate) as Aggregate);
+  const positionSize = parseStoredDefinition(run.definition).position_size;
   return {
     run: runToWire(run),
     strategy: strategy === null ? null : strategyToWire(strategy),
-    aggregate: run.aggregate === null ? null : (JSON.parse(run.aggregate) as Aggregate),
-    results: results.map((r) => JSON.parse(r) as MarketResult),
+    aggregate: aggregate === null ? null : { ...aggregate, rebates_usdc: aggregate.rebates_usdc ?? 0 },
+    results: results.map((r) => storedResult(r, positionSize)),
     unresolved: run.unresolved === null ? [] : (JSON.parse(run.unresolved) as UnresolvedWire[]),
   };
 }

@@ -627,7 +627,7 @@ const COMMAND_OPTIONS = {
     flags: ["--max-loss-percent"],
     type: optional(integer(1, 100), "the definition's"),
     default: null,
-    doc: "no new entry once the run has lost this percent of its capital",
+    doc: "a position is sold once it has lost this percent of its cost (at the bid, net of the exit's fee)",
   }),
   serviceUrl: option({
     env: "UPDOWN_URL",

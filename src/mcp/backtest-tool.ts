@@ -70,6 +70,7 @@ const output = z.object({
       sharpe: nullableNumber,
       sortino: nullableNumber,
       fees_paid: z.number(),
+      rebates_usdc: z.number(),
       avg_slippage_bps: nullableNumber,
       time_in_market_pct: z.number(),
       orders_unfilled: z.number().int(),

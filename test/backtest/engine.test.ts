@@ -7,8 +7,9 @@ import {
   type StrategyDefinition,
 } from "../../src/backtest/definition.ts";
 import { replayMarket } from "../../src/backtest/engine.ts";
+import { normalizeDefinition } from "../../src/backtest/input.ts";
 import type { ReplayMarket } from "../../src/backtest/features.ts";
-import { feeOf, walkBook } from "../../src/backtest/fills.ts";
+import { feeOf, type Print, walkBook } from "../../src/backtest/fills.ts";
 import { aggregate } from "../../src/backtest/metrics.ts";
 import { AggregateSchema, MarketResultSchema, TradeSchema } from "../../src/backtest/wire.ts";
 import { mirrorBook, type OrderBook } from "../../src/domain/book.ts";
@@ -45,9 +46,9 @@ function book(bids: Side, asks: Side): OrderBook {
   };
 }
 
-/** A snapshot `sec` seconds into the market, its Up price the midpoint of the book given. */
+/** A snapshot `sec` seconds into the market, its Up price the midpoint of the book given (0.5 if a side is empty). */
 function snap(sec: number, up: OrderBook, over: Partial<SnapshotRow> = {}): SnapshotRow {
-  const mid = (up.bids[0].price + up.asks[0].price) / 2;
+  const mid = up.bids.length > 0 && up.asks.length > 0 ? (up.bids[0].price + up.asks[0].price) / 2 : 0.5;
   return {
     time: (T0 + sec) * 1e6,
     coinPrice: 100,
@@ -69,6 +70,16 @@ const when = (feature: string, op: Condition["op"], value: number | string): Con
   value,
 });
 
+/** A recorded Up trade `sec` seconds into the market (`outcome` Down for the other token). */
+function trade(sec: number, price: number, size: number, outcome: "Up" | "Down" = "Up"): Print {
+  return { time: Math.round((T0 + sec) * 1e6), outcome, price, size };
+}
+
+/** The engine's ISO time (microseconds) of `sec` seconds into the market. */
+function iso(sec: number): string {
+  return new Date(Math.round((T0 + sec) * 1000)).toISOString().replace("Z", "000Z");
+}
+
 /** The three-level ask side most tests buy from: 10 @ 0.50, 20 @ 0.51, 100 @ 0.52. */
 const DEEP = book(
   [[0.48, 50]],
@@ -87,8 +98,13 @@ const THIN = book(
   ],
 );
 
-function replay(d: StrategyDefinition, snaps: SnapshotRow[], over: Partial<ReplayMarket> = {}) {
-  const result = replayMarket(d, market(over), snaps, { realizedPnl: 0 });
+function replay(
+  d: StrategyDefinition,
+  snaps: SnapshotRow[],
+  over: Partial<ReplayMarket> = {},
+  prints: Print[] = [],
+) {
+  const result = replayMarket(d, market(over), snaps, prints);
   assert.ok(
     Value.Check({ BacktestTrade: TradeSchema }, MarketResultSchema, result),
     "the result has the documented shape",
@@ -174,24 +190,37 @@ describe("fills: limit orders", () => {
     position_size: 10,
   });
 
-  test("a limit order that is never traded through never fills", () => {
+  test("a limit order with nothing traded at or through its price never fills", () => {
     // Bid 0.48 at the decision: the order rests at 0.48; the asks stay at 0.50 (and 0.48 exactly is
-    // not through), so nothing fills and the order counts as unfilled.
+    // not through), and no trade is recorded, so nothing fills and the order counts as unfilled.
     const touching = book([[0.47, 5]], [[0.48, 5]]);
     const r = replay(limit, [snap(0, DEEP), snap(1, DEEP), snap(2, touching), snap(3, DEEP)]);
     assert.deepEqual([r.trades.length, r.orders_unfilled], [0, 1]);
   });
 
-  test("one that fills when the asks trade through its price, at its price, as a maker", () => {
-    // Rests at 0.48 from snapshot 1 (the next after the decision); at snapshot 3 the best ask is 0.47,
-    // below 0.48: all 10 shares fill at 0.48 = 4.80 USDC, no fee for a maker on a taker-only schedule.
-    const through = book([[0.46, 5]], [[0.47, 5]]);
-    const r = replay(limit, [snap(0, DEEP), snap(1, DEEP), snap(2, DEEP), snap(3, through)], {
-      feeSchedule: FEES,
-    });
+  const through = book([[0.46, 5]], [[0.47, 5]]);
+  const snaps = [snap(0, DEEP), snap(1, DEEP), snap(2, DEEP), snap(3, through)];
+
+  test("a best ask below the limit fills nothing by itself: only recorded trades fill a resting order", () => {
+    // Changed deliberately (issue 24): the engine used to fill all 10 shares at snapshot 3, where the best
+    // ask (0.47) is below the limit, whatever the size and whatever traded. Without a trade, nothing fills.
+    const r = replay(limit, snaps, { feeSchedule: FEES });
+    assert.deepEqual([r.trades.length, r.orders_unfilled], [0, 1]);
+  });
+
+  test("one that fills from trades at or through its price, after the queue ahead, at its price, as a maker", () => {
+    // Rests at 0.48 from snapshot 1 (the next after the decision), behind the 50 shares displayed at 0.48
+    // there. Trades of Up: 40 @ 0.48 at 2.5 s (queue 50 -> 10), 15 @ 0.47 at 3.2 s (queue 10 -> 0, ours 5),
+    // 20 @ 0.46 at 3.5 s (ours 5: the order is done). 10 shares at 0.48 = 4.80 USDC, no fee for a maker on
+    // a taker-only schedule; first fill 3.2 s, last 3.5 s.
+    const prints = [trade(2.5, 0.48, 40), trade(3.2, 0.47, 15), trade(3.5, 0.46, 20)];
+    const r = replay(limit, snaps, { feeSchedule: FEES }, prints);
     const e = r.trades[0].entry;
-    assert.deepEqual([e.price, e.size, e.cost, e.fee_usdc, e.maker_size], [0.48, 10, 4.8, 0, 10]);
-    assert.equal(e.fill_time, new Date((T0 + 3) * 1000).toISOString().replace(".000Z", ".000000Z"));
+    assert.deepEqual(
+      [e.price, e.size, e.cost, e.fee_usdc, e.maker_size, e.queue_ahead, e.unfilled],
+      [0.48, 10, 4.8, 0, 10, 50, 0],
+    );
+    assert.deepEqual([e.fill_time, e.last_fill_time], [iso(3.2), iso(3.5)]);
   });
 });
 
@@ -274,21 +303,42 @@ describe("settlement and exits", () => {
     );
   });
 
-  test("max loss: no entry once the run has lost max_loss_percent of its capital", () => {
-    // Capital 10 USDC (10 shares). Each market: bought 10 at 0.50 and lost (Down won): -5.00. After two
-    // markets -10.00 = -100%; max loss 50% stops the run after the first (-5.00 = -50%).
+  test("max_loss_percent forces the position out at that drawdown, also when held to resolution", () => {
+    // Changed deliberately (issue 24): max_loss_percent used to stop new entries once the run's realized
+    // loss reached it; it is now PolyHistorical's forced exit of a position. Bought 10 at 0.50 (5.00
+    // USDC); max loss 20%: out once the bid (no fees here) is at most 0.50 * 0.8 = 0.40. Bid 0.45 at 1 s
+    // (-10%), 0.40 at 2 s: sold there, 10 @ 0.40 = 4.00, PnL -1.00 (-20%), though Down won and holding
+    // would have lost all 5.00.
+    const falling = [
+      snap(0, DEEP),
+      snap(1, book([[0.45, 50]], [[0.47, 50]])),
+      snap(2, book([[0.4, 50]], [[0.42, 50]])),
+      snap(3, book([[0.3, 50]], [[0.32, 50]])),
+    ];
+    for (const hold_to_resolution of [false, true]) {
+      const d = def({
+        position_size: 10,
+        latency_ms: 0,
+        max_loss_percent: 20,
+        exit: exit({ hold_to_resolution }),
+      });
+      const t = replay(d, falling, { winner: "Down" }).trades[0];
+      assert.deepEqual(
+        [t.exit_reason, t.exit?.decision_time, t.exit?.price, t.pnl, t.roi, t.settlement],
+        ["max_loss", iso(2), 0.4, -1, -0.2, null],
+      );
+    }
+    // Each market is its own: a loss in one never stops the entries of the next.
     const d = def({
       position_size: 10,
       latency_ms: 0,
       max_loss_percent: 50,
       exit: exit({ hold_to_resolution: true }),
     });
-    const state = { realizedPnl: 0 };
     const traded = [0, 1, 2].map(
-      (i) => replayMarket(d, market({ winner: "Down", slug: `m${i}` }), flat, state).trades.length,
+      (i) => replayMarket(d, market({ winner: "Down", slug: `m${i}` }), flat, []).trades.length,
     );
-    assert.deepEqual(traded, [1, 0, 0]);
-    assert.equal(state.realizedPnl, -5);
+    assert.deepEqual(traded, [1, 1, 1]);
   });
 });
 
@@ -345,7 +395,7 @@ describe("metrics", () => {
     const flat = [snap(0, DEEP), snap(1, DEEP)];
     // Three markets, 10 shares at 0.50 each (cost 5.00): Up (+5), Down (-5), Up (+5).
     const results = (["Up", "Down", "Up"] as const).map((winner, i) =>
-      replayMarket(d, market({ winner, slug: `m${i}` }), flat, { realizedPnl: 0 }),
+      replayMarket(d, market({ winner, slug: `m${i}` }), flat, []),
     );
     const a = aggregate(results);
     assert.ok(Value.Check(AggregateSchema, a));
@@ -387,7 +437,7 @@ describe("the worked example of docs/backtests.md", () => {
         ),
       ),
       snap(2, book([[0.55, 200]], [[0.57, 50]])),
-      snap(3, book([[0.61, 200]], [[0.63, 50]])),
+      snap(3, book([[0.66, 200]], [[0.68, 50]])),
       snap(
         4,
         book(
@@ -414,11 +464,271 @@ describe("the worked example of docs/backtests.md", () => {
       ],
       [50.5, 0.505, 1.74965, 3.465, 96.535, 520.83],
     );
-    // Take profit at 0.505 * 1.2 = 0.606: the bid is 0.61 at 3 s; sold at 4 s: 60 @ 0.60 + 36.535 @ 0.59
-    // = 57.55565 USDC, fees 1.008 + 0.618647 = 1.626647, proceeds 55.929003, PnL 5.429003.
+    // Take profit net of fees: a share held cost 50.50 / 96.535 = 0.523126; 20% above is 0.627751. At 2 s
+    // the bid 0.55 brings 0.55 - 0.07 * 0.55 * 0.45 = 0.532675 a share after the fee: not enough; at 3 s
+    // the bid 0.66 brings 0.66 - 0.07 * 0.66 * 0.34 = 0.644292: take profit. (Changed deliberately, issue
+    // 24: second 3's bid was 0.61, which before fees passed 0.505 * 1.2 = 0.606 but brings 0.593347.)
+    // Sold at 4 s: 60 @ 0.60 + 36.535 @ 0.59 = 57.55565 USDC, fees 1.008 + 0.618647 = 1.626647, proceeds
+    // 55.929003, PnL 5.429003.
     assert.deepEqual(
       [t.exit?.decision_time?.slice(17, 19), t.exit?.proceeds, t.exit?.fee_usdc, t.pnl, t.roi],
       ["03", 55.929003, 1.626647, 5.429003, 0.107505],
     );
+  });
+});
+
+describe("maker fills: the queue, what traded, expiry, rebates (issue 24)", () => {
+  const limitAt = (price: number, over: Partial<StrategyDefinition> = {}) =>
+    def({
+      order_type: "LIMIT",
+      limit_price: { reference: "fixed", offset: price },
+      latency_ms: 0,
+      exit: exit({ hold_to_resolution: true }),
+      ...over,
+    });
+
+  test("a 10,000-share limit buy behind 500 displayed shares fills only what traded through after those 500", () => {
+    // Limit 0.34, placed at 0 s (latency 0) into a book showing 500 shares bid at 0.34: no ask at or
+    // below 0.34 to take, so all 10,000 rest behind a queue of 500.
+    const q = book(
+      [
+        [0.34, 500],
+        [0.33, 800],
+      ],
+      [[0.36, 300]],
+    );
+    const prints = [
+      trade(0, 0.34, 400), // at the second it joined the book, not after: does not count
+      trade(0.5, 0.34, 300), // queue 500 -> 200
+      trade(1.2, 0.33, 250), // through the price: queue 200 -> 0, ours 50
+      trade(1.5, 0.66, 1000, "Down"), // the other token: does not count
+      trade(2, 0.35, 100), // above the limit: does not count
+      trade(2.5, 0.34, 44), // ours 44
+      trade(280, 0.3, 10), // after the last snapshot, before the end (300 s): ours 10
+      trade(301, 0.3, 1000), // after the market's end: the order was cancelled
+    ];
+    const r = replay(
+      limitAt(0.34, { position_size: 10_000 }),
+      [0, 1, 2, 3].map((s) => snap(s, q)),
+      {},
+      prints,
+    );
+    const t = r.trades[0];
+    // 50 + 44 + 10 = 104 shares at 0.34 = 35.36 USDC; the other 9,896 were cancelled at the end.
+    assert.deepEqual(
+      [t.entry.size, t.entry.maker_size, t.entry.cost, t.entry.unfilled, t.entry.queue_ahead],
+      [104, 104, 35.36, 9896, 500],
+    );
+    assert.deepEqual(t.entry.levels, [{ price: 0.34, size: 104 }]);
+    assert.deepEqual([t.entry.fill_time, t.entry.last_fill_time], [iso(1.2), iso(280)]);
+    // Up won: 104 - 35.36 = +68.64; held from the first fill (1.2 s) to the end: 298.8 s.
+    assert.deepEqual([t.pnl, t.held_s, r.orders_unfilled], [68.64, 298.8, 0]);
+  });
+
+  const e = book([[0.47, 100]], [[0.49, 100]]);
+  const flat = [0, 1, 2, 3, 4].map((s) => snap(s, e));
+
+  test("a limit that expires: what traded up to expire_after_s fills, the rest is cancelled", () => {
+    // Limit 0.45 with nothing displayed at 0.45 (the bid is 0.47): no queue. Expiry 2 s after it joined
+    // the book at 0 s. 4 @ 0.45 at 1.5 s and 3 @ 0.44 at 2.0 s (at the expiry: counts) fill 7; the 100
+    // traded at 2.5 s come after the cancellation. 7 @ 0.45 = 3.15 USDC, 3 unfilled; Up won: +3.85.
+    const prints = [trade(1.5, 0.45, 4), trade(2, 0.44, 3), trade(2.5, 0.4, 100)];
+    const d = limitAt(0.45, { position_size: 10, limit_expiry_s: 2 });
+    const t = replay(d, flat, {}, prints).trades[0];
+    assert.deepEqual(
+      [t.entry.size, t.entry.cost, t.entry.unfilled, t.entry.queue_ahead, t.pnl],
+      [7, 3.15, 3, 0, 3.85],
+    );
+    // Nothing traded before the expiry: no trade, one order unfilled.
+    const none = replay(d, flat, {}, [trade(2.5, 0.4, 100)]);
+    assert.deepEqual([none.trades.length, none.orders_unfilled], [0, 1]);
+    // Nor when the expiry (100 s) falls after the last snapshot (4 s), before the end: still one order.
+    const late = replay({ ...d, limit_expiry_s: 100 }, flat, {}, [trade(150, 0.4, 100)]);
+    assert.deepEqual([late.trades.length, late.orders_unfilled], [0, 1]);
+    // Traded between the last snapshot and the expiry: it fills (4 @ 0.45 at 50 s), the rest is cancelled.
+    const filled = replay({ ...d, limit_expiry_s: 100 }, flat, {}, [
+      trade(50, 0.45, 4),
+      trade(150, 0.4, 100),
+    ]);
+    assert.deepEqual(
+      [filled.trades[0].entry.size, filled.trades[0].entry.unfilled, filled.orders_unfilled],
+      [4, 6, 0],
+    );
+    // expire_after_s is how PolyHistorical-style bodies say it: the same field.
+    const read = normalizeDefinition({ side: "UP", order_type: "LIMIT", expire_after_s: 2 }, "");
+    assert.equal(read.limit_expiry_s, 2);
+  });
+
+  test("the maker rebate is reported apart from fees, and counted only when asked", () => {
+    // The 7 maker shares at 0.45 above, on Polymarket's schedule (rate 0.07, takers only, rebate 20%):
+    // the maker pays no fee; the takers it met paid 7 * 0.07 * 0.45 * 0.55 = 0.121275 USDC, of which 20%,
+    // 0.024255, comes back. count_rebates: PnL 3.85 + 0.024255 = 3.874255.
+    const prints = [trade(1.5, 0.45, 4), trade(2, 0.44, 3)];
+    const d = limitAt(0.45, { position_size: 10, limit_expiry_s: 2 });
+    const counted = replay({ ...d, count_rebates: true }, flat, { feeSchedule: FEES }, prints);
+    const t = counted.trades[0];
+    assert.deepEqual([t.entry.fee_usdc, t.entry.rebate_usdc, t.pnl], [0, 0.024255, 3.874255]);
+    assert.deepEqual([counted.fees_usdc, counted.rebates_usdc], [0, 0.024255]);
+    const a = aggregate([counted]);
+    assert.deepEqual([a.fees_paid, a.rebates_usdc, a.pnl], [0, 0.024255, 3.874255]);
+    // Not asked: no rebate, PnL 3.85.
+    const plain = replay(d, flat, { feeSchedule: FEES }, prints).trades[0];
+    assert.deepEqual([plain.entry.rebate_usdc, plain.pnl], [0, 3.85]);
+  });
+});
+
+describe("exits that keep working (issue 24)", () => {
+  const timed = def({ position_size: 10, latency_ms: 0, exit: exit({ time_limit_s: 1 }) });
+
+  test("a partial exit is retried at each later snapshot until it is done", () => {
+    // Bought 10 @ 0.50 at 0 s (5.00 USDC). Time limit 1 s: at 1 s the bids hold 4 @ 0.48 (sold: 1.92),
+    // at 2 s 3 @ 0.47 (1.41), at 3 s 50 @ 0.46 (the last 3: 1.38). 4.71 USDC for 10, average 0.471;
+    // PnL -0.29, closed at 3 s. (Changed deliberately, issue 24: the 6 unsold shares used to ride to
+    // settlement.)
+    const snaps = [
+      snap(0, DEEP),
+      snap(1, book([[0.48, 4]], [[0.5, 10]])),
+      snap(2, book([[0.47, 3]], [[0.5, 10]])),
+      snap(3, book([[0.46, 50]], [[0.5, 10]])),
+      snap(4, DEEP),
+    ];
+    const t = replay(timed, snaps, { winner: "Down" }).trades[0];
+    const x = t.exit;
+    assert.ok(x);
+    assert.deepEqual(
+      x.attempts.map((a) => [a.time, a.size, a.price, a.proceeds]),
+      [
+        [iso(1), 4, 0.48, 1.92],
+        [iso(2), 3, 0.47, 1.41],
+        [iso(3), 3, 0.46, 1.38],
+      ],
+    );
+    assert.deepEqual([x.size, x.unsold, x.price, x.proceeds, x.empty_attempts], [10, 0, 0.471, 4.71, 0]);
+    assert.deepEqual(
+      [t.exit_reason, t.settlement, t.pnl, t.closed_at, t.held_s],
+      ["time_limit", null, -0.29, iso(3), 3],
+    );
+    // When the market ends first, what is left settles: 7 sold (3.33 USDC), 3 held, Up won: 3.00. PnL +1.33.
+    const cut = replay(timed, snaps.slice(0, 3), { winner: "Up" }).trades[0];
+    assert.deepEqual(
+      [cut.exit?.size, cut.exit?.unsold, cut.settlement?.shares, cut.exit_reason, cut.pnl],
+      [7, 3, 3, "time_limit", 1.33],
+    );
+  });
+
+  test("an exit into an empty bid side is retried later, never a silent hold", () => {
+    // Bought 10 @ 0.50. The time limit fires at 1 s, when no one bids; nor at 2 s; at 3 s 50 @ 0.45:
+    // sold there, 4.50 USDC, PnL -0.50.
+    const noBids = book([], [[0.5, 10]]);
+    const snaps = [snap(0, DEEP), snap(1, noBids), snap(2, noBids), snap(3, book([[0.45, 50]], [[0.5, 10]]))];
+    const t = replay(timed, snaps, { winner: "Down" }).trades[0];
+    assert.deepEqual(
+      [t.exit?.decision_time, t.exit?.empty_attempts, t.exit?.fill_time, t.exit?.size, t.pnl],
+      [iso(1), 2, iso(3), 10, -0.5],
+    );
+    // No bid ever again: the exit is on the record, nothing sold, all 10 shares settle (Down won: 0).
+    const stuck = replay(timed, snaps.slice(0, 3), { winner: "Down" }).trades[0];
+    assert.deepEqual(
+      [stuck.exit_reason, stuck.exit?.empty_attempts, stuck.exit?.price, stuck.exit?.unsold, stuck.pnl],
+      ["time_limit", 2, null, 10, -5],
+    );
+  });
+
+  test("take profit on the price net of the exit's fee", () => {
+    // Polymarket's fees. Bought 100 @ 0.50 = 50.00 USDC; fee 100 * 0.07 * 0.25 = 1.75 USDC = 3.5 shares,
+    // so 96.5 held at 50 / 96.5 = 0.518135 each. Take profit 10%: a share must bring 0.569948 after the
+    // exit's fee, bid - 0.07 * bid * (1 - bid):
+    //   1 s: bid 0.55 -> 0.532675 (before fees 0.55 >= 0.50 * 1.1 was a take profit: changed deliberately)
+    //   2 s: bid 0.58 -> 0.562948, not yet
+    //   3 s: bid 0.60 -> 0.5832: sold, 96.5 @ 0.60 = 57.90, fee 96.5 * 0.0168 = 1.6212, proceeds 56.2788.
+    // PnL 6.2788, ROI 12.5576% (at least the 10% asked).
+    const snaps = [
+      snap(0, book([[0.48, 500]], [[0.5, 1000]])),
+      snap(1, book([[0.55, 500]], [[0.57, 500]])),
+      snap(2, book([[0.58, 500]], [[0.6, 500]])),
+      snap(3, book([[0.6, 500]], [[0.62, 500]])),
+    ];
+    const d = def({ position_size: 100, latency_ms: 0, exit: exit({ take_profit_pct: 10 }) });
+    const t = replay(d, snaps, { feeSchedule: FEES }).trades[0];
+    assert.deepEqual(
+      [t.exit_reason, t.exit?.decision_time, t.exit?.fee_usdc, t.exit?.proceeds, t.pnl, t.roi],
+      ["take_profit", iso(3), 1.6212, 56.2788, 6.2788, 0.125576],
+    );
+  });
+});
+
+describe("self-impact (issue 24)", () => {
+  // 40 shares a time, latency 0, a time limit of 1 s, two entries a market. At 0 s the first entry takes
+  // 10 @ 0.50 + 20 @ 0.51 + 10 @ 0.52 = 20.40 USDC; at 1 s it sells 40 @ 0.48; at 2 s the second enters.
+  const d = def({
+    position_size: 40,
+    latency_ms: 0,
+    max_entries_per_market: 2,
+    exit: exit({ time_limit_s: 1 }),
+  });
+
+  test("a second entry does not see again the liquidity the first took", () => {
+    // The recorded book at 2 s is still DEEP, but 0.50 and 0.51 are ours already and 10 of 0.52's 100:
+    // the second entry gets 40 @ 0.52 = 20.80 USDC (not 20.40 again).
+    const r = replay(d, [snap(0, DEEP), snap(1, DEEP), snap(2, DEEP)]);
+    assert.deepEqual(
+      r.trades.map((t) => [t.entry.cost, t.entry.levels]),
+      [
+        [
+          20.4,
+          [
+            { price: 0.5, size: 10 },
+            { price: 0.51, size: 20 },
+            { price: 0.52, size: 10 },
+          ],
+        ],
+        [20.8, [{ price: 0.52, size: 40 }]],
+      ],
+    );
+  });
+
+  test("liquidity the book shows refilled is there again", () => {
+    // At 2 s the book shows 15 at 0.50, more than the 10 it showed: refilled, all 15 are offered. 0.51
+    // still shows 20 (all ours), 0.52 100 (10 ours). 15 @ 0.50 + 25 @ 0.52 = 7.50 + 13.00 = 20.50 USDC.
+    const refilled = book(
+      [[0.48, 50]],
+      [
+        [0.5, 15],
+        [0.51, 20],
+        [0.52, 100],
+      ],
+    );
+    const r = replay(d, [snap(0, DEEP), snap(1, DEEP), snap(2, refilled)]);
+    assert.deepEqual(
+      [r.trades[1].entry.cost, r.trades[1].entry.levels],
+      [
+        20.5,
+        [
+          { price: 0.5, size: 15 },
+          { price: 0.52, size: 25 },
+        ],
+      ],
+    );
+  });
+});
+
+describe("metrics over every market (issue 24)", () => {
+  test("a market without a trade counts as a return of 0 in Sharpe and Sortino", () => {
+    // Returns 1, -1, 1 and an idle market's 0: mean 0.25; sample variance (0.5625 + 1.5625 + 0.5625 +
+    // 0.0625) / 3 = 0.916667, sd 0.957427, Sharpe 0.261116 (0.288675 without the idle market); downside
+    // deviation sqrt(1 / 4) = 0.5, Sortino 0.5.
+    const d = def({ position_size: 10, latency_ms: 0, exit: exit({ hold_to_resolution: true }) });
+    const flat = [snap(0, DEEP), snap(1, DEEP)];
+    const traded = (["Up", "Down", "Up"] as const).map((winner, i) =>
+      replayMarket(d, market({ winner, slug: `m${i}` }), flat, []),
+    );
+    const idle = replayMarket(
+      { ...d, entry: [when("price_up", ">", 0.9)] },
+      market({ slug: "m3" }),
+      flat,
+      [],
+    );
+    const a = aggregate([...traded, idle]);
+    assert.deepEqual([a.markets, a.markets_traded, a.sharpe, a.sortino], [4, 3, 0.261116, 0.5]);
   });
 });

@@ -28,6 +28,7 @@ const EXAMPLE_DEFINITION = {
   order_type: "MARKET",
   limit_price: null,
   limit_expiry_s: null,
+  count_rebates: false,
   position_size: 100,
   max_fill_price: null,
   max_loss_percent: null,

@@ -141,7 +141,8 @@ export class PriceChart {
         color: COLORS.entry,
         text: `buy ${num(trade.entry.size, 2)} @ ${num(trade.entry.price)}`,
       });
-      if (trade.exit) {
+      // An exit that sold nothing (no bid until the end) has no sale to mark; its shares settled.
+      if (trade.exit && trade.exit.fill_time !== null) {
         target.push({
           time: at(epochSeconds(trade.exit.fill_time)),
           position: "aboveBar",

@@ -4,15 +4,17 @@ import type { SnapshotRow } from "../../domain/snapshot.ts";
 import { isoSeconds } from "../../domain/time.ts";
 import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
 import type { BacktestStore } from "../../store/ports/backtest-store.ts";
-import type { StrategyDefinition } from "../definition.ts";
-import { type MarketResult, replayMarket, type RunState } from "../engine.ts";
+import type { TradeStore } from "../../store/ports/trade-store.ts";
+import { parseStoredDefinition, type StrategyDefinition } from "../definition.ts";
+import { type MarketResult, replayMarket } from "../engine.ts";
 import type { ReplayMarket } from "../features.ts";
+import { type Print, printsOfTrades } from "../fills.ts";
 import { type Aggregate, aggregate } from "../metrics.ts";
 import type { StoredSelection, UnresolvedWire } from "../wire.ts";
 
 /**
- * Executing a run (DESIGN 3.7): select its markets, read each one's snapshots with their books oldest
- * first, hand them to the engine, and keep each market's result as it comes. The worker threads run
+ * Executing a run (DESIGN 3.7): select its markets, read each one's snapshots with their books and its
+ * recorded trades oldest first, hand them to the engine, and keep each market's result as it comes. The worker threads run
  * this with a store connection of their own; `updown backtest` runs the same replay in its process.
  */
 
@@ -84,23 +86,38 @@ export async function readSnapshots(markets: MarketStore, key: number): Promise<
   }
 }
 
+/** What a market traded, oldest first, as the engine's resting orders fill from it: its recorded trades. */
+export async function readPrints(trades: TradeStore, key: number): Promise<Print[]> {
+  const rows = [];
+  for (let offset = 0; ; offset += PAGE_ROWS) {
+    const page = await trades.tradePage(key, { order: "asc", limit: PAGE_ROWS, offset });
+    rows.push(...page);
+    if (page.length < PAGE_ROWS) return printsOfTrades(rows);
+  }
+}
+
 export interface ReplayProgress {
   /** Called after each market; false stops the replay (the run is no longer ours). */
   onMarket?(seq: number, market: StoredMarket, result: MarketResult): Promise<boolean>;
 }
 
-/** Replays the selected markets in order, carrying the run's state from one to the next. */
+/** Replays the selected markets in order; each market is replayed on its own (max_loss_percent is per position). */
 export async function replayMarkets(
-  markets: MarketStore,
+  stores: { markets: MarketStore; trades: TradeStore },
   definition: StrategyDefinition,
   replay: readonly StoredMarket[],
   progress: ReplayProgress = {},
 ): Promise<{ results: MarketResult[]; aggregate: Aggregate } | null> {
-  const state: RunState = { realizedPnl: 0 };
   const results: MarketResult[] = [];
   for (let seq = 0; seq < replay.length; seq++) {
     const m = replay[seq];
-    const result = replayMarket(definition, replayMarketOf(m), await readSnapshots(markets, m.key), state);
+    const snapshots = await readSnapshots(stores.markets, m.key);
+    const result = replayMarket(
+      definition,
+      replayMarketOf(m),
+      snapshots,
+      await readPrints(stores.trades, m.key),
+    );
     results.push(result);
     if (progress.onMarket && !(await progress.onMarket(seq, m, result))) return null;
     // Lets a process replaying on its own event loop (an in-memory store) answer between markets.
@@ -111,6 +128,7 @@ export async function replayMarkets(
 
 export interface RunStores {
   markets: MarketStore;
+  trades: TradeStore;
   backtests: BacktestStore;
 }
 
@@ -127,11 +145,11 @@ export async function executeRun(
   const run = await stores.backtests.getRun(runId);
   if (run === null || run.runner !== runner || run.status !== "running") return;
   try {
-    const definition = JSON.parse(run.definition) as StrategyDefinition;
+    const definition = parseStoredDefinition(run.definition);
     const selected = await selectMarkets(stores.markets, JSON.parse(run.selection) as StoredSelection);
     const unresolved = JSON.stringify(selected.unresolved);
     if (!(await stores.backtests.setSelected(runId, runner, selected.replay.length, unresolved))) return;
-    const done = await replayMarkets(stores.markets, definition, selected.replay, {
+    const done = await replayMarkets(stores, definition, selected.replay, {
       onMarket: (seq, m, result) =>
         stores.backtests.putResult(runId, runner, seq, m.slug, JSON.stringify(result)),
     });

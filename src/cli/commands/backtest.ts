@@ -134,7 +134,7 @@ export const backtestCommand = defineCommand({
       });
       const progress = new Progress("Replaying");
       const total = selected.replay.length;
-      const done = await replayMarkets(store.markets, definition, selected.replay, {
+      const done = await replayMarkets(store, definition, selected.replay, {
         onMarket: async (seq) => {
           progress.update(seq + 1, total);
           return true;

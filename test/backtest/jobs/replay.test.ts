@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { DEFINITION_DEFAULTS, type StrategyDefinition } from "../../../src/backtest/definition.ts";
+import { replayMarkets, selectMarkets } from "../../../src/backtest/jobs/replay.ts";
+import type { TradeRow } from "../../../src/domain/trade.ts";
+import { HAND_MARKET, insertHandMarket, openTestStore } from "../../helpers/app.ts";
+
+// A run's replay reads a market's recorded trades from the store, and a resting limit order fills from
+// them (docs/backtests.md, "Limit orders"): the store's trades, not a snapshot's best ask.
+
+const T = HAND_MARKET.startTime;
+const at = (sec: number, outcome: TradeRow["outcome"], price: number, size: number): TradeRow => ({
+  time: Math.round((T + sec) * 1e6),
+  outcome,
+  side: "SELL",
+  price,
+  size,
+  feeRateBps: 0,
+});
+
+test("a resting limit order of a run fills from the market's stored trades, behind the displayed queue", async () => {
+  const store = await openTestStore();
+  try {
+    await insertHandMarket(store);
+    const selected = await selectMarkets(store.markets, {
+      coin: "sol",
+      market_type: "15m",
+      market_count: 1,
+      start_time: null,
+      end_time: null,
+      hidden: [],
+    });
+    const key = selected.replay[0].key;
+    // The Up book at 0 s bids 120.5 @ 0.51 and asks 7.25 @ 0.53: a limit buy of 10 at 0.51 takes no ask
+    // and rests behind 120.5 shares. Up trades: 100 @ 0.51 at 0.5 s (queue 20.5 left), 25 @ 0.50 at 1 s
+    // (20.5 to the queue, 4.5 ours), a Down trade (not ours), 3 @ 0.51 at 600 s, after the last snapshot
+    // (ours). 7.5 shares at 0.51 = 3.825 USDC; Up won: 7.5 - 3.825 = +3.675.
+    await store.trades.insertTrades([
+      {
+        marketKey: key,
+        rows: [
+          at(0.5, "Up", 0.51, 100),
+          at(1, "Up", 0.5, 25),
+          at(1.2, "Down", 0.49, 50),
+          at(600, "Up", 0.51, 3),
+        ],
+      },
+    ]);
+    const d: StrategyDefinition = {
+      ...DEFINITION_DEFAULTS,
+      side: "UP",
+      order_type: "LIMIT",
+      limit_price: { reference: "fixed", offset: 0.51 },
+      position_size: 10,
+      latency_ms: 0,
+      exit: { ...DEFINITION_DEFAULTS.exit, hold_to_resolution: true },
+    };
+    const done = await replayMarkets(store, d, selected.replay);
+    const e = done?.results[0].trades[0].entry;
+    assert.deepEqual(
+      [e?.size, e?.maker_size, e?.cost, e?.queue_ahead, e?.unfilled, done?.results[0].pnl],
+      [7.5, 7.5, 3.825, 120.5, 2.5, 3.675],
+    );
+  } finally {
+    await store.close();
+  }
+});
