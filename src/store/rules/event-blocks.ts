@@ -299,13 +299,17 @@ export function* appendStream<K, E extends StreamEvent>(
   const fromUs = fresh[0].receivedUs;
   const toUs = fresh.at(-1)!.receivedUs;
   let tail = yield* call(io.tail(key));
-  const touched = yield* call(io.blocksWithin(key, fromUs, toUs));
+  // The live case: past the tail's last event, which is the stream's last, nothing is touched.
+  const pastTail = tail !== null && fromUs > tail.lastUs;
+  const touched = pastTail ? [] : yield* call(io.blocksWithin(key, fromUs, toUs));
   let added: E[];
   if (touched.length === 0) {
     added = fresh;
-    const end = yield* call(io.lastUs(key));
-    // Past the stream's end, the events start a tail or join it.
-    if (tail === null && (end === null || fromUs > end)) tail = { firstUs: fromUs, lastUs: toUs, n: 0 };
+    if (tail === null) {
+      const end = yield* call(io.lastUs(key));
+      // Past the stream's end, the events start a tail.
+      if (end === null || fromUs > end) tail = { firstUs: fromUs, lastUs: toUs, n: 0 };
+    }
     yield* call(io.insert(key, blocksOf(codec, fresh, tail?.firstUs ?? null)));
   } else {
     const stored = decodeAll(codec, touched);
