@@ -328,6 +328,10 @@ const EVENT_STORE_TESTS: StoreTests<EventStore> = {
     }
     assert.equal(await events.appendCoinEvents(updates.toReversed()), 60);
     assert.equal(await events.appendCoinEvents(updates.slice(10, 20)), 0);
+    // Later updates of two streams at once, each past its stream's end (the live case).
+    const later = updates.slice(-2).map((u) => ({ ...u, receivedUs: u.receivedUs + 5_000_000 }));
+    assert.equal(await events.appendCoinEvents(later), 2);
+    updates.push(...later);
     const read = async (coin: "btc" | "eth", topic: CoinEvent["topic"], range = {}) => {
       const out: CoinEvent[] = [];
       for await (const block of events.streamCoinEvents(coin, topic, range)) out.push(...block);

@@ -22,7 +22,8 @@ import {
  * - The live collector appends a few events a second per market. Each append past the stream's end
  *   is written as a small block of its own, in a form quick to write (src/wire/event-block.ts): the
  *   stream's *tail*, everything from the tail's first receive time on (a small row per stream says
- *   where it starts and how many events it holds). Once the tail holds BLOCK_EVENTS events, whole blocks of that many are *sealed*:
+ *   where it starts and how many events it holds). Once the tail holds BLOCK_EVENTS events, whole
+ *   blocks of that many are *sealed*:
  *   re-encoded in the compressed form into one row each, the rest kept as the tail. A tail nobody has
  *   appended to for SEAL_IDLE_US (the market ended, the coin's feed stopped) is sealed whole by a
  *   later append of any stream, a few streams an append. So an append writes only its new events,
@@ -120,12 +121,19 @@ type Maybe<T> = T | Promise<T>;
 
 /** What a dialect does for the rules: every call returns a value or a promise of it. */
 export interface EventBlockIo<K> {
-  /** Serializes writers of one stream until the transaction ends (a no-op where writes are serial). */
-  lock(key: K): Maybe<void>;
+  /**
+   * Serializes writers of these streams until the transaction ends, taken in the order given (a no-op
+   * where writes are serial).
+   */
+  lock(keys: readonly K[]): Maybe<void>;
   /** As lock, but gives up at once (false) when another transaction holds it. */
   tryLock(key: K): Maybe<boolean>;
   tail(key: K): Maybe<Tail | null>;
+  /** The tails of several streams, in the keys' order. */
+  tails(keys: readonly K[]): Maybe<(Tail | null)[]>;
   setTail(key: K, tail: Tail | null): Maybe<void>;
+  /** Blocks of several streams and their new tails, written at once (the live appends of a batch). */
+  extendTails(writes: readonly { key: K; block: StoredBlock; tail: Tail }[]): Maybe<void>;
   /** Streams whose tail's last receive time is before `beforeUs`, at most `limit`. */
   idleTails(beforeUs: number, limit: number): Maybe<K[]>;
   /** The stream's last receive time; null without blocks. */
@@ -287,7 +295,7 @@ function blocksOf<E extends StreamEvent>(
   ];
 }
 
-/** Appends one stream's events (already locked); returns how many were new. */
+/** Appends one stream's events (locked already); returns how many were new. */
 export function* appendStream<K, E extends StreamEvent>(
   io: EventBlockIo<K>,
   codec: EventCodec<E>,
@@ -375,15 +383,31 @@ export function* appendStreams<K, E extends StreamEvent>(
   codec: EventCodec<E>,
   batches: readonly { key: K; events: readonly E[] }[],
 ): Work<number> {
+  const streams = batches.filter((b) => b.events.length > 0);
+  if (streams.length === 0) return 0;
+  yield* call(io.lock(streams.map((b) => b.key)));
+  const tails = yield* call(io.tails(streams.map((b) => b.key)));
   let added = 0;
   let latestUs = -Infinity;
-  for (const b of batches) {
-    if (b.events.length === 0) continue;
-    yield* call(io.lock(b.key));
-    added += yield* appendStream(io, codec, b.key, b.events);
-    for (const e of b.events) latestUs = Math.max(latestUs, e.receivedUs);
+  // The live case, each stream's few events past its tail's last one, is written for all at once.
+  const extended: { key: K; block: StoredBlock; tail: Tail }[] = [];
+  for (const [i, b] of streams.entries()) {
+    const tail = tails[i];
+    const fresh = distinct(sortedByReceive(b.events), []);
+    latestUs = Math.max(latestUs, fresh.at(-1)!.receivedUs);
+    if (tail !== null && fresh[0].receivedUs > tail.lastUs && tail.n + fresh.length < BLOCK_EVENTS) {
+      const lastUs = fresh.at(-1)!.receivedUs;
+      extended.push({
+        key: b.key,
+        block: blockOf(codec, fresh, "tail"),
+        tail: { firstUs: tail.firstUs, lastUs, n: tail.n + fresh.length },
+      });
+      added += fresh.length;
+    } else {
+      added += yield* appendStream(io, codec, b.key, b.events);
+    }
   }
-  if (latestUs === -Infinity) return added;
+  if (extended.length > 0) yield* call(io.extendTails(extended));
   for (const key of yield* call(io.idleTails(latestUs - SEAL_IDLE_US, IDLE_SEALS_PER_APPEND))) {
     // Skipped when another writer holds it: it seals it, or a later append will.
     if (!(yield* call(io.tryLock(key)))) continue;

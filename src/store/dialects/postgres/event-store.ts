@@ -53,24 +53,69 @@ interface CoinStream {
 interface StreamKind<K> {
   kind: EventStreamKind;
   values: (key: K) => Value[];
+  /** The key columns' types, for arrays of them. */
+  types: string[];
 }
 
-const MARKET: StreamKind<number> = { kind: "market", values: (k) => [k] };
-const COIN: StreamKind<CoinStream> = { kind: "coin", values: (k) => [k.coin, k.topic] };
+const MARKET: StreamKind<number> = { kind: "market", values: (k) => [k], types: ["bigint"] };
+const COIN: StreamKind<CoinStream> = {
+  kind: "coin",
+  values: (k) => [k.coin, k.topic],
+  types: ["text", "text"],
+};
+
+/** Statements over several streams at once, taking a column of values each as an array. */
+function manySql(kind: EventStreamKind, types: readonly string[]) {
+  const { blocks, tails, keys } = EVENT_STREAMS[kind];
+  const keyList = keys.join(", ");
+  const arrays = (list: readonly string[]) => list.map((t, i) => `$${i + 1}::${t}[]`).join(", ");
+  return {
+    tails: `SELECT ${keyList}, first_us, last_us, n FROM ${tails}
+      WHERE (${keyList}) IN (SELECT * FROM unnest(${arrays(types)}))`,
+    insert: `INSERT INTO ${blocks} (${keyList}, first_us, last_us, n, min_ts, max_ts, types, data)
+      SELECT * FROM unnest(${arrays([...types, "bigint", "bigint", "int", "bigint", "bigint", "int", "bytea"])})`,
+    setTails: `INSERT INTO ${tails} (${keyList}, first_us, last_us, n)
+      SELECT * FROM unnest(${arrays([...types, "bigint", "bigint", "int"])})
+      ON CONFLICT (${keyList}) DO UPDATE SET first_us = excluded.first_us, last_us = excluded.last_us, n = excluded.n`,
+  };
+}
+
+/** Columns of rows: the i-th array holds every row's i-th value. */
+function columnsOf(rows: readonly unknown[][]): unknown[][] {
+  return rows.length === 0 ? [] : rows[0].map((_, i) => rows.map((r) => r[i]));
+}
 
 /** A stream's blocks through one client (in a transaction: the rules' writes and reads are one each). */
 function blockIo<K>(db: Queryable, stream: StreamKind<K>): EventBlockIo<K> {
   const sql = eventBlockSql(p, stream.kind);
   const { keys } = EVENT_STREAMS[stream.kind];
   const v = stream.values;
+  const many = manySql(stream.kind, stream.types);
   const lockName = (key: K) => `${stream.kind}/${v(key).join("/")}`;
   const rows = async (text: string, values: unknown[]) => (await db.query<Row>(text, values)).rows;
   return {
-    lock: async (key) => {
-      await db.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [
+    lock: async (ks) => {
+      // One statement; unnest gives the names in the order given, the order the locks are taken in.
+      await db.query("SELECT pg_advisory_xact_lock($1, hashtext(name)) FROM unnest($2::text[]) AS name", [
         EVENT_STREAM_LOCK_NAMESPACE,
-        lockName(key),
+        ks.map(lockName),
       ]);
+    },
+    tails: async (ks) => {
+      const found = new Map(
+        (await rows(many.tails, columnsOf(ks.map(v)))).map((r) => [
+          keys.map((c) => String(r[c])).join("/"),
+          tailOfRow(r),
+        ]),
+      );
+      return ks.map((key) => found.get(v(key).map(String).join("/")) ?? null);
+    },
+    extendTails: async (writes) => {
+      await db.query(many.insert, columnsOf(writes.map((w) => [...v(w.key), ...blockValues(w.block)])));
+      await db.query(
+        many.setTails,
+        columnsOf(writes.map((w) => [...v(w.key), w.tail.firstUs, w.tail.lastUs, w.tail.n])),
+      );
     },
     tryLock: async (key) =>
       (

@@ -56,6 +56,13 @@ function blockIo<K>(
     lock: () => {},
     tryLock: () => true,
     tail: (key) => tailOfRow(conn.stmt(sql.tail).get(...keyValues(key)) as Row | undefined),
+    tails: (ks) => ks.map((key) => tailOfRow(conn.stmt(sql.tail).get(...keyValues(key)) as Row | undefined)),
+    extendTails: (writes) => {
+      for (const { key, block, tail } of writes) {
+        conn.stmt(sql.insert).run(...keyValues(key), ...blockValues(block));
+        conn.stmt(sql.setTail).run(...keyValues(key), tail.firstUs, tail.lastUs, tail.n);
+      }
+    },
     setTail: (key, tail) => {
       if (tail === null) conn.stmt(sql.dropTail).run(...keyValues(key));
       else conn.stmt(sql.setTail).run(...keyValues(key), tail.firstUs, tail.lastUs, tail.n);
