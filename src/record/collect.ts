@@ -29,6 +29,8 @@ export interface CollectOptions {
   lookahead: number;
   /** Binance venues to record for the same coins; empty: none. */
   venues: Venue[];
+  /** Keep every market-channel message and coin-price update as events (RECORD_EVENTS). */
+  events: boolean;
 }
 
 /** Calls the collector's tick at every cadence boundary of the scheduler's clock, one at a time. */
