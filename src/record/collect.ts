@@ -147,6 +147,7 @@ export async function collect(
   const collector = new Collector({
     store: store.markets,
     trades: store.trades,
+    events: options.events ? store.events : null,
     // The Binance recorder stores the spot 1m candles that settle 1h and 24h markets.
     candles: options.venues.includes("spot") ? candlesFrom(store.exchange) : null,
     clock,
