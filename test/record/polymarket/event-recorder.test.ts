@@ -83,6 +83,7 @@ describe("collector: events of a live market, stored as sent", () => {
       coins: ["btc"],
       marketTypes: ["5m"],
       lookahead: 0,
+      maxFeedStalenessS: 0,
     });
     await collector.start();
     await until(() => clob.notReady(UP) === null && clob.notReady(DOWN) === null, "both books");
@@ -92,7 +93,8 @@ describe("collector: events of a live market, stored as sent", () => {
     let clientBase = clob.frames;
     for (let i = 1; i < 40; i++) {
       clock.set((T + i) * 1e6 + 200_000);
-      upstream.rtds.price("chainlink", "btc", (T + i) * 1000, scaled(6_500_000 + i));
+      // Second 8 has no coin price: a gap in the snapshots, not in the events.
+      if (i !== 8) upstream.rtds.price("chainlink", "btc", (T + i) * 1000, scaled(6_500_000 + i));
       if (i % 3 === 0) upstream.rtds.twap(60, "btc", (T + i) * 1000, scaled(6_500_000 + i));
       if (i === 20) {
         upstream.clob.disconnectAll();
@@ -198,9 +200,9 @@ describe("collector: events of a live market, stored as sent", () => {
       twap.map((e) => JSON.stringify(normalised(e.message))),
       byTopic("crypto_prices_twap_sixty"),
     );
-    assert.equal(chainlink.length, 39);
+    assert.equal(chainlink.length, 38);
     assert.equal(twap.length, 13);
-    assert.equal(collector.coinEventsWritten, 39 + 13);
+    assert.equal(collector.coinEventsWritten, 38 + 13);
   });
 
   test("snapshots derived again from the stored events equal the stored snapshots", async () => {
@@ -210,7 +212,20 @@ describe("collector: events of a live market, stored as sent", () => {
       offset: 0,
       books: true,
     });
-    assert.equal(rows.length, 39);
+    assert.equal(rows.length, 38);
+    const gaps = await store.markets.listGaps(market.key);
+    assert.deepEqual(
+      gaps.filter((g) => g.cause === "no_coin_price").map((g) => [g.from, g.to]),
+      [[(T + 8) * 1e6 + 200_000, (T + 8) * 1e6 + 200_000]],
+    );
+    const events = await all(store.events.streamMarketEvents(market.key));
+    const inGap = events.filter(
+      (e) => e.receivedUs > (T + 7) * 1e6 + 200_000 && e.receivedUs <= (T + 8) * 1e6 + 200_000,
+    );
+    assert.ok(inGap.length >= 1, "the events of the gap second are stored");
+    // The trade received after the last tick, at the same clock time, is stamped after it.
+    assert.ok((events.at(-1) as MarketEvent).receivedUs > (rows.at(-1) as SnapshotRow).time);
+    assert.equal((events.at(-1) as MarketEvent).message.size, "40");
     const byTime = new Map(rows.map((r) => [r.time, r]));
     const derived: SnapshotRow[] = [];
     for await (const row of deriveSnapshotsFromBlocks(
