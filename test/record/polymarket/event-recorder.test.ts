@@ -31,6 +31,16 @@ import {
  */
 
 const SLUG = `btc-updown-5m-${T}`;
+/** The next market of the series, followed ahead of its start: its events are kept before it opens. */
+const NEXT = `btc-updown-5m-${T + 300}`;
+const UP2 = "3333";
+const DOWN2 = "4444";
+
+/** The tokens a market-channel object names, read plainly. */
+function tokensNamed(m: Record<string, unknown>): string[] {
+  const entries = (m.price_changes ?? []) as Record<string, unknown>[];
+  return [m.asset_id, ...entries.map((e) => e.asset_id), ...((m.assets_ids ?? []) as unknown[])].map(String);
+}
 
 /** A value with every object's keys sorted: what "equal after normalising key order" compares. */
 function normalised(v: unknown): unknown {
@@ -54,6 +64,7 @@ describe("collector: events of a live market, stored as sent", () => {
   let store: Store;
   let collector: Collector;
   let market: StoredMarket;
+  let next: StoredMarket;
   const clock = new ManualClock((T + 1) * 1e6 + 200_000);
   /** The market-channel objects the upstream sent about the market, in the order sent. */
   let sentMessages: unknown[] = [];
@@ -66,8 +77,14 @@ describe("collector: events of a live market, stored as sent", () => {
     upstream.clob.nowMs = () => Math.floor(clock.nowMicros() / 1000);
     store = await openTestStore();
     upstream.gamma.markets.set(SLUG, gammaMarket(SLUG, 5001, [UP, DOWN]));
-    upstream.clob.setBook(UP, bookAround(48), false);
-    upstream.clob.setBook(DOWN, bookAround(50), false);
+    upstream.gamma.markets.set(NEXT, gammaMarket(NEXT, 5002, [UP2, DOWN2]));
+    for (const [id, low] of [
+      [UP, 48],
+      [DOWN, 50],
+      [UP2, 40],
+      [DOWN2, 58],
+    ] as const)
+      upstream.clob.setBook(id, bookAround(low), false);
     const scheduler = schedulerOn(clock);
     const clob = new ClobFeed({ url: upstream.clobUrl, scheduler, log: silentLogger, backoffInitialMs: 1 });
     const rtds = new RtdsFeed({ url: upstream.rtdsUrl, scheduler, log: silentLogger, backoffInitialMs: 1 });
@@ -82,11 +99,10 @@ describe("collector: events of a live market, stored as sent", () => {
       rtds,
       coins: ["btc"],
       marketTypes: ["5m"],
-      lookahead: 0,
       maxFeedStalenessS: 0,
     });
     await collector.start();
-    await until(() => clob.notReady(UP) === null && clob.notReady(DOWN) === null, "both books");
+    await until(() => [UP, DOWN, UP2, DOWN2].every((id) => clob.notReady(id) === null), "the books");
     await until(() => upstream.rtds.clientCount === 1, "the price socket");
 
     let serverBase = upstream.clob.framesSent;
@@ -99,7 +115,7 @@ describe("collector: events of a live market, stored as sent", () => {
       if (i === 20) {
         upstream.clob.disconnectAll();
         await until(() => clob.notReady(UP) !== null, "the client to notice the disconnect");
-        await until(() => clob.notReady(UP) === null && clob.notReady(DOWN) === null, "books again");
+        await until(() => [UP, DOWN, UP2, DOWN2].every((id) => clob.notReady(id) === null), "books again");
         serverBase = upstream.clob.framesSent;
         clientBase = clob.frames;
       }
@@ -115,6 +131,12 @@ describe("collector: events of a live market, stored as sent", () => {
       if (i % 4 === 0) upstream.clob.trade(id, top, { timestampMs: (T + i) * 1000, size: String(i) });
       if (i % 10 === 5) upstream.clob.setBook(UP, upstream.clob.trueBook(UP));
       if (i === 12) upstream.clob.tickSizeChange(DOWN, "0.001");
+      // One message about the tokens of both markets: kept under each.
+      if (i === 14)
+        upstream.clob.priceChange([
+          { id: DOWN, side: "BUY", price: 0.45, size: 7 },
+          { id: UP2, side: "SELL", price: 0.7, size: 3 },
+        ]);
       if (i === 30) {
         // The upstream disagrees with itself: a best bid its own book does not have (the entry removes
         // a level that is not there, so the books stay equal).
@@ -151,6 +173,7 @@ describe("collector: events of a live market, stored as sent", () => {
     await until(() => clob.frames - clientBase >= upstream.clob.framesSent - serverBase, "the last trade");
     await collector.stop();
     market = (await store.markets.getMarket(SLUG)) as StoredMarket;
+    next = (await store.markets.getMarket(NEXT)) as StoredMarket;
     sentMessages = (upstream.clob.sent ?? [])
       .filter((f) => f.text !== "PONG")
       .flatMap((f) => {
@@ -166,15 +189,30 @@ describe("collector: events of a live market, stored as sent", () => {
     await store.close();
   });
 
-  test("the store holds exactly the market-channel messages sent, in order, each once", async () => {
+  test("the store holds exactly the market-channel messages sent, in order, each once, under each market they name", async () => {
     const stored = await all(store.events.streamMarketEvents(market.key));
-    assert.ok(sentMessages.length > 50, `${sentMessages.length} messages sent`);
+    const about = (tokens: string[]) =>
+      sentMessages
+        .filter((m) => tokensNamed(m as Record<string, unknown>).some((t) => tokens.includes(t)))
+        .map((m) => JSON.stringify(normalised(m)));
+    const sent = about([UP, DOWN]);
+    assert.ok(sent.length > 50, `${sent.length} messages sent`);
     assert.deepEqual(
       stored.map((e) => JSON.stringify(normalised(e.message))),
-      sentMessages.map((m) => JSON.stringify(normalised(m))),
+      sent,
     );
-    assert.equal(await store.events.countMarketEvents(market.key), sentMessages.length);
-    assert.equal(collector.eventsWritten, sentMessages.length);
+    assert.equal(await store.events.countMarketEvents(market.key), sent.length);
+    const storedNext = await all(store.events.streamMarketEvents(next.key));
+    assert.deepEqual(
+      storedNext.map((e) => JSON.stringify(normalised(e.message))),
+      about([UP2, DOWN2]),
+    );
+    assert.equal(
+      storedNext.filter((e) => e.type === "price_change").length,
+      1,
+      "the message about both markets",
+    );
+    assert.equal(collector.eventsWritten, stored.length + storedNext.length);
     for (const e of stored) {
       assert.equal(e.type, e.message.event_type);
       assert.equal(e.timestampMs, Number(e.message.timestamp));
