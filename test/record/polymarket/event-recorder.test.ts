@@ -69,6 +69,8 @@ describe("collector: events of a live market, stored as sent", () => {
   /** The market-channel objects the upstream sent about the market, in the order sent. */
   let sentMessages: unknown[] = [];
   let sentPrices: unknown[] = [];
+  let malformed = 0;
+  let tickSizeUp: number | null = null;
 
   before(async () => {
     upstream = await startPolymarketUpstream();
@@ -131,6 +133,12 @@ describe("collector: events of a live market, stored as sent", () => {
       if (i % 4 === 0) upstream.clob.trade(id, top, { timestampMs: (T + i) * 1000, size: String(i) });
       if (i % 10 === 5) upstream.clob.setBook(UP, upstream.clob.trueBook(UP));
       if (i === 12) upstream.clob.tickSizeChange(DOWN, "0.001");
+      // A message without its timestamp cannot be an event: counted as malformed and applied to
+      // nothing, so that the live books stay those the stored events rebuild.
+      if (i === 16)
+        upstream.clob.sendRaw(
+          JSON.stringify({ event_type: "tick_size_change", asset_id: UP, new_tick_size: "0.5" }),
+        );
       // One message about the tokens of both markets: kept under each.
       if (i === 14)
         upstream.clob.priceChange([
@@ -172,6 +180,8 @@ describe("collector: events of a live market, stored as sent", () => {
     upstream.clob.trade(UP, 0.5, { timestampMs: (T + 40) * 1000, size: "40" });
     await until(() => clob.frames - clientBase >= upstream.clob.framesSent - serverBase, "the last trade");
     await collector.stop();
+    malformed = clob.malformed;
+    tickSizeUp = clob.book(UP)?.tickSize ?? null;
     market = (await store.markets.getMarket(SLUG)) as StoredMarket;
     next = (await store.markets.getMarket(NEXT)) as StoredMarket;
     sentMessages = (upstream.clob.sent ?? [])
@@ -180,7 +190,7 @@ describe("collector: events of a live market, stored as sent", () => {
         const v = JSON.parse(f.text) as unknown;
         return Array.isArray(v) ? v : [v];
       })
-      .filter((m: Record<string, unknown>) => isMarketEventType(String(m.event_type)));
+      .filter((m: Record<string, unknown>) => isMarketEventType(String(m.event_type)) && "timestamp" in m);
     sentPrices = (upstream.rtds.sent ?? []).map((t) => JSON.parse(t) as unknown);
   });
 
@@ -213,6 +223,8 @@ describe("collector: events of a live market, stored as sent", () => {
       "the message about both markets",
     );
     assert.equal(collector.eventsWritten, stored.length + storedNext.length);
+    assert.equal(malformed, 1, "the message without a timestamp");
+    assert.equal(tickSizeUp, 0.01, "and it changed nothing");
     for (const e of stored) {
       assert.equal(e.type, e.message.event_type);
       assert.equal(e.timestampMs, Number(e.message.timestamp));
