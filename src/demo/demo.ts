@@ -457,6 +457,8 @@ export class BookModel {
 /** One generated market: its record and, on demand, its snapshot rows (regenerated identically per call). */
 export interface DemoMarket {
   market: Market;
+  /** The coin's prices the market's data follows (its events are generated over it too). */
+  path: CoinPath;
   snapshotCount: number;
   snapshots(): Generator<SnapshotRow>;
 }
@@ -530,6 +532,7 @@ export function* generateSeries(
     const market = buildMarket(seed, path.coin, type, start, path, anchor);
     yield {
       market,
+      path,
       snapshotCount: snapshotCountOf(market.startTime, market.endTime, anchor),
       snapshots: () => marketSnapshots(seed, market, path, anchor),
     };

@@ -2,9 +2,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { booksEqual, type OrderBook } from "../../src/domain/book.ts";
 import type { MarketEvent } from "../../src/domain/event.ts";
-import type { MarketType } from "../../src/domain/market.ts";
+import { type MarketType, SETTLEMENT_FEED } from "../../src/domain/market.ts";
 import type { TradeRow } from "../../src/domain/trade.ts";
 import { demoMarketEvents } from "../../src/demo/demo-events.ts";
+import { SnapshotDeriver } from "../../src/events/derive.ts";
 import {
   buildCoinPath,
   type DemoOptions,
@@ -12,6 +13,8 @@ import {
   demoTrades,
   generateDemo,
   marketSeconds,
+  marketSnapshots,
+  priceAt,
 } from "../../src/demo/demo.ts";
 import { protocolFixture } from "../helpers/polymarket-upstream.ts";
 
@@ -89,6 +92,25 @@ describe("demo market events", () => {
       assert.ok(seconds > 0);
     }
     assert.ok(entries > 1000, `${entries} entries`);
+  });
+
+  it("give the demo's snapshots by the one derivation rule, every integrity check matching", () => {
+    for (let i = 0; i < markets.length; i++) {
+      const market = markets[i];
+      const rows = [...marketSnapshots(OPTIONS.seed, market, path, ANCHOR)];
+      const deriver = new SnapshotDeriver(
+        { up: market.clobTokenUp, down: market.clobTokenDown },
+        rows.map((r) => r.time),
+        (time) => priceAt(path, SETTLEMENT_FEED[market.marketType], time / 1e6),
+      );
+      const derived = [...streams[i].flatMap((e) => deriver.push(e)), ...deriver.finish()];
+      assert.deepEqual(derived, rows, market.slug);
+      const integrity = deriver.book.integrity;
+      assert.equal(integrity.bookMismatches + integrity.bestMismatches, 0, market.slug);
+      assert.ok(integrity.bestMatches > 100, market.slug);
+      assert.equal(deriver.book.unreadable, 0);
+      if (streams[i].some((e) => e.type === "last_trade_price")) assert.ok(integrity.bookMatches > 0);
+    }
   });
 
   it("keep the upstream's field names and types, as in the protocol fixtures", () => {
