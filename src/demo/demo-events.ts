@@ -59,30 +59,29 @@ function tickBookOf(book: OrderBook): TickBook {
 
 /** Best bid and ask ticks of the Up book; 0 and TICKS stand for an empty side, as the upstream says. */
 function bestTicks(b: TickBook): { bid: number; ask: number } {
-  let bid = 0;
-  for (let t = TICKS - 1; t > 0; t--) {
-    if (b.bids[t] > 0) {
-      bid = t;
-      break;
-    }
-  }
-  let ask = TICKS;
-  for (let t = 1; t < TICKS; t++) {
-    if (b.asks[t] > 0) {
-      ask = t;
-      break;
-    }
-  }
-  return { bid, ask };
+  return { bid: bestBidBelow(b, TICKS - 1), ask: bestAskAbove(b, 1) };
 }
+
+function bestBidBelow(b: TickBook, from: number): number {
+  for (let t = from; t > 0; t--) if (b.bids[t] > 0) return t;
+  return 0;
+}
+
+function bestAskAbove(b: TickBook, from: number): number {
+  for (let t = from; t < TICKS; t++) if (b.asks[t] > 0) return t;
+  return TICKS;
+}
+
+const HEX_BYTES = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
 /** Forty hex digits, like the upstream's book hashes. */
 function hashOf(rng: Rng): string {
   let hex = "";
-  for (let i = 0; i < 5; i++)
-    hex += Math.floor(rng.next() * 4294967296)
-      .toString(16)
-      .padStart(8, "0");
+  for (let i = 0; i < 5; i++) {
+    const n = Math.floor(rng.next() * 4294967296);
+    hex +=
+      HEX_BYTES[n >>> 24] + HEX_BYTES[(n >>> 16) & 255] + HEX_BYTES[(n >>> 8) & 255] + HEX_BYTES[n & 255];
+  }
   return hex;
 }
 
@@ -180,9 +179,17 @@ class DemoStream {
     if (changes.length === 0) return null;
     const entries: Record<string, unknown>[] = [];
     const working = this.current;
+    const best = bestTicks(working);
     for (const c of changes) {
-      (c.side === "BUY" ? working.bids : working.asks)[c.tick] = c.size;
-      const best = bestTicks(working);
+      if (c.side === "BUY") {
+        working.bids[c.tick] = c.size;
+        if (c.size > 0 && c.tick > best.bid) best.bid = c.tick;
+        else if (c.size === 0 && c.tick === best.bid) best.bid = bestBidBelow(working, c.tick);
+      } else {
+        working.asks[c.tick] = c.size;
+        if (c.size > 0 && c.tick < best.ask) best.ask = c.tick;
+        else if (c.size === 0 && c.tick === best.ask) best.ask = bestAskAbove(working, c.tick);
+      }
       const size = String(c.size);
       entries.push({
         asset_id: this.up,
