@@ -45,9 +45,13 @@ class PlainBook {
     return { bids: levels(this.bids, -1), asks: levels(this.asks, 1) };
   }
 
+  /** An empty side's best is 0 (bids) or 1 (asks), as the upstream writes it. */
   best(): { bid: string; ask: string } {
-    const { bids, asks } = this.toOrderBook();
-    return { bid: String(bids[0]?.price ?? 0), ask: String(asks[0]?.price ?? 1) };
+    let bid = 0;
+    let ask = 1;
+    for (const p of this.bids.keys()) bid = Math.max(bid, Number(p));
+    for (const p of this.asks.keys()) ask = Math.min(ask, Number(p));
+    return { bid: String(bid), ask: String(ask) };
   }
 }
 
