@@ -46,8 +46,11 @@ function tickOf(price: number): number {
   return Math.round(price * TICKS);
 }
 
+/** Each tick's price as the upstream writes it ("0.5", "0.51"; "0" and "1" for an empty side's best). */
+const PRICE_TEXT = Array.from({ length: TICKS + 1 }, (_, tick) => String(tick / TICKS));
+
 function priceText(tick: number): string {
-  return String(tick / TICKS);
+  return PRICE_TEXT[tick];
 }
 
 function tickBookOf(book: OrderBook): TickBook {

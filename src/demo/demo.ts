@@ -34,6 +34,11 @@ export interface DemoOptions {
   coins: Coin[];
   /** Also a little Binance spot and futures data (src/demo/exchange-demo.ts). Default false. */
   exchange?: boolean;
+  /**
+   * How many of each series' latest markets also get events, their snapshots derived from them
+   * (src/demo/seed.ts). Default DEMO_EVENT_MARKETS there; all zero: snapshots only, as before events.
+   */
+  eventMarkets?: Record<MarketType, number>;
   onProgress?: (doneSnapshots: number, totalSnapshots: number) => void;
 }
 

@@ -36,8 +36,8 @@ export const DEMO_EVENT_MARKETS: Record<MarketType, number> = {
 };
 
 /** Whether a demo market is one of the latest of its series that get events. */
-export function hasDemoEvents(market: Market, anchor: number): boolean {
-  const count = DEMO_EVENT_MARKETS[market.marketType];
+function hasDemoEvents(market: Market, anchor: number, counts: Record<MarketType, number>): boolean {
+  const count = counts[market.marketType] ?? 0;
   const live = marketStartContaining(market.marketType, anchor);
   return count > 0 && market.startTime > live - count * MARKET_TYPE_SECONDS[market.marketType];
 }
@@ -70,7 +70,7 @@ export async function seedDemo(
   for (const demo of generateDemo(options)) {
     const stored = await store.markets.upsertMarket(demo.market);
     markets++;
-    if (hasDemoEvents(demo.market, options.anchor)) {
+    if (hasDemoEvents(demo.market, options.anchor, options.eventMarkets ?? DEMO_EVENT_MARKETS)) {
       await seedEvents(store, demo, options, stored.key, batch, trades, flush);
       continue;
     }

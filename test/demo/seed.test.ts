@@ -20,7 +20,9 @@ const demo: DemoMarket[] = [...generateDemo(OPTIONS)];
 /** The markets that should have events: the latest DEMO_EVENT_MARKETS of each series. */
 function withEvents(): DemoMarket[] {
   return demo.filter((d) => {
-    const series = demo.filter((o) => o.market.coin === d.market.coin && o.market.marketType === d.market.marketType);
+    const series = demo.filter(
+      (o) => o.market.coin === d.market.coin && o.market.marketType === d.market.marketType,
+    );
     return series.indexOf(d) >= series.length - DEMO_EVENT_MARKETS[d.market.marketType];
   });
 }
@@ -89,7 +91,9 @@ describe("seeding the demo", () => {
       const rows = [...d.snapshots()];
       assert.deepEqual(snapshots, rows, d.market.slug);
       const tradeAt = demoTrades(OPTIONS.seed, d.market.slug);
-      const expected = rows.flatMap((r) => tradeAt(r) ?? []).sort((a: TradeRow, b: TradeRow) => a.time - b.time);
+      const expected = rows
+        .flatMap((r) => tradeAt(r) ?? [])
+        .sort((a: TradeRow, b: TradeRow) => a.time - b.time);
       assert.deepEqual(trades, expected, d.market.slug);
       total += rows.length;
     }
@@ -133,6 +137,31 @@ describe("seeding the demo", () => {
       assert.deepEqual(await storedEvents(other, await keyOf(other, d)), await storedEvents(store, key));
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe("seeding the demo without events", () => {
+  it("writes the same snapshots and trades, and no events, when no market is to have them", async () => {
+    const counts: Record<MarketType, number> = { "5m": 2, "15m": 1, "1h": 0, "4h": 0, "24h": 0 };
+    const none: Record<MarketType, number> = { "5m": 0, "15m": 0, "1h": 0, "4h": 0, "24h": 0 };
+    const options: DemoOptions = { seed: 3, anchor: ANCHOR, counts, coins: ["sol"] };
+    const [a, b] = [await openTestStore(), await openTestStore()];
+    try {
+      await seedDemo(a, options);
+      await seedDemo(b, { ...options, eventMarkets: none });
+      assert.equal((await a.events.marketsWithEvents()).length, 3);
+      assert.deepEqual(await b.events.marketsWithEvents(), []);
+      for (const d of generateDemo(options)) {
+        const [ca, cb] = [await contentOf(a, d), await contentOf(b, d)];
+        assert.deepEqual(cb.snapshots, ca.snapshots, d.market.slug);
+        assert.deepEqual(cb.trades, ca.trades, d.market.slug);
+        assert.equal(cb.events, 0);
+        assert.ok(ca.events > 0);
+      }
+    } finally {
+      await a.close();
+      await b.close();
     }
   });
 });
