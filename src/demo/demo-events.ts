@@ -1,9 +1,9 @@
 import type { OrderBook } from "../domain/book.ts";
-import type { MarketEvent, MarketEventType } from "../domain/event.ts";
+import type { CoinEvent, MarketEvent, MarketEventType } from "../domain/event.ts";
 import type { Market } from "../domain/market.ts";
 import { MICROS_PER_SECOND } from "../domain/time.ts";
 import type { TradeRow } from "../domain/trade.ts";
-import { type CoinPath, demoTrades, marketSeconds, Rng } from "./demo.ts";
+import { type CoinPath, demoTrades, hash32, marketSeconds, priceAt, Rng } from "./demo.ts";
 
 /**
  * A demo market's event stream in Polymarket's market-channel shapes (DESIGN 3.10), generated from the
@@ -317,4 +317,60 @@ export function* demoMarketEvents(options: DemoEventOptions): Generator<MarketEv
   yield* stream.tradesBefore(Number.POSITIVE_INFINITY);
   const resolved = stream.resolved();
   if (resolved) yield resolved;
+}
+
+/**
+ * The real-time data socket's price updates of a coin over [from, to] (seconds), one a second on the
+ * Chainlink topic and on the Binance one, in the socket's shapes (`btc/usd` with the value scaled by
+ * 1e18 in `full_accuracy_value`; `btcusdt` with eight decimals): the demo's coin path, which the
+ * markets' `coin_price` follows. Each is received a few ms after its send time, which is a few ms after
+ * the price's second; the delays depend on the second alone, so any span gives the same updates.
+ */
+export function* demoCoinEvents(
+  seed: number,
+  path: CoinPath,
+  from: number,
+  to: number,
+): Generator<CoinEvent> {
+  const coin = path.coin;
+  const connectionId = connectionIdOf(seed);
+  for (let second = Math.max(from, path.from); second <= Math.min(to, path.to); second++) {
+    for (const topic of ["crypto_prices_chainlink", "crypto_prices"] as const) {
+      const chainlink = topic === "crypto_prices_chainlink";
+      const jitter = hash32(`${seed}:${coin}:${topic}:${second}`);
+      const timestampMs = second * 1000 + 20 + (jitter % 80);
+      const receivedUs = timestampMs * 1000 + MIN_DELAY_US + ((jitter >>> 8) % (MAX_DELAY_US - MIN_DELAY_US));
+      const value = priceAt(path, chainlink ? "chainlink" : "binance", second);
+      yield {
+        coin,
+        topic,
+        receivedUs,
+        timestampMs,
+        message: {
+          connection_id: connectionId,
+          topic,
+          type: "update",
+          timestamp: timestampMs,
+          payload: {
+            symbol: chainlink ? `${coin}/usd` : `${coin}usdt`,
+            timestamp: second * 1000,
+            value,
+            full_accuracy_value: chainlink ? scaledBy1e18(value) : value.toFixed(8),
+          },
+        },
+      };
+    }
+  }
+}
+
+/** The socket names its connection in every message: a UUID, here one per seed. */
+function connectionIdOf(seed: number): string {
+  const hex = [0, 1, 2, 3].map((i) => hash32(`${seed}:rtds:${i}`).toString(16).padStart(8, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** A price with at most 8 decimals as an integer of 1e-18 units, as Chainlink's full accuracy writes it. */
+function scaledBy1e18(value: number): string {
+  const [whole, fraction] = value.toFixed(8).split(".");
+  return `${whole}${fraction}0000000000`.replace(/^0+(?=\d)/, "");
 }

@@ -1,12 +1,19 @@
-import type { MarketEvent } from "../domain/event.ts";
-import { MARKET_TYPE_SECONDS, type Market, type MarketType, SETTLEMENT_FEED } from "../domain/market.ts";
+import type { CoinEvent, MarketEvent } from "../domain/event.ts";
+import {
+  type Coin,
+  MARKET_TYPE_SECONDS,
+  type Market,
+  type MarketType,
+  SETTLEMENT_FEED,
+} from "../domain/market.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { MICROS_PER_SECOND } from "../domain/time.ts";
 import type { TradeRow } from "../domain/trade.ts";
 import { SnapshotDeriver } from "../events/derive.ts";
 import type { Store } from "../store/ports/store.ts";
-import { demoMarketEvents } from "./demo-events.ts";
+import { demoCoinEvents, demoMarketEvents } from "./demo-events.ts";
 import {
+  type CoinPath,
   type DemoMarket,
   type DemoOptions,
   demoSnapshotTotal,
@@ -67,11 +74,16 @@ export async function seedDemo(
     trades.length = 0;
     options.onProgress?.(done, total);
   };
+  /** Per coin, its path and the first second of its markets with events. */
+  const coinSpans = new Map<Coin, { path: CoinPath; from: number }>();
   for (const demo of generateDemo(options)) {
     const stored = await store.markets.upsertMarket(demo.market);
     markets++;
     if (hasDemoEvents(demo.market, options.anchor, options.eventMarkets ?? DEMO_EVENT_MARKETS)) {
       await seedEvents(store, demo, options, stored.key, batch, trades, flush);
+      const span = coinSpans.get(demo.market.coin);
+      const from = Math.min(span?.from ?? demo.market.startTime, demo.market.startTime);
+      coinSpans.set(demo.market.coin, { path: demo.path, from });
       continue;
     }
     const tradeAt = demoTrades(options.seed, demo.market.slug);
@@ -82,6 +94,15 @@ export async function seedDemo(
       if (batch.length === BATCH_ROWS) await flush(stored.key);
     }
     if (batch.length > 0) await flush(stored.key);
+  }
+  // The coin prices under those markets, as the real-time data socket sends them.
+  for (const { path, from } of coinSpans.values()) {
+    const events: CoinEvent[] = [];
+    for (const event of demoCoinEvents(options.seed, path, from, options.anchor)) {
+      events.push(event);
+      if (events.length === BATCH_EVENTS) await store.events.appendCoinEvents(events.splice(0));
+    }
+    if (events.length > 0) await store.events.appendCoinEvents(events);
   }
   // A little Binance spot and futures data too, so that the exchange endpoints answer.
   if (options.exchange) {

@@ -4,7 +4,7 @@ import { booksEqual, type OrderBook } from "../../src/domain/book.ts";
 import type { MarketEvent } from "../../src/domain/event.ts";
 import { type MarketType, SETTLEMENT_FEED } from "../../src/domain/market.ts";
 import type { TradeRow } from "../../src/domain/trade.ts";
-import { demoMarketEvents } from "../../src/demo/demo-events.ts";
+import { demoCoinEvents, demoMarketEvents } from "../../src/demo/demo-events.ts";
 import { SnapshotDeriver } from "../../src/events/derive.ts";
 import {
   buildCoinPath,
@@ -254,5 +254,47 @@ describe("demo market events", () => {
   it("are deterministic and depend on the seed", () => {
     for (let i = 0; i < markets.length; i++) assert.deepEqual(eventsOf(OPTIONS.seed, i), streams[i]);
     assert.notDeepEqual(eventsOf(OPTIONS.seed + 1, 0), streams[0]);
+  });
+});
+
+describe("demo coin events", () => {
+  it("are the coin path's prices, one a second on each topic, in the real-time data socket's shapes", () => {
+    const fixture = protocolFixture("rtds-crypto-prices-update.json");
+    const shape = (o: Record<string, unknown>) =>
+      Object.entries(o)
+        .map(([k, v]) => `${k}:${typeof v}`)
+        .sort()
+        .join(",");
+    const from = ANCHOR - 120;
+    const events = [...demoCoinEvents(OPTIONS.seed, path, from, ANCHOR)];
+    assert.equal(events.length, 2 * 121);
+    for (const e of events) {
+      const m = e.message as Record<string, unknown>;
+      const payload = m.payload as Record<string, unknown>;
+      assert.equal(shape(m), shape(fixture));
+      assert.equal(shape(payload), shape(fixture.payload as Record<string, unknown>));
+      assert.equal(m.topic, e.topic);
+      assert.equal(m.timestamp, e.timestampMs);
+      assert.ok(e.receivedUs > e.timestampMs * 1000 && e.receivedUs - e.timestampMs * 1000 < 41_000);
+      const second = (payload.timestamp as number) / 1000;
+      assert.ok(
+        Number.isInteger(second) && e.timestampMs > second * 1000 && e.timestampMs < second * 1000 + 100,
+      );
+      if (e.topic === "crypto_prices_chainlink") {
+        assert.equal(payload.symbol, "btc/usd");
+        assert.equal(payload.value, priceAt(path, "chainlink", second));
+        const scaled = payload.full_accuracy_value as string;
+        assert.match(scaled, /^[1-9]\d{18,}$/);
+        assert.equal(Number(`${scaled.slice(0, -18)}.${scaled.slice(-18)}`), payload.value);
+      } else {
+        assert.equal(e.topic, "crypto_prices");
+        assert.equal(payload.symbol, "btcusdt");
+        assert.equal(payload.value, priceAt(path, "binance", second));
+        assert.equal(payload.full_accuracy_value, (payload.value as number).toFixed(8));
+      }
+      assert.equal(e.coin, "btc");
+    }
+    // The same seconds give the same updates, whatever the span asked for.
+    assert.deepEqual([...demoCoinEvents(OPTIONS.seed, path, ANCHOR - 10, ANCHOR)], events.slice(-22));
   });
 });

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { MarketEvent } from "../../src/domain/event.ts";
-import type { MarketType } from "../../src/domain/market.ts";
+import { COIN_EVENT_TOPICS, type CoinEvent, type MarketEvent } from "../../src/domain/event.ts";
+import type { Coin, MarketType } from "../../src/domain/market.ts";
 import type { TradeRow } from "../../src/domain/trade.ts";
-import { demoMarketEvents } from "../../src/demo/demo-events.ts";
+import { demoCoinEvents, demoMarketEvents } from "../../src/demo/demo-events.ts";
 import { type DemoMarket, type DemoOptions, demoTrades, generateDemo } from "../../src/demo/demo.ts";
 import { DEMO_EVENT_MARKETS, seedDemo } from "../../src/demo/seed.ts";
 import { deriveSnapshotsFromBlocks } from "../../src/events/derive.ts";
@@ -40,6 +40,14 @@ async function keyOf(store: Store, d: DemoMarket): Promise<number> {
 async function storedEvents(store: Store, key: number): Promise<MarketEvent[]> {
   const all: MarketEvent[] = [];
   for await (const block of store.events.streamMarketEvents(key)) all.push(...block);
+  return all;
+}
+
+async function storedCoinEvents(store: Store, coin: Coin): Promise<CoinEvent[]> {
+  const all: CoinEvent[] = [];
+  for (const topic of COIN_EVENT_TOPICS) {
+    for await (const block of store.events.streamCoinEvents(coin, topic)) all.push(...block);
+  }
   return all;
 }
 
@@ -80,6 +88,18 @@ describe("seeding the demo", () => {
     assert.deepEqual([...(await store.events.marketsWithEvents())].sort(), [...keys].sort());
     for (const d of expected) {
       assert.deepEqual(await storedEvents(store, await keyOf(store, d)), eventsOf(d), d.market.slug);
+    }
+  });
+
+  it("stores the coin prices under those markets as the real-time data socket's updates", async () => {
+    for (const coin of OPTIONS.coins) {
+      const own = withEvents().filter((d) => d.market.coin === coin);
+      const from = Math.min(...own.map((d) => d.market.startTime));
+      const generated = [...demoCoinEvents(OPTIONS.seed, own[0].path, from, ANCHOR)];
+      assert.equal(generated.length, 2 * (ANCHOR - from + 1));
+      const byTopic = (events: CoinEvent[]) =>
+        COIN_EVENT_TOPICS.flatMap((topic) => events.filter((e) => e.topic === topic));
+      assert.deepEqual(await storedCoinEvents(store, coin), byTopic(generated), coin);
     }
   });
 
@@ -124,8 +144,10 @@ describe("seeding the demo", () => {
 
   it("adds nothing when run again: the same events, snapshots, trades and integrity counts", async () => {
     const before = await Promise.all(demo.map((d) => contentOf(store, d)));
+    const coinsBefore = await storedCoinEvents(store, "btc");
     await seedDemo(store, OPTIONS);
     assert.deepEqual(await Promise.all(demo.map((d) => contentOf(store, d))), before);
+    assert.deepEqual(await storedCoinEvents(store, "btc"), coinsBefore);
     const d = withEvents()[0];
     const key = await keyOf(store, d);
     assert.equal(await store.events.appendMarketEvents([{ marketKey: key, events: eventsOf(d) }]), 0);
@@ -135,6 +157,7 @@ describe("seeding the demo", () => {
       await seedDemo(other, OPTIONS);
       assert.deepEqual(await Promise.all(demo.map((m) => contentOf(other, m))), before);
       assert.deepEqual(await storedEvents(other, await keyOf(other, d)), await storedEvents(store, key));
+      assert.deepEqual(await storedCoinEvents(other, "btc"), coinsBefore);
     } finally {
       await other.close();
     }
