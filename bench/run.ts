@@ -28,6 +28,8 @@
  *
  * Then recording (bench/recording.ts): snapshots per second while the collector follows 300 live
  * markets, against a bulk insert of the same rows. BENCH_ONLY=recording runs only that part.
+ * Then event recording (bench/event-recording.ts): the same live tick with events on, as a ratio to
+ * events off. BENCH_ONLY=event-recording runs only that part (and writes only its section).
  *
  * Then backtests (bench/backtest.ts): snapshots replayed per second by threshold strategies over 100
  * resolved markets, as a ratio to only reading and decoding them, and the p99 of small requests while
@@ -80,6 +82,7 @@ import { ensureWrk, WRK_CONNECTIONS, WRK_THREADS, WrkLoad } from "./wrk.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
 import { eventStorageSection } from "./event-storage.ts";
+import { measureEventRecording } from "./event-recording.ts";
 import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
@@ -652,6 +655,14 @@ async function main(): Promise<void> {
       return;
     }
 
+    if (ONLY === "event-recording") {
+      writeResults({
+        ...previousResults(),
+        eventRecording: await measureEventRecording({ tmp, log: console.log }),
+      });
+      return;
+    }
+
     if (ONLY === "backtest") {
       load = LOAD_MODE === "child" ? new LoadChild() : new InProcessLoad();
       const section = await backtestSection(tmp, load);
@@ -858,6 +869,7 @@ async function main(): Promise<void> {
       console.log("\nrecording: the collector following 300 live markets, 30 ticks");
       recording = await measureRecording({ tmp, markets: 300, ticks: 30 });
     }
+    const eventRecording = ONLY === null ? await measureEventRecording({ tmp, log: console.log }) : null;
     let backtest: BacktestBenchResult | null = null;
     if (ONLY === null) backtest = await backtestSection(tmp, load);
     const eventStorage = ONLY === null ? await eventStorageSection(tmp) : null;
@@ -1001,6 +1013,7 @@ async function main(): Promise<void> {
       exports,
       metering,
       recording,
+      eventRecording,
       storage,
       backtest,
       eventStorage,

@@ -104,6 +104,9 @@ export class FakeClob {
   /** The upstream's `timestamp` (ms) of the messages it makes; a test sets it (0 until then). */
   nowMs: (() => number) | null = null;
   private hashes = 0;
+  /** When a list: every frame sent to a client, with the number of its connection (1 for the first). */
+  sent: { connection: number; text: string }[] | null = null;
+  private readonly connectionOf = new Map<WebSocket, number>();
 
   private timestampMs(): number {
     return this.nowMs?.() ?? 0;
@@ -116,6 +119,7 @@ export class FakeClob {
         return;
       }
       this.connections++;
+      this.connectionOf.set(ws, this.connections);
       this.clients.set(ws, new Set());
       ws.on("close", () => this.clients.delete(ws));
       ws.on("message", (data) => this.onClientMessage(ws, data.toString()));
@@ -160,6 +164,7 @@ export class FakeClob {
 
   private send(ws: WebSocket, text: string): void {
     this.framesSent++;
+    this.sent?.push({ connection: this.connectionOf.get(ws) ?? 0, text });
     ws.send(text);
   }
 
@@ -306,6 +311,8 @@ export class FakeClob {
 export class FakeRtds {
   private readonly clients = new Set<WebSocket>();
   framesSent = 0;
+  /** When a list: every price frame sent to a client. */
+  sent: string[] | null = null;
   subscriptions: unknown[] = [];
 
   attach(wss: WebSocketServer): void {
@@ -364,6 +371,7 @@ export class FakeRtds {
   private sendAll(text: string): void {
     for (const ws of this.clients) {
       this.framesSent++;
+      this.sent?.push(text);
       ws.send(text);
     }
   }

@@ -1,4 +1,5 @@
 import {
+  addIntegrity,
   type BookIntegrity,
   isMarketEventType,
   type MarketEvent,
@@ -92,14 +93,10 @@ export class ClobFeed extends SocketFeed {
 
   /** The integrity counts of these tokens since the last call (src/domain/event.ts BookIntegrity). */
   takeIntegrity(ids: readonly string[]): BookIntegrity {
-    const sum = { ...NO_INTEGRITY };
+    let sum = NO_INTEGRITY;
     for (const id of ids) {
-      const c = this.tokens.get(id)?.book.takeIntegrity();
-      if (!c) continue;
-      sum.bookMatches += c.bookMatches;
-      sum.bookMismatches += c.bookMismatches;
-      sum.bestMatches += c.bestMatches;
-      sum.bestMismatches += c.bestMismatches;
+      const counts = this.tokens.get(id)?.book.takeIntegrity();
+      if (counts) sum = addIntegrity(sum, counts);
     }
     return sum;
   }
