@@ -112,6 +112,19 @@ test("a block's index gives the times and types without the messages", () => {
   });
 });
 
+test("a message's own timestamp, as text or number, comes back as it was", () => {
+  const events: MarketEvent[] = [0, 1_786_604_072_222].flatMap((ts) =>
+    [String(ts), ts, -0, `${ts}.0`, `0${ts}`, ts + 1].map((timestamp) => ({
+      receivedUs: 1_786_604_072_222_000,
+      timestampMs: ts,
+      type: "book" as const,
+      message: { timestamp, nested: [timestamp] },
+    })),
+  );
+  for (const form of FORMS)
+    assert.deepStrictEqual(decodeMarketEvents(encodeMarketEvents(events, form)), events);
+});
+
 test("coin updates keep their message whole", () => {
   const updates = [
     {
