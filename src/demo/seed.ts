@@ -32,7 +32,7 @@ const BATCH_EVENTS = 2_000;
  * included. Generating, storing and deriving a second of events costs several times what a snapshot
  * alone does (a second's `price_change` carries tens of level changes of both tokens), so only the most
  * recent markets have them, which keeps the first start under a minute; the older ones have snapshots
- * only, as before. README.md ("Demo data") says which.
+ * only, as before. docs/configuration.md ("Demo events") says which.
  */
 export const DEMO_EVENT_MARKETS: Record<MarketType, number> = {
   "5m": 4,
