@@ -245,6 +245,31 @@ const EVENT_STORE_TESTS: StoreTests<EventStore> = {
     assert.ok(Math.max(...blocks) <= BLOCK_EVENTS, `largest block ${Math.max(...blocks)}`);
     assert.equal(await events.countMarketEvents(7), n);
   },
+  "a stream read while appends rewrite its blocks sees every event once, in order": async (events) => {
+    const s = stream(BLOCK_EVENTS * 3, T0_US);
+    const odd = s.filter((_, i) => i % 2 === 1);
+    const even = s.filter((_, i) => i % 2 === 0);
+    await events.appendMarketEvents([{ marketKey: 13, events: odd }]);
+    const read: MarketEvent[] = [];
+    let blocks = 0;
+    for await (const block of events.streamMarketEvents(13)) {
+      read.push(...block);
+      // Between blocks, the events in between arrive: every block is rewritten, before and after the reader.
+      if (blocks++ === 0) await events.appendMarketEvents([{ marketKey: 13, events: even }]);
+    }
+    const ids = read.map((e) => e.receivedUs);
+    assert.deepEqual(
+      ids,
+      [...new Set(ids)].sort((a, b) => a - b),
+      "in receive order, none twice",
+    );
+    const seen = new Set(ids);
+    assert.ok(
+      odd.every((e) => seen.has(e.receivedUs)),
+      "what was stored when the stream began is all read",
+    );
+    assert.deepEqual(await everything(events, 13), s);
+  },
   "an idle tail is sealed by a later append, and reads the same": async (events) => {
     const s = stream(400, T0_US);
     for (let i = 0; i < s.length; i += 8)

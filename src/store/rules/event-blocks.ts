@@ -19,10 +19,10 @@ import {
  *
  * - A stream's blocks cover disjoint receive-time spans, and events of one receive time are never
  *   split between two blocks, so the blocks in order of `firstUs` are the stream in receive order.
- * - The live collector appends a few events a second per market. Each append past the stream's end is
- *   written as a small block of its own in a form quick to write (src/wire/event-block.ts): the stream's *tail*, everything
- *   from the tail's first receive time on (a small row per stream says where it starts and how many
- *   events it holds). Once the tail holds BLOCK_EVENTS events, whole blocks of that many are *sealed*:
+ * - The live collector appends a few events a second per market. Each append past the stream's end
+ *   is written as a small block of its own, in a form quick to write (src/wire/event-block.ts): the
+ *   stream's *tail*, everything from the tail's first receive time on (a small row per stream says
+ *   where it starts and how many events it holds). Once the tail holds BLOCK_EVENTS events, whole blocks of that many are *sealed*:
  *   re-encoded in the compressed form into one row each, the rest kept as the tail. A tail nobody has
  *   appended to for SEAL_IDLE_US (the market ended, the coin's feed stopped) is sealed whole by a
  *   later append of any stream, a few streams an append. So an append writes only its new events,
@@ -299,13 +299,17 @@ export function* appendStream<K, E extends StreamEvent>(
   const fromUs = fresh[0].receivedUs;
   const toUs = fresh.at(-1)!.receivedUs;
   let tail = yield* call(io.tail(key));
-  const touched = yield* call(io.blocksWithin(key, fromUs, toUs));
+  // The live case: past the tail's last event, which is the stream's last, nothing is touched.
+  const pastTail = tail !== null && fromUs > tail.lastUs;
+  const touched = pastTail ? [] : yield* call(io.blocksWithin(key, fromUs, toUs));
   let added: E[];
   if (touched.length === 0) {
     added = fresh;
-    const end = yield* call(io.lastUs(key));
-    // Past the stream's end, the events start a tail or join it.
-    if (tail === null && (end === null || fromUs > end)) tail = { firstUs: fromUs, lastUs: toUs, n: 0 };
+    if (tail === null) {
+      const end = yield* call(io.lastUs(key));
+      // Past the stream's end, the events start a tail.
+      if (end === null || fromUs > end) tail = { firstUs: fromUs, lastUs: toUs, n: 0 };
+    }
     yield* call(io.insert(key, blocksOf(codec, fresh, tail?.firstUs ?? null)));
   } else {
     const stored = decodeAll(codec, touched);
