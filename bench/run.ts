@@ -81,8 +81,8 @@ import { type ListEntry, type LoadJob, type LoadResult, runLoad, setList } from 
 import { ensureWrk, WRK_CONNECTIONS, WRK_THREADS, WrkLoad } from "./wrk.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
-import { eventStorageSection } from "./event-storage.ts";
 import { measureEventRecording } from "./event-recording.ts";
+import { eventStorageSection } from "./event-storage.ts";
 import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
@@ -650,16 +650,16 @@ async function main(): Promise<void> {
       return;
     }
 
-    if (ONLY === "event-storage") {
-      writeResults({ ...previousResults(), eventStorage: await eventStorageSection(tmp) });
-      return;
-    }
-
     if (ONLY === "event-recording") {
       writeResults({
         ...previousResults(),
         eventRecording: await measureEventRecording({ tmp, log: console.log }),
       });
+      return;
+    }
+
+    if (ONLY === "event-storage") {
+      writeResults({ ...previousResults(), eventStorage: await eventStorageSection(tmp) });
       return;
     }
 
