@@ -34,6 +34,11 @@ export interface DemoOptions {
   coins: Coin[];
   /** Also a little Binance spot and futures data (src/demo/exchange-demo.ts). Default false. */
   exchange?: boolean;
+  /**
+   * How many of each series' latest markets also get events, their snapshots derived from them
+   * (src/demo/seed.ts). Default DEMO_EVENT_MARKETS there; all zero: snapshots only, as before events.
+   */
+  eventMarkets?: Record<MarketType, number>;
   onProgress?: (doneSnapshots: number, totalSnapshots: number) => void;
 }
 
@@ -457,17 +462,32 @@ export class BookModel {
 /** One generated market: its record and, on demand, its snapshot rows (regenerated identically per call). */
 export interface DemoMarket {
   market: Market;
+  /** The coin's prices the market's data follows (its events are generated over it too). */
+  path: CoinPath;
   snapshotCount: number;
   snapshots(): Generator<SnapshotRow>;
 }
 
-/** Snapshot rows of a market, one per second from its start to its end (exclusive) or the anchor (inclusive). */
-export function* marketSnapshots(
+/** One second of a demo market: its coin price, both tokens' books and the prices they display. */
+export interface DemoSecond {
+  second: number;
+  coinPrice: number;
+  up: OrderBook;
+  down: OrderBook;
+  priceUp: number;
+  priceDown: number;
+}
+
+/**
+ * A market's seconds from its start to its end (exclusive) or the anchor (inclusive): the BookModel's
+ * books, which the snapshots encode and the demo's events (demo-events.ts) change from second to second.
+ */
+export function* marketSeconds(
   seed: number,
   market: Market,
   path: CoinPath,
   anchor: number,
-): Generator<SnapshotRow> {
+): Generator<DemoSecond> {
   const prices = feedSeries(path, SETTLEMENT_FEED[market.marketType]);
   const startPrice = priceAt(path, SETTLEMENT_FEED[market.marketType], market.startTime);
   const last = Math.min(market.endTime - 1, anchor);
@@ -483,7 +503,25 @@ export function* marketSnapshots(
     const priceDown: number = displayedPrice(down, lastDown) ?? lastDown ?? 0.5;
     lastUp = priceUp;
     lastDown = priceDown;
-    yield { time: t * MICROS_PER_SECOND, coinPrice, priceUp, priceDown, books: encodeBooks(up, down) };
+    yield { second: t, coinPrice, up, down, priceUp, priceDown };
+  }
+}
+
+/** Snapshot rows of a market, one per second from its start to its end (exclusive) or the anchor (inclusive). */
+export function* marketSnapshots(
+  seed: number,
+  market: Market,
+  path: CoinPath,
+  anchor: number,
+): Generator<SnapshotRow> {
+  for (const s of marketSeconds(seed, market, path, anchor)) {
+    yield {
+      time: s.second * MICROS_PER_SECOND,
+      coinPrice: s.coinPrice,
+      priceUp: s.priceUp,
+      priceDown: s.priceDown,
+      books: encodeBooks(s.up, s.down),
+    };
   }
 }
 
@@ -499,6 +537,7 @@ export function* generateSeries(
     const market = buildMarket(seed, path.coin, type, start, path, anchor);
     yield {
       market,
+      path,
       snapshotCount: snapshotCountOf(market.startTime, market.endTime, anchor),
       snapshots: () => marketSnapshots(seed, market, path, anchor),
     };
@@ -540,7 +579,10 @@ export function demoSnapshotTotal(options: Omit<DemoOptions, "onProgress">): num
  * A few trades a minute of a demo market, drawn from a stream of their own (so that the snapshots'
  * streams are as before): each at the displayed price of its outcome, a cent off now and then.
  */
-export function demoTrades(seed: number, slug: string): (row: SnapshotRow) => TradeRow | null {
+export function demoTrades(
+  seed: number,
+  slug: string,
+): (row: Pick<SnapshotRow, "time" | "priceUp" | "priceDown">) => TradeRow | null {
   const rng = Rng.named(seed, `trades:${slug}`);
   return (row) => {
     if (rng.next() >= 0.08) return null;
