@@ -54,7 +54,8 @@ export async function* mergeByReceipt(
         for (let i = 0; i < heads.length; i++) {
           const head = heads[i];
           if (head === null) continue;
-          if (best < 0 || head[at[i]].receivedUs < (heads[best] as MarketEvent[])[at[best]].receivedUs) best = i;
+          if (best < 0 || head[at[i]].receivedUs < (heads[best] as MarketEvent[])[at[best]].receivedUs)
+            best = i;
         }
         if (best < 0) break;
         const head = heads[best] as MarketEvent[];
@@ -193,13 +194,15 @@ export class ReplaySessions extends EventEmitter<{
 
   /** `source` with each stream it opens counted until it is closed. */
   counted(source: EventSource): EventSource {
-    const sessions = this;
+    const opened = (n: number) => {
+      this.openStreams += n;
+    };
     return async function* (marketKey, range) {
-      sessions.openStreams++;
+      opened(1);
       try {
         yield* source(marketKey, range);
       } finally {
-        sessions.openStreams--;
+        opened(-1);
       }
     };
   }

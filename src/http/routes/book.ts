@@ -50,7 +50,11 @@ const bookSchema = {
 };
 
 /** The book of a market at `time` (µs) from its stored events; null when no event was received by then. */
-export async function bookOfMarketAt(ctx: AppContext, market: StoredMarket, time: number): Promise<BookAt | null> {
+export async function bookOfMarketAt(
+  ctx: AppContext,
+  market: StoredMarket,
+  time: number,
+): Promise<BookAt | null> {
   // The stream is read from the market's first event and closed at the first one after `time`.
   const tokens = { up: market.clobTokenUp, down: market.clobTokenDown };
   const at = await bookAtFromBlocks(ctx.store.events.streamMarketEvents(market.key), tokens, time);

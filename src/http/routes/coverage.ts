@@ -37,8 +37,12 @@ const BookIntegrityWire = Type.Object(
   {
     book_matches: Type.Integer({ description: "book messages equal to the book rebuilt before them" }),
     book_mismatches: Type.Integer({ description: "book messages that differed (never repaired)" }),
-    best_matches: Type.Integer({ description: "price_change entries whose best bid and ask the rebuilt book had" }),
-    best_mismatches: Type.Integer({ description: "price_change entries whose best bid or ask it did not have" }),
+    best_matches: Type.Integer({
+      description: "price_change entries whose best bid and ask the rebuilt book had",
+    }),
+    best_mismatches: Type.Integer({
+      description: "price_change entries whose best bid or ask it did not have",
+    }),
   },
   {
     $id: "BookIntegrity",

@@ -1,6 +1,11 @@
 import { pipeline, Readable } from "node:stream";
 import { Type } from "typebox";
-import { isMarketEventType, MARKET_EVENT_TYPES, type MarketEvent, type MarketEventType } from "../../domain/event.ts";
+import {
+  isMarketEventType,
+  MARKET_EVENT_TYPES,
+  type MarketEvent,
+  type MarketEventType,
+} from "../../domain/event.ts";
 import { isoMicros } from "../../domain/time.ts";
 import type { EventRange } from "../../store/ports/event-store.ts";
 import { compressStream, negotiate } from "../compression.ts";
@@ -23,7 +28,8 @@ const EventQuery = Query({
   offset: Offset,
   format: Type.Enum(["json", "ndjson"], {
     default: "json",
-    description: "json: a page; ndjson: every event in the range, one a line, streamed (limit and offset unused)",
+    description:
+      "json: a page; ndjson: every event in the range, one a line, streamed (limit and offset unused)",
   }),
 });
 
@@ -102,10 +108,13 @@ export function eventTypesParam(text: string | undefined): MarketEventType[] | u
   for (const part of text.split(",")) {
     const name = part.trim();
     if (!isMarketEventType(name)) {
-      throw validationError(`types: ${name || "(empty)"} is not an event type; types are ${MARKET_EVENT_TYPES.join(", ")}`, {
-        parameter: "types",
-        rule: "enum",
-      });
+      throw validationError(
+        `types: ${name || "(empty)"} is not an event type; types are ${MARKET_EVENT_TYPES.join(", ")}`,
+        {
+          parameter: "types",
+          rule: "enum",
+        },
+      );
     }
     if (!types.includes(name)) types.push(name);
   }
@@ -113,7 +122,11 @@ export function eventTypesParam(text: string | undefined): MarketEventType[] | u
 }
 
 /** The event range of start_time..end_time (µs, bounding the upstream's ms timestamp) and types. */
-export function eventRange(start: string | undefined, end: string | undefined, types: string | undefined): EventRange {
+export function eventRange(
+  start: string | undefined,
+  end: string | undefined,
+  types: string | undefined,
+): EventRange {
   const { from, to } = timeRange(start, end);
   return {
     fromMs: from === undefined ? undefined : Math.ceil(from / 1000),
@@ -146,9 +159,12 @@ export function eventRoutes(app: Api, ctx: AppContext): void {
       reply.type("application/x-ndjson; charset=utf-8").header("vary", "Accept-Encoding");
       const encoding = negotiate(req.headers["accept-encoding"]);
       // Read a block at a time as the client takes it: a whole market never sits in memory.
-      let body: Readable = Readable.from(ndjsonChunks(ctx.store.events.streamMarketEvents(market.key, range)), {
-        objectMode: false,
-      });
+      let body: Readable = Readable.from(
+        ndjsonChunks(ctx.store.events.streamMarketEvents(market.key, range)),
+        {
+          objectMode: false,
+        },
+      );
       if (encoding !== null) {
         reply.header("content-encoding", encoding);
         body = pipeline(body, compressStream(encoding), () => {});

@@ -13,7 +13,14 @@ import { isoSeconds } from "../../domain/time.ts";
 import type { StoredMarket } from "../../store/ports/market-store.ts";
 import { isStoreUnavailable } from "../../store/errors.ts";
 import type { Api, AppContext } from "../context.ts";
-import { ApiError, notFound, secondsUntil, tierAccessDenied, unauthorized, validationError } from "../errors.ts";
+import {
+  ApiError,
+  notFound,
+  secondsUntil,
+  tierAccessDenied,
+  unauthorized,
+  validationError,
+} from "../errors.ts";
 import { rateLimitHeaders, requestWindows, withStates } from "../metering.ts";
 import { callerOf, timeParam } from "../params.ts";
 import {
@@ -75,7 +82,8 @@ const KEY_PROTOCOL = "updown-key.";
 const ReplayQuery = Query({
   assets_ids: Type.String({
     maxLength: 10_000,
-    description: "Comma-separated token ids (asset ids) and/or market slugs, as in the WebSocket's subscribe message",
+    description:
+      "Comma-separated token ids (asset ids) and/or market slugs, as in the WebSocket's subscribe message",
   }),
   from: TimeParam("Replay events whose upstream timestamp is at or after"),
   to: TimeParam("Replay events whose upstream timestamp is at or before (at most 7 days after from)"),
@@ -133,7 +141,12 @@ const wsSchema = {
     speed: Type.Optional(Type.String({ maxLength: 10, description: "max, or 1 to 1000 (default 1)" })),
     api_key: Type.Optional(Type.String({ maxLength: 100, description: "The key, for a browser" })),
   }),
-  response: v1Responses({}, { errors: [400] }),
+  response: v1Responses(
+    {
+      101: answer({ type: "null" }, "Switching Protocols: the replay's WebSocket (the answer to an upgrade)"),
+    },
+    { errors: [400] },
+  ),
 };
 
 interface ReplayParams {
@@ -161,7 +174,10 @@ function speedParam(text: string | undefined): ReplaySpeed {
   if (text.toLowerCase() === "max") return "max";
   const speed = /^[0-9]+(\.[0-9]+)?$/.test(text) ? Number(text) : Number.NaN;
   if (!(speed >= 1 && speed <= MAX_SPEED))
-    throw validationError(`speed must be max or a number from 1 to ${MAX_SPEED}`, { parameter: "speed", rule: "range" });
+    throw validationError(`speed must be max or a number from 1 to ${MAX_SPEED}`, {
+      parameter: "speed",
+      rule: "range",
+    });
   return speed;
 }
 
@@ -175,9 +191,15 @@ export function subscribedAssets(text: string): string[] {
   }
   const m = message as { assets_ids?: unknown; type?: unknown } | null;
   if (typeof m !== "object" || m === null || Array.isArray(m))
-    throw validationError("the subscribe message must be an object", { parameter: "subscribe", rule: "type" });
+    throw validationError("the subscribe message must be an object", {
+      parameter: "subscribe",
+      rule: "type",
+    });
   if (typeof m.type !== "string" || m.type.toLowerCase() !== "market")
-    throw validationError('the subscribe message\'s type must be "market"', { parameter: "type", rule: "enum" });
+    throw validationError('the subscribe message\'s type must be "market"', {
+      parameter: "type",
+      rule: "enum",
+    });
   return assetList(m.assets_ids);
 }
 
@@ -298,7 +320,14 @@ async function charge(
   throw new ApiError(
     "RATE_LIMIT_EXCEEDED",
     `Daily request limit too low for this replay: it costs ${cost} requests (one per market-hour) and ${remaining} are left today.`,
-    { window: "day", cost, remaining, limit: limits.perDay, reset_at: isoSeconds(day.resetAt), retry_after: retryAfter },
+    {
+      window: "day",
+      cost,
+      remaining,
+      limit: limits.perDay,
+      reset_at: isoSeconds(day.resetAt),
+      retry_after: retryAfter,
+    },
     { "retry-after": String(retryAfter) },
   );
 }
@@ -357,9 +386,16 @@ function presentedKey(req: IncomingMessage, query: URLSearchParams): string | un
 function closeFor(err: unknown): { code: number; reason: string } {
   if (err instanceof ApiError) {
     const code = CLOSE_OF_STATUS[err.status] ?? CLOSE_CODES.internal;
-    return { code, reason: Buffer.from(err.message).subarray(0, 123).toString("utf8").replace(/\uFFFD$/, "") };
+    return {
+      code,
+      reason: Buffer.from(err.message)
+        .subarray(0, 123)
+        .toString("utf8")
+        .replace(/\uFFFD$/, ""),
+    };
   }
-  if (isStoreUnavailable(err)) return { code: CLOSE_CODES.unavailable, reason: "A backing store is unreachable; retry shortly." };
+  if (isStoreUnavailable(err))
+    return { code: CLOSE_CODES.unavailable, reason: "A backing store is unreachable; retry shortly." };
   return { code: CLOSE_CODES.internal, reason: "An internal error occurred." };
 }
 
@@ -481,7 +517,11 @@ const UNMETERED_REPLAY: ApiKeyRecord = {
   perDayLimit: null,
 };
 
-async function authenticated(ctx: AppContext, req: IncomingMessage, query: URLSearchParams): Promise<ApiKeyRecord> {
+async function authenticated(
+  ctx: AppContext,
+  req: IncomingMessage,
+  query: URLSearchParams,
+): Promise<ApiKeyRecord> {
   if (ctx.unmetered) return UNMETERED_REPLAY;
   const key = await ctx.keys.authenticate(presentedKey(req, query));
   if (key) return key;
@@ -496,7 +536,12 @@ async function authenticated(ctx: AppContext, req: IncomingMessage, query: URLSe
 /** The connection counts once in the minute and the day window, as any request (DESIGN 3.2). */
 async function countRequest(ctx: AppContext, key: ApiKeyRecord) {
   const nowMs = Math.floor(ctx.clock.nowMicros() / 1000);
-  const decision = await ctx.limiter.limit(`key:${key.id}`, requestWindows(limitsOf(ctx.plans, key)), 1, nowMs);
+  const decision = await ctx.limiter.limit(
+    `key:${key.id}`,
+    requestWindows(limitsOf(ctx.plans, key)),
+    1,
+    nowMs,
+  );
   if (decision.admitted) return decision;
   const window = decision.rejectedBy ?? "minute";
   throw new ApiError("RATE_LIMIT_EXCEEDED", `Rate limit exceeded (the ${window} window); retry later.`);
@@ -538,10 +583,13 @@ export function replayRoutes(app: Api, ctx: AppContext): void {
   attachWebSocket(app, ctx);
 
   app.get("/replay/ws", { schema: wsSchema }, async () => {
-    throw validationError("GET /v1/replay/ws is a WebSocket: connect with Upgrade: websocket (docs/events.md).", {
-      parameter: "upgrade",
-      rule: "required",
-    });
+    throw validationError(
+      "GET /v1/replay/ws is a WebSocket: connect with Upgrade: websocket (docs/events.md).",
+      {
+        parameter: "upgrade",
+        rule: "required",
+      },
+    );
   });
 
   app.get("/replay", { schema: replaySchema }, async (req, reply) => {
