@@ -1,5 +1,6 @@
 import type { Store } from "../../src/store/ports/store.ts";
 import { backtestStoreContract } from "./backtest-store.ts";
+import { eventStoreContract } from "./event-store.ts";
 import { exchangeStoreContract } from "./exchange-store.ts";
 import { keyStoreContract } from "./key-store.ts";
 import { marketStoreContract } from "./market-store.ts";
@@ -17,4 +18,5 @@ export function storeContracts(backend: string, open: () => Promise<Store>): voi
   quotaLedgerContract(backend, open);
   exchangeStoreContract(backend, open);
   backtestStoreContract(backend, open);
+  eventStoreContract(backend, open);
 }

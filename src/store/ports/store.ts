@@ -1,4 +1,5 @@
 import type { BacktestStore } from "./backtest-store.ts";
+import type { EventStore } from "./event-store.ts";
 import type { ExchangeStore } from "./exchange-store.ts";
 import type { KeyStore } from "./key-store.ts";
 import type { MarketStore } from "./market-store.ts";
@@ -29,6 +30,8 @@ export interface Store {
   readonly exchange: ExchangeStore;
   /** Backtest strategies, runs and results (src/store/ports/backtest-store.ts). */
   readonly backtests: BacktestStore;
+  /** Every market-channel message and coin-price update, in compressed blocks (src/store/ports/event-store.ts). */
+  readonly events: EventStore;
   /**
    * Resolves when the database answers and can be written; rejects with the driver's error otherwise
    * (`/readyz` answers 503 then). SQLite, after a write the disk refused, tries a write until one works.

@@ -330,4 +330,61 @@ CREATE TABLE demo_seed (
 );
 `,
   },
+  {
+    version: 11,
+    sql: `
+-- Events, as SQLite's version 11 (src/store/rules/event-blocks.ts): compressed blocks of consecutive
+-- events, a row a block. The blobs are compressed already: stored out of line without pglz's attempt.
+CREATE TABLE market_event_blocks (
+  market BIGINT NOT NULL,
+  first_us BIGINT NOT NULL,
+  last_us BIGINT NOT NULL,
+  n INTEGER NOT NULL,
+  min_ts BIGINT NOT NULL,
+  max_ts BIGINT NOT NULL,
+  types INTEGER NOT NULL,
+  data BYTEA NOT NULL,
+  PRIMARY KEY (market, first_us)
+);
+ALTER TABLE market_event_blocks ALTER COLUMN data SET STORAGE EXTERNAL;
+CREATE INDEX market_event_blocks_headers ON market_event_blocks (market, last_us) INCLUDE (first_us, n, min_ts, max_ts, types);
+CREATE TABLE market_event_tails (
+  market BIGINT PRIMARY KEY,
+  first_us BIGINT NOT NULL,
+  last_us BIGINT NOT NULL,
+  n INTEGER NOT NULL
+);
+CREATE INDEX market_event_tails_by_last ON market_event_tails (last_us);
+CREATE TABLE coin_event_blocks (
+  coin TEXT NOT NULL,
+  topic TEXT NOT NULL,
+  first_us BIGINT NOT NULL,
+  last_us BIGINT NOT NULL,
+  n INTEGER NOT NULL,
+  min_ts BIGINT NOT NULL,
+  max_ts BIGINT NOT NULL,
+  types INTEGER NOT NULL,
+  data BYTEA NOT NULL,
+  PRIMARY KEY (coin, topic, first_us)
+);
+ALTER TABLE coin_event_blocks ALTER COLUMN data SET STORAGE EXTERNAL;
+CREATE INDEX coin_event_blocks_headers ON coin_event_blocks (coin, topic, last_us) INCLUDE (first_us, n, min_ts, max_ts, types);
+CREATE TABLE coin_event_tails (
+  coin TEXT NOT NULL,
+  topic TEXT NOT NULL,
+  first_us BIGINT NOT NULL,
+  last_us BIGINT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (coin, topic)
+);
+CREATE INDEX coin_event_tails_by_last ON coin_event_tails (last_us);
+CREATE TABLE market_book_integrity (
+  market BIGINT PRIMARY KEY,
+  book_matches BIGINT NOT NULL,
+  book_mismatches BIGINT NOT NULL,
+  best_matches BIGINT NOT NULL,
+  best_mismatches BIGINT NOT NULL
+);
+`,
+  },
 ];

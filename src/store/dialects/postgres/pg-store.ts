@@ -2,6 +2,7 @@ import pg, { type Pool, type PoolConfig, type QueryConfig } from "pg";
 import type { StoreOptions } from "../../ports/backend.ts";
 import type { MigrationReport, Store } from "../../ports/store.ts";
 import { PostgresBacktestStore } from "./backtest-store.ts";
+import { PostgresEventStore } from "./event-store.ts";
 import { PostgresExchangeStore } from "./exchange-store.ts";
 import { PostgresKeyStore } from "./key-store.ts";
 import { PostgresMarketStore } from "./market-store.ts";
@@ -64,6 +65,7 @@ export class PostgresStore implements Store {
   readonly quota: PostgresQuotaLedger;
   readonly exchange: PostgresExchangeStore;
   readonly backtests: PostgresBacktestStore;
+  readonly events: PostgresEventStore;
   readonly url: string;
 
   constructor(connectionString: string, options: PostgresStoreOptions = {}) {
@@ -91,6 +93,7 @@ export class PostgresStore implements Store {
     this.quota = new PostgresQuotaLedger(this.pool);
     this.exchange = new PostgresExchangeStore(this.pool, partitions);
     this.backtests = new PostgresBacktestStore(this.pool);
+    this.events = new PostgresEventStore(this.pool);
   }
 
   async ready(): Promise<void> {

@@ -8,6 +8,8 @@ import pg, { type CustomTypesConfig, type Pool, type PoolClient } from "pg";
 export const SCHEMA_LOCK = { namespace: 0x75707301, migrations: 1, partitions: 2 } as const;
 export const ACCOUNT_KEYS_LOCK_NAMESPACE = 0x75707302;
 export const QUOTA_LOCK_NAMESPACE = 0x75707303;
+/** One event stream's writers (src/store/rules/event-blocks.ts), by a hash of the stream's name. */
+export const EVENT_STREAM_LOCK_NAMESPACE = 0x75707304;
 
 const INT8_OID = 20;
 

@@ -392,4 +392,63 @@ CREATE TABLE demo_seed (
 );
 `,
   },
+  {
+    version: 11,
+    sql: `
+-- Events (src/store/rules/event-blocks.ts): each market's market-channel messages and each coin's
+-- price updates per topic, as compressed blocks of consecutive events (src/wire/event-block.ts), a
+-- row a block, never a row an event. The headers index holds what a read plans from (ordered by
+-- last_us, which orders a stream's disjoint blocks as first_us does), so planning never reads a blob.
+-- A tail row says where a stream's small, recently appended blocks start (sealed into big ones later).
+CREATE TABLE market_event_blocks (
+  market INTEGER NOT NULL,
+  first_us INTEGER NOT NULL,
+  last_us INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  min_ts INTEGER NOT NULL,
+  max_ts INTEGER NOT NULL,
+  types INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (market, first_us)
+);
+CREATE INDEX market_event_blocks_headers ON market_event_blocks (market, last_us, first_us, n, min_ts, max_ts, types);
+CREATE TABLE market_event_tails (
+  market INTEGER PRIMARY KEY,
+  first_us INTEGER NOT NULL,
+  last_us INTEGER NOT NULL,
+  n INTEGER NOT NULL
+);
+CREATE INDEX market_event_tails_by_last ON market_event_tails (last_us);
+CREATE TABLE coin_event_blocks (
+  coin TEXT NOT NULL,
+  topic TEXT NOT NULL,
+  first_us INTEGER NOT NULL,
+  last_us INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  min_ts INTEGER NOT NULL,
+  max_ts INTEGER NOT NULL,
+  types INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (coin, topic, first_us)
+);
+CREATE INDEX coin_event_blocks_headers ON coin_event_blocks (coin, topic, last_us, first_us, n, min_ts, max_ts, types);
+CREATE TABLE coin_event_tails (
+  coin TEXT NOT NULL,
+  topic TEXT NOT NULL,
+  first_us INTEGER NOT NULL,
+  last_us INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (coin, topic)
+) WITHOUT ROWID;
+CREATE INDEX coin_event_tails_by_last ON coin_event_tails (last_us);
+-- Book integrity of each market's events (DESIGN 3.10): counts only ever added to.
+CREATE TABLE market_book_integrity (
+  market INTEGER PRIMARY KEY,
+  book_matches INTEGER NOT NULL,
+  book_mismatches INTEGER NOT NULL,
+  best_matches INTEGER NOT NULL,
+  best_mismatches INTEGER NOT NULL
+);
+`,
+  },
 ];

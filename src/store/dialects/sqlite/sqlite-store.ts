@@ -2,6 +2,7 @@ import type { DatabaseSync } from "node:sqlite";
 import type { MigrationReport, Store } from "../../ports/store.ts";
 import { SqliteBacktestStore } from "./backtest-store.ts";
 import { SqliteConnection } from "./connection.ts";
+import { SqliteEventStore } from "./event-store.ts";
 import { SqliteExchangeStore } from "./exchange-store.ts";
 import { SqliteKeyStore } from "./key-store.ts";
 import { SqliteMarketStore } from "./market-store.ts";
@@ -23,6 +24,7 @@ export class SqliteStore implements Store {
   readonly quota: SqliteQuotaLedger;
   readonly exchange: SqliteExchangeStore;
   readonly backtests: SqliteBacktestStore;
+  readonly events: SqliteEventStore;
   readonly url: string | null;
   private readonly conn: SqliteConnection;
 
@@ -36,6 +38,7 @@ export class SqliteStore implements Store {
     this.quota = new SqliteQuotaLedger(this.conn);
     this.exchange = new SqliteExchangeStore(this.conn);
     this.backtests = new SqliteBacktestStore(this.conn);
+    this.events = new SqliteEventStore(this.conn);
   }
 
   /** The connection itself, for tools that look at the file (the benchmark's storage figures). */

@@ -1,0 +1,486 @@
+import { MARKET_EVENT_TYPES, type MarketEvent, type MarketEventType } from "../../domain/event.ts";
+import type { SortOrder } from "../../domain/snapshot.ts";
+import {
+  type CoinUpdate,
+  EVENT_BLOCK_LEVEL,
+  decodeCoinUpdates,
+  decodeMarketEvents,
+  encodeCoinUpdates,
+  encodeMarketEvents,
+} from "../../wire/event-block.ts";
+
+/**
+ * The layout of stored events (src/store/ports/event-store.ts) and every rule of it that is not SQL,
+ * written once for both dialects. A stream (a market's events, or one coin's updates of one topic) is
+ * kept as blocks: rows each holding a run of the stream's events in receive order, compressed
+ * (src/wire/event-block.ts), with a header (first and last receive time, count, smallest and largest
+ * upstream timestamp, which types) a read plans from.
+ *
+ * - A stream's blocks cover disjoint receive-time spans, and events of one receive time are never
+ *   split between two blocks, so the blocks in order of `firstUs` are the stream in receive order.
+ * - The live collector appends a few events a second per market. Each append past the stream's end is
+ *   written as a small block of its own at a fast compression level: the stream's *tail*, everything
+ *   from the tail's first receive time on (a small row per stream says where it starts and how many
+ *   events it holds). Once the tail holds BLOCK_EVENTS events, whole blocks of that many are *sealed*:
+ *   re-encoded at the final level into one row each, the rest kept as the tail. A tail nobody has
+ *   appended to for SEAL_IDLE_US (the market ended, the coin's feed stopped) is sealed whole by a
+ *   later append of any stream, a few streams an append. So an append writes only its new events,
+ *   and each event is encoded about twice in all.
+ * - Idempotence: an event is its receive time and its message (every field); events already stored
+ *   are found by decoding only the blocks whose spans the batch overlaps (none when it only extends
+ *   the stream, the live case), and a batch's own repeats are dropped. New events that fall inside
+ *   stored spans are merged in and the blocks they touch rewritten; among events of one receive time,
+ *   those stored first stay first.
+ *
+ * The work is written as generators over an EventBlockIo whose calls return values (SQLite: run
+ * synchronously inside one write transaction) or promises (PostgreSQL: awaited in one transaction
+ * under a per-stream lock): `runSync` and `runAsync` drive them.
+ */
+
+/** Events a sealed block holds (more only when one receive time holds more). */
+export const BLOCK_EVENTS = 4096;
+/** A tail untouched for this long (receive time of later appends) is sealed whole. */
+export const SEAL_IDLE_US = 10 * 60 * 1_000_000;
+/** Idle tails of other streams sealed by one append, at most. */
+const IDLE_SEALS_PER_APPEND = 4;
+
+export interface StreamEvent {
+  receivedUs: number;
+  timestampMs: number;
+  message: Readonly<Record<string, unknown>>;
+}
+
+/** How a stream's events are encoded, and the bit of an event's type in a block's `types` mask. */
+export interface EventCodec<E extends StreamEvent> {
+  encode(events: readonly E[], level: number): Uint8Array;
+  decode(bytes: Uint8Array): E[];
+  typeBit(event: E): number;
+}
+
+export const MARKET_EVENT_CODEC: EventCodec<MarketEvent> = {
+  encode: encodeMarketEvents,
+  decode: decodeMarketEvents,
+  typeBit: (e) => 1 << MARKET_EVENT_TYPES.indexOf(e.type),
+};
+
+export const COIN_UPDATE_CODEC: EventCodec<CoinUpdate> = {
+  encode: encodeCoinUpdates,
+  decode: decodeCoinUpdates,
+  typeBit: () => 1,
+};
+
+/** The type bits of a read's types (all without). */
+export function typeMask(types: readonly MarketEventType[] | undefined): number {
+  return types === undefined
+    ? ALL_TYPES
+    : types.reduce((m, t) => m | (1 << MARKET_EVENT_TYPES.indexOf(t)), 0);
+}
+
+export interface BlockHeader {
+  firstUs: number;
+  lastUs: number;
+  n: number;
+  minTs: number;
+  maxTs: number;
+  /** The OR of its events' type bits. */
+  types: number;
+}
+
+export interface StoredBlock extends BlockHeader {
+  data: Uint8Array;
+}
+
+/** Where a stream's tail starts, its last receive time and how many events it holds. */
+export interface Tail {
+  firstUs: number;
+  lastUs: number;
+  n: number;
+}
+
+type Maybe<T> = T | Promise<T>;
+
+/** What a dialect does for the rules: every call returns a value or a promise of it. */
+export interface EventBlockIo<K> {
+  /** Serializes writers of one stream until the transaction ends (a no-op where writes are serial). */
+  lock(key: K): Maybe<void>;
+  /** As lock, but gives up at once (false) when another transaction holds it. */
+  tryLock(key: K): Maybe<boolean>;
+  tail(key: K): Maybe<Tail | null>;
+  setTail(key: K, tail: Tail | null): Maybe<void>;
+  /** Streams whose tail's last receive time is before `beforeUs`, at most `limit`. */
+  idleTails(beforeUs: number, limit: number): Maybe<K[]>;
+  /** The stream's last receive time; null without blocks. */
+  lastUs(key: K): Maybe<number | null>;
+  /** Blocks with lastUs >= fromUs and firstUs <= toUs, in order, with their data. */
+  blocksWithin(key: K, fromUs: number, toUs: number): Maybe<StoredBlock[]>;
+  remove(key: K, firstUs: readonly number[]): Maybe<void>;
+  insert(key: K, blocks: readonly StoredBlock[]): Maybe<void>;
+  /** Every header of the stream, in receive order or its reverse. */
+  headers(key: K, order: SortOrder): Maybe<BlockHeader[]>;
+  data(key: K, firstUs: number): Maybe<Uint8Array | null>;
+}
+
+type Work<T> = Generator<unknown, T, unknown>;
+
+function* call<T>(value: Maybe<T>): Work<T> {
+  return (yield value) as T;
+}
+
+/** Runs rules' work whose I/O is synchronous (every value handed back as it came). */
+export function runSync<T>(work: Work<T>): T {
+  let step = work.next();
+  while (!step.done) {
+    if (step.value instanceof Promise) throw new Error("runSync given asynchronous I/O");
+    step = work.next(step.value);
+  }
+  return step.value;
+}
+
+/** Runs rules' work whose I/O returns promises. */
+export async function runAsync<T>(work: Work<T>): Promise<T> {
+  let step = work.next();
+  while (!step.done) step = work.next(await step.value);
+  return step.value;
+}
+
+/** An event's identity: its receive time and its message, keys in one order. */
+export function eventIdentity(e: StreamEvent): string {
+  return `${e.receivedUs} ${canonicalJson(e.message)}`;
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`).join(",")}}`;
+  }
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
+  return JSON.stringify(value) ?? "undefined";
+}
+
+function headerOf<E extends StreamEvent>(codec: EventCodec<E>, events: readonly E[]): BlockHeader {
+  let minTs = Infinity;
+  let maxTs = -Infinity;
+  let types = 0;
+  for (const e of events) {
+    minTs = Math.min(minTs, e.timestampMs);
+    maxTs = Math.max(maxTs, e.timestampMs);
+    types |= codec.typeBit(e);
+  }
+  return {
+    firstUs: events[0].receivedUs,
+    lastUs: events.at(-1)!.receivedUs,
+    n: events.length,
+    minTs,
+    maxTs,
+    types,
+  };
+}
+
+function blockOf<E extends StreamEvent>(
+  codec: EventCodec<E>,
+  events: readonly E[],
+  level: number,
+): StoredBlock {
+  return { ...headerOf(codec, events), data: codec.encode(events, level) };
+}
+
+/**
+ * Cuts events (in receive order) into runs of at least `size` (the last may be shorter), never
+ * between two events of one receive time.
+ */
+function cut<E extends StreamEvent>(events: readonly E[], size: number): E[][] {
+  const runs: E[][] = [];
+  let start = 0;
+  for (let i = size; i < events.length; i++) {
+    if (i - start >= size && events[i].receivedUs !== events[i - 1].receivedUs) {
+      runs.push(events.slice(start, i));
+      start = i;
+    }
+  }
+  if (start < events.length) runs.push(events.slice(start));
+  return runs;
+}
+
+/** Runs of about equal size, none above BLOCK_EVENTS but for one receive time's events. */
+function evenRuns<E extends StreamEvent>(events: readonly E[]): E[][] {
+  const blocks = Math.ceil(events.length / BLOCK_EVENTS);
+  return cut(events, Math.ceil(events.length / blocks));
+}
+
+function sortedByReceive<E extends StreamEvent>(events: readonly E[]): E[] {
+  // Stable: events of one receive time keep their order of arrival.
+  return events.toSorted((a, b) => a.receivedUs - b.receivedUs);
+}
+
+/**
+ * The events of `fresh` (in receive order) that are neither in `stored` nor earlier in `fresh`. Two
+ * events can be one only at one receive time, so messages are compared only where times collide.
+ */
+function distinct<E extends StreamEvent>(fresh: readonly E[], stored: readonly E[]): E[] {
+  const times = new Map<number, number>();
+  for (const e of fresh) times.set(e.receivedUs, (times.get(e.receivedUs) ?? 0) + 1);
+  const seen = new Set<string>();
+  for (const e of stored) if (times.has(e.receivedUs)) seen.add(eventIdentity(e));
+  const storedTimes = new Set(stored.map((e) => e.receivedUs));
+  return fresh.filter((e) => {
+    if (times.get(e.receivedUs) === 1 && !storedTimes.has(e.receivedUs)) return true;
+    const id = eventIdentity(e);
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
+/** Merges new events into stored ones (both in receive order); stored first within a receive time. */
+function merge<E extends StreamEvent>(stored: readonly E[], fresh: readonly E[]): E[] {
+  const out: E[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < stored.length || j < fresh.length) {
+    if (j >= fresh.length || (i < stored.length && stored[i].receivedUs <= fresh[j].receivedUs))
+      out.push(stored[i++]);
+    else out.push(fresh[j++]);
+  }
+  return out;
+}
+
+function decodeAll<E extends StreamEvent>(codec: EventCodec<E>, blocks: readonly StoredBlock[]): E[] {
+  return blocks.flatMap((b) => codec.decode(b.data));
+}
+
+/**
+ * Events written as blocks: those before the tail (or all, without one) sealed in even runs, those
+ * from the tail's start on as tail blocks.
+ */
+function blocksOf<E extends StreamEvent>(
+  codec: EventCodec<E>,
+  events: readonly E[],
+  tailFrom: number | null,
+): StoredBlock[] {
+  const split = tailFrom === null ? events.length : events.findIndex((e) => e.receivedUs >= tailFrom);
+  const sealed = split < 0 ? events : events.slice(0, split);
+  const pending = split < 0 ? [] : events.slice(split);
+  return [
+    ...(sealed.length > 0 ? evenRuns(sealed) : []).map((run) =>
+      blockOf(codec, run, EVENT_BLOCK_LEVEL.sealed),
+    ),
+    ...(pending.length > 0 ? cut(pending, BLOCK_EVENTS) : []).map((run) =>
+      blockOf(codec, run, EVENT_BLOCK_LEVEL.pending),
+    ),
+  ];
+}
+
+/** Appends one stream's events (already locked); returns how many were new. */
+export function* appendStream<K, E extends StreamEvent>(
+  io: EventBlockIo<K>,
+  codec: EventCodec<E>,
+  key: K,
+  events: readonly E[],
+): Work<number> {
+  if (events.length === 0) return 0;
+  const fresh = distinct(sortedByReceive(events), []);
+  const fromUs = fresh[0].receivedUs;
+  const toUs = fresh.at(-1)!.receivedUs;
+  let tail = yield* call(io.tail(key));
+  const touched = yield* call(io.blocksWithin(key, fromUs, toUs));
+  let added: E[];
+  if (touched.length === 0) {
+    added = fresh;
+    const end = yield* call(io.lastUs(key));
+    // Past the stream's end, the events start a tail or join it.
+    if (tail === null && (end === null || fromUs > end)) tail = { firstUs: fromUs, lastUs: toUs, n: 0 };
+    yield* call(io.insert(key, blocksOf(codec, fresh, tail?.firstUs ?? null)));
+  } else {
+    const stored = decodeAll(codec, touched);
+    added = distinct(fresh, stored);
+    if (added.length === 0) return 0;
+    yield* call(
+      io.remove(
+        key,
+        touched.map((b) => b.firstUs),
+      ),
+    );
+    yield* call(io.insert(key, blocksOf(codec, merge(stored, added), tail?.firstUs ?? null)));
+  }
+  if (tail !== null) {
+    const firstUs = tail.firstUs;
+    tail = {
+      firstUs,
+      lastUs: Math.max(tail.lastUs, toUs),
+      n: tail.n + added.filter((e) => e.receivedUs >= firstUs).length,
+    };
+    if (tail.n >= BLOCK_EVENTS) tail = yield* sealTail(io, codec, key, tail, false);
+    yield* call(io.setTail(key, tail));
+  }
+  return added.length;
+}
+
+/**
+ * Re-encodes a stream's tail as sealed blocks: all of it when `whole`, else the runs of BLOCK_EVENTS
+ * it holds (the rest stays the tail, as one block). Returns the tail left.
+ */
+function* sealTail<K, E extends StreamEvent>(
+  io: EventBlockIo<K>,
+  codec: EventCodec<E>,
+  key: K,
+  tail: Tail,
+  whole: boolean,
+): Work<Tail | null> {
+  const blocks = yield* call(io.blocksWithin(key, tail.firstUs, Number.MAX_SAFE_INTEGER));
+  const events = decodeAll(codec, blocks);
+  yield* call(
+    io.remove(
+      key,
+      blocks.map((b) => b.firstUs),
+    ),
+  );
+  if (events.length === 0) return null;
+  const runs = whole ? evenRuns(events) : cut(events, BLOCK_EVENTS);
+  const rest = whole || runs.at(-1)!.length >= BLOCK_EVENTS ? [] : runs.pop()!;
+  const written = runs.map((run) => blockOf(codec, run, EVENT_BLOCK_LEVEL.sealed));
+  if (rest.length > 0) written.push(blockOf(codec, rest, EVENT_BLOCK_LEVEL.pending));
+  yield* call(io.insert(key, written));
+  return rest.length === 0
+    ? null
+    : { firstUs: rest[0].receivedUs, lastUs: rest.at(-1)!.receivedUs, n: rest.length };
+}
+
+/**
+ * Appends several streams' events in one transaction (streams in the caller's order, which is the
+ * order their locks are taken in), then seals a few tails left idle since before the batch.
+ */
+export function* appendStreams<K, E extends StreamEvent>(
+  io: EventBlockIo<K>,
+  codec: EventCodec<E>,
+  batches: readonly { key: K; events: readonly E[] }[],
+): Work<number> {
+  let added = 0;
+  let latestUs = -Infinity;
+  for (const b of batches) {
+    if (b.events.length === 0) continue;
+    yield* call(io.lock(b.key));
+    added += yield* appendStream(io, codec, b.key, b.events);
+    for (const e of b.events) latestUs = Math.max(latestUs, e.receivedUs);
+  }
+  if (latestUs === -Infinity) return added;
+  for (const key of yield* call(io.idleTails(latestUs - SEAL_IDLE_US, IDLE_SEALS_PER_APPEND))) {
+    // Skipped when another writer holds it: it seals it, or a later append will.
+    if (!(yield* call(io.tryLock(key)))) continue;
+    const tail = yield* call(io.tail(key));
+    if (tail === null || tail.lastUs >= latestUs - SEAL_IDLE_US) continue;
+    yield* call(io.setTail(key, yield* sealTail(io, codec, key, tail, true)));
+  }
+  return added;
+}
+
+/** Which events a read wants: a range of upstream timestamps and a mask of types. */
+export interface EventFilter {
+  fromMs: number;
+  toMs: number;
+  types: number;
+}
+
+export const ALL_TYPES = 0x7fff_ffff;
+
+export function eventFilter(range: { fromMs?: number; toMs?: number }, types: number): EventFilter {
+  return { fromMs: range.fromMs ?? -Infinity, toMs: range.toMs ?? Infinity, types };
+}
+
+function mayMatch(h: BlockHeader, f: EventFilter): boolean {
+  return h.maxTs >= f.fromMs && h.minTs <= f.toMs && (h.types & f.types) !== 0;
+}
+
+function allMatch(h: BlockHeader, f: EventFilter): boolean {
+  return h.minTs >= f.fromMs && h.maxTs <= f.toMs && (h.types & ~f.types) === 0;
+}
+
+function matching<E extends StreamEvent>(codec: EventCodec<E>, events: E[], f: EventFilter): E[] {
+  return events.filter(
+    (e) => e.timestampMs >= f.fromMs && e.timestampMs <= f.toMs && (codec.typeBit(e) & f.types) !== 0,
+  );
+}
+
+function* blockEvents<K, E extends StreamEvent>(
+  io: EventBlockIo<K>,
+  codec: EventCodec<E>,
+  key: K,
+  h: BlockHeader,
+  f: EventFilter,
+): Work<E[]> {
+  const data = yield* call(io.data(key, h.firstUs));
+  if (data === null) throw new Error(`event block ${h.firstUs} vanished while read`);
+  const events = codec.decode(data);
+  return allMatch(h, f) ? events : matching(codec, events, f);
+}
+
+export function* countEvents<K, E extends StreamEvent>(
+  io: EventBlockIo<K>,
+  codec: EventCodec<E>,
+  key: K,
+  f: EventFilter,
+): Work<number> {
+  let n = 0;
+  for (const h of yield* call(io.headers(key, "asc"))) {
+    if (!mayMatch(h, f)) continue;
+    n += allMatch(h, f) ? h.n : (yield* blockEvents(io, codec, key, h, f)).length;
+  }
+  return n;
+}
+
+export function* eventPage<K, E extends StreamEvent>(
+  io: EventBlockIo<K>,
+  codec: EventCodec<E>,
+  key: K,
+  f: EventFilter,
+  page: { order: SortOrder; limit: number; offset: number },
+): Work<E[]> {
+  const out: E[] = [];
+  let skip = page.offset;
+  if (page.limit <= 0) return out;
+  for (const h of yield* call(io.headers(key, page.order))) {
+    if (!mayMatch(h, f)) continue;
+    if (allMatch(h, f) && skip >= h.n) {
+      skip -= h.n;
+      continue;
+    }
+    const events = yield* blockEvents(io, codec, key, h, f);
+    if (skip >= events.length) {
+      skip -= events.length;
+      continue;
+    }
+    if (page.order === "desc") events.reverse();
+    out.push(...events.slice(skip, skip + page.limit - out.length));
+    skip = 0;
+    if (out.length >= page.limit) break;
+  }
+  return out;
+}
+
+/** One step of a stream: the first block ending after `afterUs`; null past the end. */
+export interface NextBlock {
+  (afterUs: number): Promise<StoredBlock | null>;
+}
+
+/**
+ * A stream's events in receive order, a block at a time, read block by block from where the last
+ * ended (so that blocks rewritten meanwhile are read as they are now, never twice or skipped).
+ */
+export async function* streamEvents<E extends StreamEvent>(
+  next: NextBlock,
+  codec: EventCodec<E>,
+  f: EventFilter,
+): AsyncGenerator<E[]> {
+  let afterUs = -Infinity;
+  for (;;) {
+    const block = await next(afterUs);
+    if (block === null) return;
+    const from = afterUs;
+    afterUs = block.lastUs;
+    if (!mayMatch(block, f)) continue;
+    const events = codec.decode(block.data).filter((e) => e.receivedUs > from);
+    const wanted = allMatch(block, f) ? events : matching(codec, events, f);
+    if (wanted.length > 0) yield wanted;
+  }
+}
