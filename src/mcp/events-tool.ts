@@ -29,7 +29,9 @@ const output = z.object({
   start_time: z.string(),
   end_time: z.string(),
   events: z.number().int().describe("Events read"),
-  truncated: z.boolean().describe(`True when the range holds more than ${MAX_PAGES * PAGE} events (the rest unread)`),
+  truncated: z
+    .boolean()
+    .describe(`True when the range holds more than ${MAX_PAGES * PAGE} events (the rest unread)`),
   counts: z.record(z.string(), z.number().int()).describe("Events by type"),
   largest_trades: z
     .array(z.object({ received_at: z.string(), outcome, side: z.string(), price: decimal, size: decimal }))
@@ -65,12 +67,17 @@ function topsOf(m: Api.MarketEvent): [string, Top][] {
     ];
   }
   if (msg.event_type === "price_change" || msg.event_type === "best_bid_ask") {
-    const entries = Array.isArray(msg.price_changes) ? (msg.price_changes as Record<string, unknown>[]) : [msg];
+    const entries = Array.isArray(msg.price_changes)
+      ? (msg.price_changes as Record<string, unknown>[])
+      : [msg];
     return entries
       .filter((e) => e.best_bid !== undefined && e.best_ask !== undefined)
       .map((e) => [
         String(e.asset_id ?? msg.asset_id),
-        { bid: e.best_bid === "" ? null : Number(e.best_bid), ask: e.best_ask === "" ? null : Number(e.best_ask) },
+        {
+          bid: e.best_bid === "" ? null : Number(e.best_bid),
+          ask: e.best_ask === "" ? null : Number(e.best_ask),
+        },
       ]);
   }
   return [];
@@ -124,13 +131,20 @@ export const marketEventsTool = defineTool({
         tops.set(token, now);
         changes++;
         if (top.length < TOP_CHANGES)
-          top.push({ received_at: e.received_at, outcome: outcomeOf(token), best_bid: now.bid, best_ask: now.ask });
+          top.push({
+            received_at: e.received_at,
+            outcome: outcomeOf(token),
+            best_bid: now.bid,
+            best_ask: now.ask,
+          });
       }
     }
     const byType = Object.entries(counts)
       .map(([type, n]) => `${n} ${type}`)
       .join(", ");
-    const biggest = trades[0] ? ` Largest trade: ${trades[0].side} ${trades[0].size} ${trades[0].outcome ?? "?"} @ ${trades[0].price}.` : "";
+    const biggest = trades[0]
+      ? ` Largest trade: ${trades[0].side} ${trades[0].size} ${trades[0].outcome ?? "?"} @ ${trades[0].price}.`
+      : "";
     return {
       structured: {
         slug: market.slug,
