@@ -29,6 +29,10 @@
  * Then recording (bench/recording.ts): snapshots per second while the collector follows 300 live
  * markets, against a bulk insert of the same rows. BENCH_ONLY=recording runs only that part.
  *
+ * Then replay (bench/replay.ts): a market's events replayed over /v1/replay/ws at speed=max to a
+ * WebSocket client in a process of its own, as a ratio to reading and decoding them from the store.
+ * BENCH_ONLY=replay runs only that part.
+ *
  * Then backtests (bench/backtest.ts): snapshots replayed per second by threshold strategies over 100
  * resolved markets, as a ratio to only reading and decoding them, and the p99 of small requests while
  * runs are in flight against idle. BENCH_ONLY=backtest runs only that part (and writes only its section).
@@ -76,6 +80,7 @@ import { type ListEntry, type LoadJob, type LoadResult, runLoad, setList } from 
 import { ensureWrk, WRK_CONNECTIONS, WRK_THREADS, WrkLoad } from "./wrk.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
+import { measureReplay, type ReplayBenchResult } from "./replay.ts";
 import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
@@ -591,6 +596,16 @@ function writeColdLists(wrk: WrkLoad, tmp: string, markets: readonly StoredMarke
   return pairs.length;
 }
 
+/** Prints the replay's figures (bench/replay.ts) and answers them. */
+function reportReplay(r: ReplayBenchResult): ReplayBenchResult {
+  console.log(
+    `\nreplay: ${fmt(r.events)} events over /v1/replay/ws at speed=max: ${fmt(r.replayPerSecond)} messages/s to a ` +
+      `WebSocket client vs ${fmt(r.readPerSecond)} events/s read and decoded from the store -> ${fmt(r.ratio, 3)}, ` +
+      `target >= ${r.target}: ${r.pass ? "PASS" : "FAIL"}`,
+  );
+  return r;
+}
+
 async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), "updown-bench-"));
   let load: LoadGenerator | null = null;
@@ -640,6 +655,11 @@ async function main(): Promise<void> {
               heapSnapshots: process.env.BENCH_SOAK_HEAP_SNAPSHOTS || null,
             });
       writeResults({ ...previousResults(), [ONLY]: section });
+      return;
+    }
+
+    if (ONLY === "replay") {
+      writeResults({ ...previousResults(), replay: reportReplay(await measureReplay({ tmp })) });
       return;
     }
 
@@ -851,6 +871,7 @@ async function main(): Promise<void> {
     }
     let backtest: BacktestBenchResult | null = null;
     if (ONLY === null) backtest = await backtestSection(tmp, load);
+    const replay = ONLY === null ? reportReplay(await measureReplay({ tmp })) : null;
     load.close();
     load = null;
     baseline.close();
@@ -993,6 +1014,7 @@ async function main(): Promise<void> {
       recording,
       storage,
       backtest,
+      replay,
       ...Object.fromEntries(OWN_SECTIONS.filter((k) => k in previous).map((k) => [k, previous[k]])),
     });
   } finally {
