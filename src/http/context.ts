@@ -17,7 +17,7 @@ import type { Store } from "../store/ports/store.ts";
 import { Metrics } from "./metrics.ts";
 import { BodyBuffers } from "./body-buffers.ts";
 import { PageCache } from "./page-cache.ts";
-import { ReplaySessions } from "./replay.ts";
+import { ReplaySessions, type Sleep } from "./replay.ts";
 
 /** What the app is built from: its dependencies, each with a default merged here and nowhere else. */
 export interface AppOptions {
@@ -42,9 +42,6 @@ export interface AppOptions {
   /** How a paced replay waits (default setTimeout); tests pass one that moves their clock instead. */
   sleep?: Sleep;
 }
-
-/** Waits `ms` milliseconds of the app's clock. */
-export type Sleep = (ms: number) => Promise<void>;
 
 const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -2,13 +2,15 @@ import { EventEmitter } from "node:events";
 import type { MarketEvent } from "../domain/event.ts";
 import type { Clock } from "../domain/time.ts";
 import type { EventRange } from "../store/ports/event-store.ts";
-import type { Sleep } from "./context.ts";
 
 /**
  * Replays (DESIGN 3.10, docs/events.md): the recorded market-channel messages of a few markets, merged
  * into one stream in receive order and paced by their receive times divided by the speed. What both
  * routes share (routes/replay.ts): the WebSocket and the NDJSON answer differ only in how they send.
  */
+
+/** Waits `ms` milliseconds of the app's clock (the context's `sleep`; tests move their clock instead). */
+export type Sleep = (ms: number) => Promise<void>;
 
 /** `max`, or how many times faster than recorded. */
 export type ReplaySpeed = number | "max";
