@@ -581,6 +581,22 @@ function attachWebSocket(app: Api, ctx: AppContext): void {
 
 export function replayRoutes(app: Api, ctx: AppContext): void {
   attachWebSocket(app, ctx);
+  const replays = ctx.replays;
+  ctx.metrics.gauge(
+    "updown_replays_active",
+    "Replays in flight (WebSocket and NDJSON).",
+    () => replays.active,
+  );
+  ctx.metrics.gauge(
+    "updown_replay_store_streams_open",
+    "Store streams of events the replays in flight hold open.",
+    () => replays.openStreams,
+  );
+  ctx.metrics.gauge(
+    "updown_replay_messages_sent",
+    "Messages sent by the replays that ended in this process.",
+    () => replays.messagesSent,
+  );
 
   app.get("/replay/ws", { schema: wsSchema }, async () => {
     throw validationError(

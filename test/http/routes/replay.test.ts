@@ -288,6 +288,9 @@ describe("GET /v1/replay/ws", () => {
       assert.equal(session.sent, 1);
       assert.equal(ctx.replays.openStreams, 0);
       assert.equal(ctx.replays.active, 0);
+      const metrics = (await app.inject("/metrics")).body;
+      assert.match(metrics, /^updown_replays_active 0$/m);
+      assert.match(metrics, /^updown_replay_store_streams_open 0$/m);
     } finally {
       sleepForever = false;
     }
