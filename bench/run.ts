@@ -37,6 +37,9 @@
  * resolved markets, as a ratio to only reading and decoding them, and the p99 of small requests while
  * runs are in flight against idle. BENCH_ONLY=backtest runs only that part (and writes only its section).
  *
+ * Then event storage (bench/event-storage.ts): stored bytes per market-channel event against the same
+ * events as PMXT-shaped Parquet with ZSTD 9. BENCH_ONLY=event-storage runs only that part.
+ *
  * Two scenarios run only when asked for, as they take longer than all of the above (README, Benchmarks):
  *   BENCH_ONLY=replicas  the same snapshot pages from one `updown serve` on SQLite and from two on one
  *                        PostgreSQL with a shared Redis (bench/replicas.ts; needs PostgreSQL and Redis
@@ -81,6 +84,7 @@ import { ensureWrk, WRK_CONNECTIONS, WRK_THREADS, WrkLoad } from "./wrk.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
 import { measureReplay, type ReplayBenchResult } from "./replay.ts";
+import { eventStorageSection } from "./event-storage.ts";
 import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
@@ -662,6 +666,10 @@ async function main(): Promise<void> {
       writeResults({ ...previousResults(), replay: reportReplay(await measureReplay({ tmp })) });
       return;
     }
+    if (ONLY === "event-storage") {
+      writeResults({ ...previousResults(), eventStorage: await eventStorageSection(tmp) });
+      return;
+    }
 
     if (ONLY === "backtest") {
       load = LOAD_MODE === "child" ? new LoadChild() : new InProcessLoad();
@@ -872,6 +880,7 @@ async function main(): Promise<void> {
     let backtest: BacktestBenchResult | null = null;
     if (ONLY === null) backtest = await backtestSection(tmp, load);
     const replay = ONLY === null ? reportReplay(await measureReplay({ tmp })) : null;
+    const eventStorage = ONLY === null ? await eventStorageSection(tmp) : null;
     load.close();
     load = null;
     baseline.close();
@@ -1015,6 +1024,7 @@ async function main(): Promise<void> {
       storage,
       backtest,
       replay,
+      eventStorage,
       ...Object.fromEntries(OWN_SECTIONS.filter((k) => k in previous).map((k) => [k, previous[k]])),
     });
   } finally {

@@ -77,6 +77,7 @@ function summary(r: CopyResult, from: string, to: string, seconds: number): stri
     `Copied ${n(r.markets)} markets${complete(r.marketsComplete)}, ${n(r.snapshots)} snapshots ` +
     `(${n(r.snapshotsCopied)} written by this run, ${n(r.snapshotsAdded)} new), ` +
     `${n(r.trades)} trades (${n(r.tradesAdded)} new), ` +
+    `${n(r.events)} events (${n(r.eventsAdded)} new), ${n(r.coinEvents)} coin-price updates (${n(r.coinEventsAdded)} new), ` +
     `${n(r.exchangeSeries)} exchange series${complete(r.exchangeSeriesComplete)}, ` +
     `${n(r.exchangeRows)} exchange rows (${n(r.exchangeRowsCopied)} written by this run, ` +
     `${n(r.exchangeRowsAdded)} new), ${n(r.apiKeys)} API keys ` +

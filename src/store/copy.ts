@@ -1,3 +1,4 @@
+import { COIN_EVENT_TOPICS } from "../domain/event.ts";
 import type { ExchangeBatch } from "../domain/exchange.ts";
 import type { Market } from "../domain/market.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
@@ -9,6 +10,7 @@ import {
   type SeriesCursor,
   type SeriesExtent,
 } from "./ports/exchange-store.ts";
+import type { EventStore } from "./ports/event-store.ts";
 import type { KeyStore } from "./ports/key-store.ts";
 import type { MarketStore, StoredMarket } from "./ports/market-store.ts";
 import type { QuotaChargeRecord, QuotaLedger } from "./ports/quota-ledger.ts";
@@ -57,6 +59,12 @@ export interface CopyResult {
   /** Polymarket trades gone through (all of every market's, every run: few, and written idempotently). */
   trades: number;
   tradesAdded: number;
+  /** Market events gone through (all of every market's, every run: appends skip those already there). */
+  events: number;
+  eventsAdded: number;
+  /** Coin-price updates gone through (of the markets' coins, every topic), and of them new. */
+  coinEvents: number;
+  coinEventsAdded: number;
   /** Exchange series the source holds, and of them those complete at the destination already. */
   exchangeSeries: number;
   exchangeSeriesComplete: number;
@@ -85,7 +93,10 @@ const LIST_PAGE = 1000;
  * batches through the idempotent ExchangeStore.insertBatch, skipped when its count and latest time
  * match, else continued after the destination's latest time (trades from that time, as a batch may
  * have ended among trades of one time). Keys and charges are put again on every run, which changes
- * nothing the second time.
+ * nothing the second time. Events (a market's, and the coin-price updates of the markets' coins in
+ * every topic) are streamed a block at a time into the idempotent appends, every run: a market whose
+ * event count already matches is skipped. A market's book-integrity counts are added once, when the
+ * destination has none (counts that differ are reported through onWarning, not added again).
  *
  * The source wins for records: a market, key or charge with the same slug or id is overwritten (but a
  * revoked key stays revoked and a refunded charge refunded, see KeyStore.putApiKey and
@@ -113,7 +124,7 @@ export async function copyStore(options: CopyOptions): Promise<CopyResult> {
     exchangeRowsTotal: series.reduce((n, s) => n + s.rows, 0),
     exchangeRowsCopied: 0,
   };
-  const result: CopyResult = {
+  const result: Omit<CopyResult, "coinEvents" | "coinEventsAdded"> = {
     markets: markets.length,
     marketsComplete: 0,
     snapshots: progress.snapshotsTotal,
@@ -121,6 +132,8 @@ export async function copyStore(options: CopyOptions): Promise<CopyResult> {
     snapshotsAdded: 0,
     trades: 0,
     tradesAdded: 0,
+    events: 0,
+    eventsAdded: 0,
     exchangeSeries: series.length,
     exchangeSeriesComplete: 0,
     exchangeRows: progress.exchangeRowsTotal,
@@ -143,6 +156,8 @@ export async function copyStore(options: CopyOptions): Promise<CopyResult> {
     result.snapshotsAdded += copied.added;
     result.trades += copied.trades;
     result.tradesAdded += copied.tradesAdded;
+    result.events += copied.events;
+    result.eventsAdded += copied.eventsAdded;
     progress.snapshotsDone = before + market.snapshotCount;
     progress.marketsDone++;
     options.onProgress?.({ ...progress });
@@ -164,7 +179,7 @@ export async function copyStore(options: CopyOptions): Promise<CopyResult> {
     progress.seriesDone++;
     options.onProgress?.({ ...progress });
   }
-  return result;
+  return { ...result, ...(await copyCoinEvents(from.events, to.events, markets)) };
 }
 
 async function copyApiKeys(from: KeyStore, to: KeyStore): Promise<number> {
@@ -216,6 +231,55 @@ interface SeriesCopy {
 interface MarketCopy extends SeriesCopy {
   trades: number;
   tradesAdded: number;
+  events: number;
+  eventsAdded: number;
+}
+
+/** The coin-price updates of the markets' coins, every topic, a stored block at a time. */
+async function copyCoinEvents(
+  from: EventStore,
+  to: EventStore,
+  markets: readonly StoredMarket[],
+): Promise<Pick<CopyResult, "coinEvents" | "coinEventsAdded">> {
+  const copied = { coinEvents: 0, coinEventsAdded: 0 };
+  for (const coin of [...new Set(markets.map((m) => m.coin))].sort()) {
+    for (const topic of COIN_EVENT_TOPICS) {
+      for await (const block of from.streamCoinEvents(coin, topic)) {
+        copied.coinEvents += block.length;
+        copied.coinEventsAdded += await to.appendCoinEvents(block);
+      }
+    }
+  }
+  return copied;
+}
+
+/** A market's events, a stored block at a time, and its book-integrity counts. */
+async function copyEvents(
+  from: EventStore,
+  sourceKey: number,
+  to: EventStore,
+  targetKey: number,
+  onWarning: ((message: string) => void) | undefined,
+): Promise<{ events: number; added: number }> {
+  const copied = { events: 0, added: 0 };
+  const integrity = await from.bookIntegrity(sourceKey);
+  if (integrity !== null) {
+    const there = await to.bookIntegrity(targetKey);
+    if (there === null) await to.addBookIntegrity(targetKey, integrity);
+    else if (JSON.stringify(there) !== JSON.stringify(integrity))
+      onWarning?.(`market ${targetKey}: book-integrity counts differ from the source's; kept as they are`);
+  }
+  const span = await from.marketEventSpan(sourceKey);
+  if (span === null) return copied;
+  const there = await to.marketEventSpan(targetKey);
+  if (there !== null && there.count === span.count && there.lastReceivedUs === span.lastReceivedUs) {
+    return { events: span.count, added: 0 };
+  }
+  for await (const block of from.streamMarketEvents(sourceKey)) {
+    copied.events += block.length;
+    copied.added += await to.appendMarketEvents([{ marketKey: targetKey, events: block }]);
+  }
+  return copied;
 }
 
 /** Every trade of a market, `batch` at a time in the stores' one order; each batch one transaction. */
@@ -254,7 +318,20 @@ async function copyMarket(
     target.key,
     options.batch,
   );
-  return { ...snapshots, trades: trades.rows, tradesAdded: trades.added };
+  const events = await copyEvents(
+    options.from.events,
+    source.key,
+    options.to.events,
+    target.key,
+    options.onWarning,
+  );
+  return {
+    ...snapshots,
+    trades: trades.rows,
+    tradesAdded: trades.added,
+    events: events.events,
+    eventsAdded: events.added,
+  };
 }
 
 async function copyMarketSnapshots(

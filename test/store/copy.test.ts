@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { KeyService } from "../../src/access/keys.ts";
 import { loadPlans } from "../../src/access/plans.ts";
+import type { CoinEvent, MarketEvent } from "../../src/domain/event.ts";
 import type { CandleRow, ExchangeBatch, TradeRow } from "../../src/domain/exchange.ts";
 import { ManualClock } from "../../src/domain/time.ts";
 import type { TradeRow as MarketTrade } from "../../src/domain/trade.ts";
@@ -76,6 +77,56 @@ interface SourceKeys {
  * A source with demo markets (hourly and daily ones carry Polymarket aliases), the hand-written market
  * (one second without books), keys of each state and a quota ledger for the active key.
  */
+/** The hand market's events: enough for two blocks, each a price_change with decimals kept as sent. */
+const HAND_EVENTS: MarketEvent[] = Array.from({ length: 5000 }, (_, i) => {
+  const timestampMs = HAND_MARKET.startTime * 1000 + i * 100;
+  return {
+    receivedUs: timestampMs * 1000 + 2500,
+    timestampMs,
+    type: "price_change",
+    message: {
+      market: HAND_MARKET.conditionId,
+      price_changes: [
+        { asset_id: HAND_MARKET.clobTokenUp, price: "0.510", size: `${i}.0`, side: "BUY", hash: `h${i}` },
+      ],
+      timestamp: String(timestampMs),
+      event_type: "price_change",
+    },
+  };
+});
+
+const COIN_UPDATES: CoinEvent[] = Array.from({ length: 40 }, (_, i) => ({
+  coin: i % 2 === 0 ? "sol" : "btc",
+  topic: "crypto_prices_chainlink",
+  receivedUs: (HAND_MARKET.startTime + i) * 1e6 + 300,
+  timestampMs: (HAND_MARKET.startTime + i) * 1000,
+  message: {
+    topic: "crypto_prices_chainlink",
+    payload: { symbol: "sol/usd", value: 150.5 + i },
+    timestamp: i,
+  },
+}));
+
+/** A store's events of every market (by slug), book-integrity counts, and coin updates. */
+async function eventsOf(store: Store): Promise<unknown> {
+  const { markets } = await store.markets.listMarkets({ limit: 10_000, offset: 0 });
+  const coins: CoinEvent[] = [];
+  for (const coin of ["btc", "sol"] as const) {
+    for await (const block of store.events.streamCoinEvents(coin, "crypto_prices_chainlink"))
+      coins.push(...block);
+  }
+  return {
+    coins,
+    markets: await Promise.all(
+      markets.map(async (m) => [
+        m.slug,
+        await store.events.marketEventPage(m.key, { order: "asc", limit: 1e6, offset: 0 }),
+        await store.events.bookIntegrity(m.key),
+      ]),
+    ),
+  };
+}
+
 async function fillSource(store: Store): Promise<SourceKeys> {
   await seedDemo(store, {
     seed: 11,
@@ -93,6 +144,14 @@ async function fillSource(store: Store): Promise<SourceKeys> {
     cause: "collector_down",
     detail: "test",
   });
+  await store.events.appendMarketEvents([{ marketKey: hand.key, events: HAND_EVENTS }]);
+  await store.events.addBookIntegrity(hand.key, {
+    bookMatches: 3,
+    bookMismatches: 1,
+    bestMatches: 90,
+    bestMismatches: 2,
+  });
+  await store.events.appendCoinEvents(COIN_UPDATES);
   const clock = new ManualClock(ANCHOR * 1e6 + 5);
   const keys = new KeyService(store.keys, clock, loadPlans());
   const active = (await keys.create({ plan: "pro", account: "acme", name: "active" })).key;
@@ -285,9 +344,24 @@ describe("copy SQLite to SQLite", () => {
       );
       assert.deepEqual(await tradesBySlug(target), sourceTrades, "every trade, in the same order");
       assert.equal(result.tradesAdded, result.trades);
+      assert.deepEqual(
+        await eventsOf(target),
+        await eventsOf(source),
+        "events, integrity counts, coin updates",
+      );
+      assert.deepEqual(
+        [result.events, result.eventsAdded, result.coinEvents, result.coinEventsAdded],
+        [HAND_EVENTS.length, HAND_EVENTS.length, COIN_UPDATES.length, COIN_UPDATES.length],
+      );
 
       const again = await copyStore({ from: source, to: target, batch: 97 });
       assert.equal(again.tradesAdded, 0, "trades are copied again, and change nothing");
+      assert.deepEqual([again.eventsAdded, again.coinEventsAdded], [0, 0], "events are stored once");
+      assert.deepEqual(
+        await eventsOf(target),
+        await eventsOf(source),
+        "integrity counts are not added twice",
+      );
       assert.equal(again.marketsComplete, again.markets, "a second run finds everything complete");
       assert.equal(again.snapshotsCopied, 0);
       assert.equal(again.exchangeSeriesComplete, again.exchangeSeries);

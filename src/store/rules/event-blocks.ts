@@ -4,6 +4,7 @@ import {
   type CoinUpdate,
   EVENT_BLOCK_LEVEL,
   decodeCoinUpdates,
+  decodeEventBlockIndex,
   decodeMarketEvents,
   encodeCoinUpdates,
   encodeMarketEvents,
@@ -55,18 +56,36 @@ export interface EventCodec<E extends StreamEvent> {
   encode(events: readonly E[], level: number): Uint8Array;
   decode(bytes: Uint8Array): E[];
   typeBit(event: E): number;
+  /** How many of a block's events a filter keeps, its messages left undecoded. */
+  count(bytes: Uint8Array, filter: EventFilter): number;
+}
+
+function typeBitOf(type: string): number {
+  return type === "" ? 1 : 1 << MARKET_EVENT_TYPES.indexOf(type as MarketEventType);
+}
+
+function countMatching(bytes: Uint8Array, f: EventFilter): number {
+  const index = decodeEventBlockIndex(bytes);
+  let n = 0;
+  index.timestampMs.forEach((ts, i) => {
+    if (ts >= f.fromMs && ts <= f.toMs && (typeBitOf(index.types[i]) & f.types) !== 0) n++;
+  });
+  return n;
 }
 
 export const MARKET_EVENT_CODEC: EventCodec<MarketEvent> = {
   encode: encodeMarketEvents,
   decode: decodeMarketEvents,
-  typeBit: (e) => 1 << MARKET_EVENT_TYPES.indexOf(e.type),
+  typeBit: (e) => typeBitOf(e.type),
+  count: countMatching,
 };
 
+/** Coin updates have no type: "" in a block, bit 1. */
 export const COIN_UPDATE_CODEC: EventCodec<CoinUpdate> = {
   encode: encodeCoinUpdates,
   decode: decodeCoinUpdates,
   typeBit: () => 1,
+  count: countMatching,
 };
 
 /** The type bits of a read's types (all without). */
@@ -402,17 +421,10 @@ function matching<E extends StreamEvent>(codec: EventCodec<E>, events: E[], f: E
   );
 }
 
-function* blockEvents<K, E extends StreamEvent>(
-  io: EventBlockIo<K>,
-  codec: EventCodec<E>,
-  key: K,
-  h: BlockHeader,
-  f: EventFilter,
-): Work<E[]> {
+function* blockData<K>(io: EventBlockIo<K>, key: K, h: BlockHeader): Work<Uint8Array> {
   const data = yield* call(io.data(key, h.firstUs));
   if (data === null) throw new Error(`event block ${h.firstUs} vanished while read`);
-  const events = codec.decode(data);
-  return allMatch(h, f) ? events : matching(codec, events, f);
+  return data;
 }
 
 export function* countEvents<K, E extends StreamEvent>(
@@ -424,7 +436,7 @@ export function* countEvents<K, E extends StreamEvent>(
   let n = 0;
   for (const h of yield* call(io.headers(key, "asc"))) {
     if (!mayMatch(h, f)) continue;
-    n += allMatch(h, f) ? h.n : (yield* blockEvents(io, codec, key, h, f)).length;
+    n += allMatch(h, f) ? h.n : codec.count(yield* blockData(io, key, h), f);
   }
   return n;
 }
@@ -441,15 +453,18 @@ export function* eventPage<K, E extends StreamEvent>(
   if (page.limit <= 0) return out;
   for (const h of yield* call(io.headers(key, page.order))) {
     if (!mayMatch(h, f)) continue;
-    if (allMatch(h, f) && skip >= h.n) {
+    const whole = allMatch(h, f);
+    if (whole && skip >= h.n) {
       skip -= h.n;
       continue;
     }
-    const events = yield* blockEvents(io, codec, key, h, f);
-    if (skip >= events.length) {
-      skip -= events.length;
+    const data = yield* blockData(io, key, h);
+    const count = whole ? h.n : codec.count(data, f);
+    if (skip >= count) {
+      skip -= count;
       continue;
     }
+    const events = whole ? codec.decode(data) : matching(codec, codec.decode(data), f);
     if (page.order === "desc") events.reverse();
     out.push(...events.slice(skip, skip + page.limit - out.length));
     skip = 0;
