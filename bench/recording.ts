@@ -28,6 +28,8 @@ export interface RecordingResult {
   ratio: number;
   tickP50Ms: number;
   tickMaxMs: number;
+  /** Market events and coin-price updates written (0 with events off). */
+  eventsWritten: number;
 }
 
 const NOW = 1784851200;
@@ -50,6 +52,8 @@ export async function measureRecording(opts: {
   tmp: string;
   markets: number;
   ticks: number;
+  /** Keep every message as events too (the collector's default); default false. */
+  events?: boolean;
 }): Promise<RecordingResult> {
   const upstream = await startPolymarketUpstream();
   let n = 0;
@@ -90,6 +94,7 @@ export async function measureRecording(opts: {
   const collector = new Collector({
     store: store.markets,
     trades: store.trades,
+    events: opts.events ? store.events : null,
     clock,
     log: silentLogger,
     gamma: new GammaClient({ baseUrl: upstream.gammaUrl }),
@@ -132,6 +137,7 @@ export async function measureRecording(opts: {
   }
   await collector.stop();
   await upstream.close();
+  const eventsWritten = collector.eventsWritten + collector.coinEventsWritten;
 
   // The same rows, written in bulk into a fresh file.
   const { markets } = await store.markets.listMarkets({ limit: opts.markets, offset: 0 });
@@ -169,5 +175,6 @@ export async function measureRecording(opts: {
     ratio: Math.round((recordingPerSecond / bulkPerSecond) * 1000) / 1000,
     tickP50Ms: Math.round(sorted[Math.floor(sorted.length / 2)] * 10) / 10,
     tickMaxMs: Math.round((sorted.at(-1) ?? 0) * 10) / 10,
+    eventsWritten,
   };
 }

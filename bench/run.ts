@@ -28,6 +28,8 @@
  *
  * Then recording (bench/recording.ts): snapshots per second while the collector follows 300 live
  * markets, against a bulk insert of the same rows. BENCH_ONLY=recording runs only that part.
+ * Then event recording (bench/event-recording.ts): the same live tick with events on, as a ratio to
+ * events off. BENCH_ONLY=event-recording runs only that part (and writes only its section).
  *
  * Then replay (bench/replay.ts): a market's events replayed over /v1/replay/ws at speed=max to a
  * WebSocket client in a process of its own, as a ratio to reading and decoding them from the store.
@@ -85,6 +87,7 @@ import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
 import { measureReplay, type ReplayBenchResult } from "./replay.ts";
 import { eventStorageSection } from "./event-storage.ts";
+import { measureEventRecording } from "./event-recording.ts";
 import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
@@ -670,6 +673,13 @@ async function main(): Promise<void> {
       writeResults({ ...previousResults(), eventStorage: await eventStorageSection(tmp) });
       return;
     }
+    if (ONLY === "event-recording") {
+      writeResults({
+        ...previousResults(),
+        eventRecording: await measureEventRecording({ tmp, log: console.log }),
+      });
+      return;
+    }
 
     if (ONLY === "backtest") {
       load = LOAD_MODE === "child" ? new LoadChild() : new InProcessLoad();
@@ -877,6 +887,7 @@ async function main(): Promise<void> {
       console.log("\nrecording: the collector following 300 live markets, 30 ticks");
       recording = await measureRecording({ tmp, markets: 300, ticks: 30 });
     }
+    const eventRecording = ONLY === null ? await measureEventRecording({ tmp, log: console.log }) : null;
     let backtest: BacktestBenchResult | null = null;
     if (ONLY === null) backtest = await backtestSection(tmp, load);
     const replay = ONLY === null ? reportReplay(await measureReplay({ tmp })) : null;
@@ -1021,6 +1032,7 @@ async function main(): Promise<void> {
       exports,
       metering,
       recording,
+      eventRecording,
       storage,
       backtest,
       replay,

@@ -292,6 +292,14 @@ const SERVICE_OPTIONS = {
     default: 1000,
     doc: "the collector's cadence: one snapshot per live market this often; serve judges coverage by it",
   }),
+  recordEvents: option({
+    env: "RECORD_EVENTS",
+    flags: ["--no-events"],
+    switchTo: false,
+    type: yesNo(),
+    default: true,
+    doc: "the collector keeps every market-channel message and coin-price update as events (DESIGN 3.10); --no-events: snapshots only",
+  }),
   polymarketGammaUrl: option({
     env: "POLYMARKET_GAMMA_URL",
     flags: ["--polymarket-gamma-url"],

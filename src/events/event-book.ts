@@ -1,5 +1,5 @@
 import type { Level, OrderBook } from "../domain/book.ts";
-import { type BookIntegrity, type MarketEvent, NO_INTEGRITY } from "../domain/event.ts";
+import { addIntegrity, type BookIntegrity, type MarketEvent, NO_INTEGRITY } from "../domain/event.ts";
 
 /**
  * The order book of a market's tokens rebuilt from the market channel's messages, in the order they
@@ -215,13 +215,7 @@ export class EventBook {
   }
 
   get integrity(): BookIntegrity {
-    const [a, b] = [this.up.integrity, this.down.integrity];
-    return {
-      bookMatches: a.bookMatches + b.bookMatches,
-      bookMismatches: a.bookMismatches + b.bookMismatches,
-      bestMatches: a.bestMatches + b.bestMatches,
-      bestMismatches: a.bestMismatches + b.bestMismatches,
-    };
+    return addIntegrity(this.up.integrity, this.down.integrity);
   }
 }
 

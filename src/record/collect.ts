@@ -29,6 +29,8 @@ export interface CollectOptions {
   lookahead: number;
   /** Binance venues to record for the same coins; empty: none. */
   venues: Venue[];
+  /** Keep every market-channel message and coin-price update as events (RECORD_EVENTS). */
+  events: boolean;
 }
 
 /** Calls the collector's tick at every cadence boundary of the scheduler's clock, one at a time. */
@@ -145,6 +147,7 @@ export async function collect(
   const collector = new Collector({
     store: store.markets,
     trades: store.trades,
+    events: options.events ? store.events : null,
     // The Binance recorder stores the spot 1m candles that settle 1h and 24h markets.
     candles: options.venues.includes("spot") ? candlesFrom(store.exchange) : null,
     clock,

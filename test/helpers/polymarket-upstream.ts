@@ -101,6 +101,16 @@ export class FakeClob {
   /** Gives a book to a token subscribed before any was set (a process test serves any market). */
   autoBook: ((id: string) => OrderBook) | null = null;
   connections = 0;
+  /** The upstream's `timestamp` (ms) of the messages it makes; a test sets it (0 until then). */
+  nowMs: (() => number) | null = null;
+  private hashes = 0;
+  /** When a list: every frame sent to a client, with the number of its connection (1 for the first). */
+  sent: { connection: number; text: string }[] | null = null;
+  private readonly connectionOf = new Map<WebSocket, number>();
+
+  private timestampMs(): number {
+    return this.nowMs?.() ?? 0;
+  }
 
   attach(wss: WebSocketServer): void {
     wss.on("connection", (ws) => {
@@ -109,6 +119,7 @@ export class FakeClob {
         return;
       }
       this.connections++;
+      this.connectionOf.set(ws, this.connections);
       this.clients.set(ws, new Set());
       ws.on("close", () => this.clients.delete(ws));
       ws.on("message", (data) => this.onClientMessage(ws, data.toString()));
@@ -153,6 +164,7 @@ export class FakeClob {
 
   private send(ws: WebSocket, text: string): void {
     this.framesSent++;
+    this.sent?.push({ connection: this.connectionOf.get(ws) ?? 0, text });
     ws.send(text);
   }
 
@@ -176,8 +188,8 @@ export class FakeClob {
       market: "0xmarket",
       bids: text(sorted(book.bids, false)),
       asks: text(sorted(book.asks, true)),
-      timestamp: "0",
-      hash: "0x0",
+      timestamp: String(this.timestampMs()),
+      hash: `0x${++this.hashes}`,
       tick_size: "0.01",
       last_trade_price: String(this.lastTrade.get(id) ?? ""),
     };
@@ -196,23 +208,28 @@ export class FakeClob {
     changes: { id: string; side: "BUY" | "SELL"; price: number; size: number }[],
     asArray = false,
   ): void {
-    for (const c of changes) {
+    // Each entry carries the token's best bid and ask after it, as the upstream's do.
+    const entries = changes.map((c) => {
       const book = this.books.get(c.id) as TrueBook;
       const levels = c.side === "BUY" ? book.bids : book.asks;
       if (c.size === 0) levels.delete(c.price);
       else levels.set(c.price, c.size);
-    }
-    const message = {
-      event_type: "price_change",
-      market: "0xmarket",
-      timestamp: "0",
-      price_changes: changes.map((c) => ({
+      const best = this.trueBook(c.id);
+      return {
         asset_id: c.id,
         price: String(c.price),
         side: c.side,
         size: String(c.size),
-        hash: "0x0",
-      })),
+        hash: `0x${++this.hashes}`,
+        best_bid: String(best.bids[0]?.price ?? 0),
+        best_ask: String(best.asks[0]?.price ?? 1),
+      };
+    });
+    const message = {
+      event_type: "price_change",
+      market: "0xmarket",
+      timestamp: String(this.timestampMs()),
+      price_changes: entries,
     };
     this.broadcast(
       changes.map((c) => c.id),
@@ -259,8 +276,10 @@ export class FakeClob {
       JSON.stringify({
         event_type: "tick_size_change",
         asset_id: id,
+        market: "0xmarket",
         old_tick_size: "0.01",
         new_tick_size: size,
+        timestamp: String(this.timestampMs()),
       }),
     );
   }
@@ -292,6 +311,8 @@ export class FakeClob {
 export class FakeRtds {
   private readonly clients = new Set<WebSocket>();
   framesSent = 0;
+  /** When a list: every price frame sent to a client. */
+  sent: string[] | null = null;
   subscriptions: unknown[] = [];
 
   attach(wss: WebSocketServer): void {
@@ -350,6 +371,7 @@ export class FakeRtds {
   private sendAll(text: string): void {
     for (const ws of this.clients) {
       this.framesSent++;
+      this.sent?.push(text);
       ws.send(text);
     }
   }

@@ -1,14 +1,30 @@
-import type { Level } from "../../domain/book.ts";
+import {
+  addIntegrity,
+  type BookIntegrity,
+  isMarketEventType,
+  type MarketEvent,
+  marketEventOf,
+  NO_INTEGRITY,
+} from "../../domain/event.ts";
+import type { Clock, Micros } from "../../domain/time.ts";
 import type { TradeSide } from "../../domain/trade.ts";
+import { applyMarketMessage, decimal, TokenBook, tokensOfMessage } from "../../events/event-book.ts";
 import type { SocketDownCause } from "../socket/reconnecting-socket.ts";
 import { SocketFeed, type SocketFeedOptions } from "./socket-feed.ts";
-import { LocalBook } from "./local-book.ts";
 
 /**
- * The CLOB market channel: subscribes token ids, keeps a local book per token from `book` and
- * `price_change` messages, and says per token whether its book can be trusted right now (a full book
- * received on the current connection) or why not.
+ * The CLOB market channel: subscribes token ids, keeps each token's book by the one book rule
+ * (src/events/event-book.ts, the rule snapshots are derived from events by), counts its integrity,
+ * and says per token whether its book can be trusted right now (a full book received on the current
+ * connection) or why not. When asked to (`keepEvents`), it also keeps every message about a followed
+ * token as an event, stamped with its receive time, until the collector takes them (`takeEvents`).
  */
+
+/** A message received, as an event, with the followed tokens it is about. */
+export interface ReceivedEvent {
+  event: MarketEvent;
+  tokens: string[];
+}
 
 /** Why a token's book cannot be recorded at the moment. */
 export interface NotReady {
@@ -34,7 +50,7 @@ export interface MarketResolved {
 }
 
 interface TokenState {
-  book: LocalBook;
+  book: TokenBook;
   /** Null when the book is trustworthy. */
   notReady: NotReady | null;
 }
@@ -44,9 +60,45 @@ export class ClobFeed extends SocketFeed {
   private trades: ReceivedTrade[] = [];
   /** By each token of the resolved market. */
   private readonly resolved = new Map<string, MarketResolved>();
+  private readonly clock: Clock;
+  private keeping = false;
+  private events: ReceivedEvent[] = [];
+  /**
+   * No event is stamped earlier than this: receive times never go back, and an event received after
+   * a tick took its snapshot at `now` is stamped after `now` (the rule's `receivedUs <= T` then puts
+   * it after that snapshot, as it was), even within the same microsecond or on a clock set by hand.
+   */
+  private floorUs: Micros = 0;
 
   constructor(opts: SocketFeedOptions) {
     super("clob", opts, { heartbeatIntervalMs: 10_000, silenceLimitMs: 30_000 });
+    this.clock = opts.scheduler;
+  }
+
+  /** From now on, keep every message about a followed token as an event (off by default). */
+  keepEvents(): void {
+    this.keeping = true;
+  }
+
+  /**
+   * The events received since the last call, in receive order; every later one is stamped after
+   * `now`. The caller takes its snapshots at `now` before anything else is received (same turn).
+   */
+  takeEvents(now: Micros): ReceivedEvent[] {
+    const taken = this.events;
+    this.events = [];
+    this.floorUs = Math.max(this.floorUs, now + 1);
+    return taken;
+  }
+
+  /** The integrity counts of these tokens since the last call (src/domain/event.ts BookIntegrity). */
+  takeIntegrity(ids: readonly string[]): BookIntegrity {
+    let sum = NO_INTEGRITY;
+    for (const id of ids) {
+      const counts = this.tokens.get(id)?.book.takeIntegrity();
+      if (counts) sum = addIntegrity(sum, counts);
+    }
+    return sum;
   }
 
   protected subscribe(send: (text: string) => void): void {
@@ -57,7 +109,11 @@ export class ClobFeed extends SocketFeed {
   }
 
   protected override down(cause: SocketDownCause, detail: string): void {
-    for (const state of this.tokens.values()) state.notReady ??= { cause, detail };
+    for (const state of this.tokens.values()) {
+      state.notReady ??= { cause, detail };
+      // Messages are missed until the next connection's books: the rebuilt books are not compared.
+      state.book.invalidate();
+    }
   }
 
   /** Starts following tokens; their books are not ready until the upstream sends them. */
@@ -66,7 +122,7 @@ export class ClobFeed extends SocketFeed {
     if (added.length === 0) return;
     for (const id of added) {
       this.tokens.set(id, {
-        book: new LocalBook(),
+        book: new TokenBook(),
         notReady: { cause: "no_book", detail: "no book received yet" },
       });
     }
@@ -98,7 +154,7 @@ export class ClobFeed extends SocketFeed {
     return this.resolved.get(id) ?? null;
   }
 
-  book(id: string): LocalBook | null {
+  book(id: string): TokenBook | null {
     return this.tokens.get(id)?.book ?? null;
   }
 
@@ -110,43 +166,32 @@ export class ClobFeed extends SocketFeed {
     return state.notReady;
   }
 
+  /**
+   * One market-channel object. A message of a kept type that cannot be read as an event (no
+   * timestamp) is malformed (thrown, counted by SocketFeed) and applied to nothing, so that the books
+   * kept live are exactly those rebuilt from the stored events.
+   */
   protected apply(m: Record<string, unknown>): void {
-    switch (m.event_type) {
+    const type = m.event_type;
+    // new_market and types to come: nothing the collector keeps.
+    if (typeof type !== "string" || !isMarketEventType(type)) return;
+    const receivedUs = Math.max(this.clock.nowMicros(), this.floorUs);
+    this.floorUs = receivedUs;
+    const event = marketEventOf(m, receivedUs);
+    if ("problem" in event) throw new Error(event.problem);
+    const followed = tokensOfMessage(m).filter((id) => this.tokens.has(id));
+    if (followed.length === 0) return;
+    if (this.keeping) this.events.push({ event, tokens: followed });
+    applyMarketMessage(m, (id) => this.tokens.get(id)?.book);
+    switch (type) {
       case "book": {
         const state = this.tokens.get(String(m.asset_id));
-        if (!state) return;
-        state.book.replace(levels(m.bids), levels(m.asks));
-        if (m.last_trade_price !== undefined && m.last_trade_price !== "") {
-          state.book.lastTradePrice = decimal(m.last_trade_price);
-        }
-        if (m.tick_size !== undefined) state.book.tickSize = decimal(m.tick_size);
-        state.notReady = null;
-        return;
-      }
-      case "price_change": {
-        // Since September 2025 each entry names its token; before, the message did.
-        const entries = Array.isArray(m.price_changes)
-          ? m.price_changes
-          : Array.isArray(m.changes)
-            ? m.changes
-            : [];
-        for (const raw of entries as Record<string, unknown>[]) {
-          const state = this.tokens.get(String(raw.asset_id ?? m.asset_id));
-          // A change before the book is received would be applied to nothing; the book will include it.
-          if (!state || state.notReady) continue;
-          const side = raw.side === "BUY" ? "BUY" : raw.side === "SELL" ? "SELL" : null;
-          if (side === null) throw new Error(`price_change side ${String(raw.side)}`);
-          state.book.setLevel(side, decimal(raw.price), decimal(raw.size));
-        }
+        if (state) state.notReady = null;
         return;
       }
       case "last_trade_price": {
         const id = String(m.asset_id);
-        const state = this.tokens.get(id);
-        if (!state) return;
-        const price = decimal(m.price);
-        state.book.lastTradePrice = price;
-        if (m.size !== undefined) this.trades.push(tradeOf(id, price, m));
+        if (this.tokens.has(id) && m.size !== undefined) this.trades.push(tradeOf(id, decimal(m.price), m));
         return;
       }
       case "market_resolved": {
@@ -158,25 +203,10 @@ export class ClobFeed extends SocketFeed {
           if (this.tokens.has(id)) this.resolved.set(id, { assetIds: ids, winningAssetId: winning, timeMs });
         return;
       }
-      case "tick_size_change": {
-        const state = this.tokens.get(String(m.asset_id));
-        if (state) state.book.tickSize = decimal(m.new_tick_size);
-        return;
-      }
       default:
-        // best_bid_ask, new_market and future types: nothing the collector needs.
         return;
     }
   }
-}
-
-/** Upstream numbers are decimal strings ("0.51"); Number() gives the nearest double, as the codec expects. */
-function decimal(v: unknown): number {
-  const n = typeof v === "string" ? Number(v) : typeof v === "number" ? v : Number.NaN;
-  if (!Number.isFinite(n) || (typeof v === "string" && v.trim() === "")) {
-    throw new Error(`not a decimal: ${JSON.stringify(v)}`);
-  }
-  return n;
 }
 
 function tradeOf(assetId: string, price: number, m: Record<string, unknown>): ReceivedTrade {
@@ -190,9 +220,4 @@ function tradeOf(assetId: string, price: number, m: Record<string, unknown>): Re
     size: decimal(m.size),
     feeRateBps: m.fee_rate_bps === undefined ? 0 : decimal(m.fee_rate_bps),
   };
-}
-
-function levels(v: unknown): Level[] {
-  if (!Array.isArray(v)) throw new Error("book side is not a list");
-  return v.map((l: Record<string, unknown>) => ({ price: decimal(l.price), size: decimal(l.size) }));
 }

@@ -1,9 +1,11 @@
 import type { Coin, MarketType } from "../../domain/market.ts";
 import { type Clock, isoSeconds, type Micros } from "../../domain/time.ts";
 import type { Logger } from "../../log.ts";
+import type { EventStore } from "../../store/ports/event-store.ts";
 import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
 import type { TradeStore } from "../../store/ports/trade-store.ts";
 import { BackgroundWork } from "./background-work.ts";
+import { EventRecorder } from "./event-recorder.ts";
 import type { ClobFeed } from "./clob-feed.ts";
 import type { GammaClient } from "./gamma-client.ts";
 import { MarketDiscovery } from "./market-discovery.ts";
@@ -17,6 +19,11 @@ export interface CollectorOptions {
   store: MarketStore;
   /** Where the trades go. */
   trades: TradeStore;
+  /**
+   * Where every market-channel message and coin-price update goes, as events (DESIGN 3.10); null
+   * records none (`--no-events`). Default null.
+   */
+  events?: EventStore | null;
   /**
    * Binance's 1m candles, which settle 1h and 24h markets (the Binance recorder stores them). Without
    * it, or while a candle is missing for longer than `candleWaitS`, the Binance price in effect at the
@@ -47,6 +54,7 @@ export interface CollectorOptions {
 }
 
 const DEFAULTS = {
+  events: null,
   candles: null,
   candleWaitS: 120,
   lookahead: 1,
@@ -64,6 +72,8 @@ const DEFAULTS = {
  * - `TickRecorder` writes, once a second (`tick`), one snapshot of every live market followed, all in
  *   one transaction, or a gap with the cause for a market that cannot be recorded that second;
  * - `TradeRecorder` writes the trades the market channel reported since the last tick;
+ * - `EventRecorder` (when events are on) writes, each tick before its snapshots, every market-channel
+ *   message and coin-price update received since the last, and the markets' book-integrity counts;
  * - `MarketSettlement` captures the start and end prices from the feed each market's record settles
  *   on (a TWAP stream, Chainlink's instantaneous stream, or Binance's 1m candles: DESIGN 3.4), takes
  *   the final liquidity before the close, and learns the resolution from the market channel's
@@ -75,6 +85,8 @@ const DEFAULTS = {
  * Invariants:
  * - at most one snapshot per market per tick, written idempotently on (market, time), so a restart
  *   or a replayed batch never duplicates;
+ * - a snapshot is the state after exactly the events received up to its time (src/events/derive.ts):
+ *   the tick takes the events and the snapshots in one synchronous stretch, and writes the events first;
  * - every second of a followed live market either has a snapshot or lies in a recorded gap, including
  *   the time the collector itself was not running (found on start from the last stored snapshot);
  * - a market record changes only by upsert of the whole record, after the store accepted it.
@@ -87,6 +99,7 @@ export class Collector {
   private readonly discovery: MarketDiscovery;
   private readonly ticks: TickRecorder;
   private readonly trades: TradeRecorder;
+  private readonly events: EventRecorder | null;
   private readonly settlement: MarketSettlement;
 
   constructor(options: CollectorOptions) {
@@ -100,6 +113,7 @@ export class Collector {
     });
     this.ticks = new TickRecorder({ ...o, background: this.background });
     this.trades = new TradeRecorder(o);
+    this.events = o.events ? new EventRecorder({ ...o, events: o.events }) : null;
     this.settlement = new MarketSettlement({
       ...o,
       prices: {
@@ -121,6 +135,16 @@ export class Collector {
   /** Trades written so far (new ones; a trade received twice is stored once). */
   get tradesWritten(): number {
     return this.trades.written;
+  }
+
+  /** New market events written so far (0 with events off). */
+  get eventsWritten(): number {
+    return this.events?.written ?? 0;
+  }
+
+  /** New coin-price updates written so far (0 with events off). */
+  get coinEventsWritten(): number {
+    return this.events?.coinsWritten ?? 0;
   }
 
   /** Start or end prices of ours that Gamma's own disagreed with (Gamma's kept); logged each. */
@@ -150,6 +174,8 @@ export class Collector {
     await this.settled();
     await this.ticks.closeGaps();
     await Promise.all([this.opts.clob.stop(), this.opts.rtds.stop()]);
+    // What was received since the last tick: a clean stop loses no event.
+    if (this.events) await this.events.write(this.events.take(this.opts.clock.nowMicros()));
   }
 
   /** The work of one second. */
@@ -158,7 +184,11 @@ export class Collector {
     const second = Math.floor(now / 1e6);
     this.opts.clob.maintain();
     this.opts.rtds.maintain();
-    await this.ticks.record(now);
+    // No message is received between these two: the snapshots are the state after exactly these events.
+    const events = this.events?.take(now);
+    const snapshots = this.ticks.prepare(now);
+    if (events) await this.events?.write(events);
+    await this.ticks.commit(snapshots);
     await this.trades.record(this.followed.values());
     this.settlement.afterTick(second);
     if (this.discovery.isDue(second)) this.background.start(() => this.discovery.discover());
@@ -169,6 +199,7 @@ export class Collector {
   /** Hands a market to every part, opening the gap a previous run (or a late start) left in it. */
   private async follow(market: StoredMarket, now: Micros): Promise<void> {
     await this.ticks.follow(market, now);
+    this.events?.follow(market);
     this.settlement.follow(market);
     this.followed.set(market.slug, market);
     this.opts.clob.follow([market.clobTokenUp, market.clobTokenDown]);
@@ -181,6 +212,7 @@ export class Collector {
   private unfollow(market: StoredMarket): void {
     this.followed.delete(market.slug);
     this.ticks.unfollow(market.slug);
+    this.events?.unfollow(market);
     this.settlement.unfollow(market.slug);
     this.opts.clob.unfollow([market.clobTokenUp, market.clobTokenDown]);
   }

@@ -1,5 +1,6 @@
 import { type Coin, DEFAULT_COINS, parseCoin, type Settlement } from "../../domain/market.ts";
 import { settlementName } from "../../domain/settlement.ts";
+import { type CoinEvent, type CoinEventTopic, COIN_EVENT_TOPICS } from "../../domain/event.ts";
 import type { Clock } from "../../domain/time.ts";
 import { PriceFeed, scaledDecimalToNumber } from "../../upstream/price-feed.ts";
 import { SocketFeed, type SocketFeedOptions } from "./socket-feed.ts";
@@ -51,6 +52,8 @@ export class RtdsFeed extends SocketFeed {
   private readonly clock: Clock;
   private readonly feeds = new Map<string, PriceFeed>();
   private readonly coins: readonly Coin[];
+  private keeping = false;
+  private events: CoinEvent[] = [];
 
   constructor(opts: RtdsFeedOptions) {
     super("rtds", opts, { heartbeatIntervalMs: 5_000, silenceLimitMs: 20_000 });
@@ -83,6 +86,18 @@ export class RtdsFeed extends SocketFeed {
     return feed;
   }
 
+  /** From now on, keep every price update of the followed coins as an event (off by default). */
+  keepEvents(): void {
+    this.keeping = true;
+  }
+
+  /** The price updates received since the last call, in receive order. */
+  takeEvents(): CoinEvent[] {
+    const taken = this.events;
+    this.events = [];
+    return taken;
+  }
+
   /** Forgets ticks older than `second`; settled markets no longer need them. */
   forgetBefore(second: number): void {
     for (const feed of this.feeds.values()) feed.dropBefore(second);
@@ -94,7 +109,9 @@ export class RtdsFeed extends SocketFeed {
     const payload = m.payload as Record<string, unknown>;
     const coin = coinOfSymbol(String(payload.symbol));
     if (!coin) return;
-    const receivedMs = Math.floor(this.clock.nowMicros() / 1000);
+    const receivedUs = this.clock.nowMicros();
+    if (this.keeping && this.coins.includes(coin)) this.keep(m, coin, receivedUs);
+    const receivedMs = Math.floor(receivedUs / 1000);
     const feed = this.feed(source, coin);
     // On subscribing the socket sends recent history as one message with a `data` list.
     const ticks = Array.isArray(payload.data) ? (payload.data as Record<string, unknown>[]) : [payload];
@@ -104,4 +121,17 @@ export class RtdsFeed extends SocketFeed {
       feed.addTick(Math.floor(ms / 1000), tickValue(tick), receivedMs);
     }
   }
+
+  /** The update kept whole, under its coin and topic, stamped with the socket's send time. */
+  private keep(m: Record<string, unknown>, coin: Coin, receivedUs: number): void {
+    const topic = String(m.topic);
+    const payload = m.payload as Record<string, unknown>;
+    const ms = typeof m.timestamp === "number" ? m.timestamp : payload.timestamp;
+    if (!isCoinEventTopic(topic) || typeof ms !== "number" || !Number.isSafeInteger(ms)) return;
+    this.events.push({ coin, topic, receivedUs, timestampMs: ms, message: m });
+  }
+}
+
+function isCoinEventTopic(topic: string): topic is CoinEventTopic {
+  return (COIN_EVENT_TOPICS as readonly string[]).includes(topic);
 }

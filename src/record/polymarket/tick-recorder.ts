@@ -1,5 +1,4 @@
-import { displayedPrice } from "../../domain/book.ts";
-import { encodeBooks } from "../../wire/book-codec.ts";
+import { snapshotOf, tokenState } from "../../events/derive.ts";
 import { settlementName } from "../../domain/settlement.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
@@ -40,6 +39,14 @@ interface Recording {
   gap: OpenGap | null;
   /** The cadence slot of the last snapshot, stored or written: never two in one slot. */
   lastSlot: number;
+}
+
+/** A tick's snapshots, taken and not yet written. */
+export interface PreparedTick {
+  now: Micros;
+  slot: number;
+  batch: SnapshotBatch[];
+  recorded: Recording[];
 }
 
 /** Why a live market has no snapshot this tick: a gap's cause and detail. */
@@ -85,10 +92,18 @@ export class TickRecorder {
 
   /** The snapshots of one tick, and the gaps of the markets that have none. */
   async record(now: Micros): Promise<void> {
+    await this.commit(this.prepare(now));
+  }
+
+  /**
+   * The snapshots of one tick, taken from the books as they are now (synchronously: no message is
+   * received in between, so each is the state after exactly the events received up to `now`).
+   */
+  prepare(now: Micros): PreparedTick {
     const second = Math.floor(now / 1e6);
     const slot = this.slotOf(now);
     const batch: SnapshotBatch[] = [];
-    let recorded: Recording[] = [];
+    const recorded: Recording[] = [];
     for (const r of this.recordings.values()) {
       const m = r.market;
       // A timer firing early, or a restart within a slot, must not record a slot twice.
@@ -101,6 +116,11 @@ export class TickRecorder {
       batch.push({ marketKey: m.key, rows: [row] });
       recorded.push(r);
     }
+    return { now, slot, batch, recorded };
+  }
+
+  /** Writes a prepared tick's snapshots in one transaction, and closes the gaps they end. */
+  async commit({ now, slot, batch, recorded }: PreparedTick): Promise<void> {
     if (batch.length > 0 && !(await this.write(batch, recorded, now))) recorded = [];
     for (const r of recorded) {
       r.lastSlot = slot;
@@ -144,14 +164,9 @@ export class TickRecorder {
     const upBook = clob.book(m.clobTokenUp);
     const downBook = clob.book(m.clobTokenDown);
     if (!upBook || !downBook) return { cause: "no_book", detail: "token not followed" };
-    const up = upBook.toOrderBook();
-    const down = downBook.toOrderBook();
-    const priceUp = displayedPrice(up, upBook.lastTradePrice);
-    const priceDown = displayedPrice(down, downBook.lastTradePrice);
-    if (priceUp === null || priceDown === null) {
-      return { cause: "no_price", detail: "an empty book and no trade yet" };
-    }
-    return { time: now, coinPrice, priceUp, priceDown, books: encodeBooks(up, down) };
+    // The one rule from events to snapshots (src/events/derive.ts), on the books as they are at `now`.
+    const row = snapshotOf(tokenState(upBook), tokenState(downBook), now, coinPrice);
+    return row ?? { cause: "no_price", detail: "an empty book and no trade yet" };
   }
 
   /** The market's settlement feed's price in effect, unless there is none or it is stale. */

@@ -19,7 +19,7 @@ import { BIN } from "../../helpers/paths.ts";
 
 /**
  * `updown collect` as a real process against local upstream servers, killed with SIGKILL mid-market
- * and started again: no second and no trade is recorded twice, the database is intact, and the
+ * and started again: no second, no trade and no event is recorded twice, the database is intact, and the
  * coverage endpoint shows the time it was down as a gap with its cause. Real processes run on the wall clock, so this
  * test waits for events of real time (snapshots stored, the feed's prices of later seconds); it is kept short.
  */
@@ -61,6 +61,7 @@ before(async () => {
       upstream.clob.trade(id, 0.49, { timestampMs: Date.now(), size: String(++n), side: "BUY" });
     }
   }, 250);
+  upstream.clob.sent = [];
   dir = mkdtempSync(join(tmpdir(), "updown-collect-"));
 });
 
@@ -129,6 +130,7 @@ test("killed with SIGKILL mid-market and restarted: no duplicates, and the gap i
   first.child.kill("SIGKILL");
   await new Promise((resolve) => first.child.once("exit", resolve));
   const killedAt = systemClock.nowMicros();
+  const connectionsOfFirst = upstream.clob.connections;
   const before = total();
   // Down for long enough that at least two ticks are missed whatever the restart takes: until the
   // settlement feed has published the price of the second two seconds after the kill.
@@ -137,6 +139,10 @@ test("killed with SIGKILL mid-market and restarted: no duplicates, and the gap i
 
   const second = startCollector();
   await waitFor(() => total() >= before + 3, `snapshots after the restart (output: ${second.output()})`);
+  // Every frame sent until now has been received and written two ticks later, whatever the stop does.
+  const sentBeforeStop = upstream.clob.sent?.length ?? 0;
+  const snapshotsThen = total();
+  await waitFor(() => total() >= snapshotsThen + 2, "two more ticks");
   second.child.kill("SIGTERM");
   const code = await new Promise((resolve) => second.child.once("exit", resolve));
   assert.equal(code, 0, second.output());
@@ -171,6 +177,7 @@ test("killed with SIGKILL mid-market and restarted: no duplicates, and the gap i
   assert.ok(killed, "one market was recorded before and after the kill");
   const store = new SqliteStore(join(dir, "collect.db"));
   await store.migrate();
+  await eventsStoredOnce(store, connectionsOfFirst, sentBeforeStop);
   const t = await makeTestApp({ store, seed: false, clock: new ManualClock(systemClock.nowMicros()) });
   try {
     const res = await t.get(`/v1/markets/${killed[0]}/coverage`);
@@ -184,6 +191,46 @@ test("killed with SIGKILL mid-market and restarted: no duplicates, and the gap i
     await t.close();
   }
 });
+
+/**
+ * The events of the killed and restarted collector: each market-channel message the upstream sent is
+ * stored at most as often as it was sent (a trade replayed to the new subscription was received
+ * twice), and every message the restarted run received before its stop was stored exactly once.
+ */
+async function eventsStoredOnce(store: SqliteStore, connectionsOfFirst: number, sentBeforeStop: number) {
+  const canonical = (m: unknown): string =>
+    JSON.stringify(m, (_k, v: unknown) =>
+      v && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
+        : v,
+    );
+  const storedTimes = new Map<string, number>();
+  for (const key of await store.events.marketsWithEvents()) {
+    for await (const block of store.events.streamMarketEvents(key))
+      for (const e of block)
+        storedTimes.set(canonical(e.message), (storedTimes.get(canonical(e.message)) ?? 0) + 1);
+  }
+  const sent = (upstream.clob.sent ?? []).map((f, i) => ({ ...f, i }));
+  const messagesOf = (text: string): unknown[] => {
+    if (text === "PONG") return [];
+    const v = JSON.parse(text) as unknown;
+    return Array.isArray(v) ? v : [v];
+  };
+  const sentTimes = new Map<string, number>();
+  for (const f of sent)
+    for (const m of messagesOf(f.text)) sentTimes.set(canonical(m), (sentTimes.get(canonical(m)) ?? 0) + 1);
+  assert.ok(storedTimes.size > 0, "events were stored");
+  for (const [m, n] of storedTimes)
+    assert.ok(n <= (sentTimes.get(m) ?? 0), `stored ${n} times, sent fewer: ${m}`);
+  const secondRun = sent.filter((f) => f.connection > connectionsOfFirst && f.i < sentBeforeStop);
+  const received = secondRun.flatMap((f) => messagesOf(f.text));
+  assert.ok(received.length > 0, "the restarted run received messages");
+  for (const m of received)
+    assert.ok((storedTimes.get(canonical(m)) ?? 0) >= 1, `lost after the restart: ${canonical(m)}`);
+  // Those only the restarted run was sent (its own books, later trades) are stored exactly once.
+  for (const m of received)
+    if (sentTimes.get(canonical(m)) === 1) assert.equal(storedTimes.get(canonical(m)), 1, canonical(m));
+}
 
 test("collect records Binance beside Polymarket, into the same database the API serves", async () => {
   const binance = await BinanceUpstream.start(systemClock, Date.now() - 60_000, Date.now());
