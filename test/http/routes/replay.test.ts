@@ -378,3 +378,32 @@ describe("GET /v1/replay (NDJSON)", () => {
     assert.deepEqual(got.messages, []);
   });
 });
+
+describe("a server that stops", () => {
+  test("ends the replays in flight with 1001 and closes", async () => {
+    const own = await openTestStore();
+    const ownClock = new ManualClock(ANCHOR * 1e6);
+    // A paced replay that would wait for ever between its first two messages.
+    const stopping = await serverOver(
+      buildContext({ store: own, clock: ownClock, sleep: () => new Promise(() => {}) }),
+      {},
+    );
+    await stopping.listen({ port: 0, host: "127.0.0.1" });
+    const ownKey = (
+      await new KeyService(own.keys, ownClock, loadPlans()).create({ plan: "pro", account: "stop" })
+    ).key;
+    await recordMarket(own, HAND_MARKET, A);
+    const port = (stopping.server.address() as AddressInfo).port;
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/replay/ws?from=${FROM}&to=${TO}`, {
+      headers: { "x-api-key": ownKey },
+    });
+    ws.on("open", () => ws.send(JSON.stringify(subscribeTo(HAND_MARKET.slug))));
+    await once(ws, "message");
+    const closed = once(ws, "close") as Promise<[number, Buffer]>;
+    await stopping.close();
+    const [code, reason] = await closed;
+    assert.equal(code, 1001);
+    assert.match(String(reason), /stopping/);
+    await own.close();
+  });
+});
