@@ -489,6 +489,7 @@ if (pgUrl === null) {
           assert.deepEqual(await gapsBySlug(store), await gapsBySlug(source), name);
           assert.deepEqual(await store.exchange.listSeries(), series, name);
           assert.deepEqual(await exchangeRows(store.exchange), rows, name);
+          assert.deepEqual(await eventsOf(store), await eventsOf(source), name);
           await assertKeysWork(store, keys);
         }
         const expected = await apiAnswers(source, keys.active);

@@ -3,13 +3,14 @@ import { test } from "node:test";
 import fc from "fast-check";
 import type { MarketEvent } from "../../src/domain/event.ts";
 import {
-  EVENT_BLOCK_LEVEL,
   decodeCoinUpdates,
   decodeEventBlockIndex,
   decodeMarketEvents,
   encodeCoinUpdates,
   encodeMarketEvents,
 } from "../../src/wire/event-block.ts";
+
+const FORMS = ["tail", "sealed"] as const;
 
 /** Keys that spell paths alike ("a.b" and {a: {b}}), or look like the codec's own suffixes. */
 const key = fc.oneof(
@@ -78,13 +79,20 @@ test("any JSON message, and -0, NaN and the infinities, decode as they were enco
             message: m,
           };
         });
-        const back = decodeMarketEvents(encodeMarketEvents(events, EVENT_BLOCK_LEVEL.pending));
-        assert.deepStrictEqual(back, events);
-        // Key order too.
-        assert.deepStrictEqual(
-          back.map((e) => JSON.stringify(e.message)),
-          events.map((e) => JSON.stringify(e.message)),
-        );
+        for (const form of FORMS) {
+          const back = decodeMarketEvents(encodeMarketEvents(events, form));
+          assert.deepStrictEqual(back, events);
+          // Key order too.
+          assert.deepStrictEqual(
+            back.map((e) => JSON.stringify(e.message)),
+            events.map((e) => JSON.stringify(e.message)),
+          );
+          assert.deepStrictEqual(decodeEventBlockIndex(encodeMarketEvents(events, form)), {
+            receivedUs: events.map((e) => e.receivedUs),
+            timestampMs: events.map((e) => e.timestampMs),
+            types: events.map((e) => e.type),
+          });
+        }
       },
     ),
     { numRuns: 300, seed: 22 },
@@ -97,11 +105,24 @@ test("a block's index gives the times and types without the messages", () => {
     { receivedUs: 5_000_123, timestampMs: 5_001, type: "last_trade_price", message: { a: "2" } },
     { receivedUs: 7_999_999, timestampMs: 7_999, type: "book", message: {} },
   ];
-  assert.deepEqual(decodeEventBlockIndex(encodeMarketEvents(events, EVENT_BLOCK_LEVEL.sealed)), {
+  assert.deepEqual(decodeEventBlockIndex(encodeMarketEvents(events, "sealed")), {
     receivedUs: [5_000_123, 5_000_123, 7_999_999],
     timestampMs: [4_990, 5_001, 7_999],
     types: ["book", "last_trade_price", "book"],
   });
+});
+
+test("a message's own timestamp, as text or number, comes back as it was", () => {
+  const events: MarketEvent[] = [0, 1_786_604_072_222].flatMap((ts) =>
+    [String(ts), ts, -0, `${ts}.0`, `0${ts}`, ts + 1].map((timestamp) => ({
+      receivedUs: 1_786_604_072_222_000,
+      timestampMs: ts,
+      type: "book" as const,
+      message: { timestamp, nested: [timestamp] },
+    })),
+  );
+  for (const form of FORMS)
+    assert.deepStrictEqual(decodeMarketEvents(encodeMarketEvents(events, form)), events);
 });
 
 test("coin updates keep their message whole", () => {
@@ -123,17 +144,16 @@ test("coin updates keep their message whole", () => {
       },
     },
   ];
-  assert.deepStrictEqual(decodeCoinUpdates(encodeCoinUpdates(updates, EVENT_BLOCK_LEVEL.sealed)), updates);
+  for (const form of FORMS)
+    assert.deepStrictEqual(decodeCoinUpdates(encodeCoinUpdates(updates, form)), updates);
 });
 
 test("values JSON does not have are refused, not stored as something else", () => {
-  for (const bad of [undefined, 1n, new Date(0), () => 1]) {
+  for (const [bad, form] of FORMS.flatMap((f) =>
+    [undefined, 1n, new Date(0), () => 1].map((b) => [b, f] as const),
+  )) {
     assert.throws(
-      () =>
-        encodeMarketEvents(
-          [{ receivedUs: 1, timestampMs: 1, type: "book", message: { bad } }],
-          EVENT_BLOCK_LEVEL.pending,
-        ),
+      () => encodeMarketEvents([{ receivedUs: 1, timestampMs: 1, type: "book", message: { bad } }], form),
       TypeError,
     );
   }

@@ -2,7 +2,7 @@ import { MARKET_EVENT_TYPES, type MarketEvent, type MarketEventType } from "../.
 import type { SortOrder } from "../../domain/snapshot.ts";
 import {
   type CoinUpdate,
-  EVENT_BLOCK_LEVEL,
+  type BlockForm,
   decodeCoinUpdates,
   decodeEventBlockIndex,
   decodeMarketEvents,
@@ -20,10 +20,10 @@ import {
  * - A stream's blocks cover disjoint receive-time spans, and events of one receive time are never
  *   split between two blocks, so the blocks in order of `firstUs` are the stream in receive order.
  * - The live collector appends a few events a second per market. Each append past the stream's end is
- *   written as a small block of its own at a fast compression level: the stream's *tail*, everything
+ *   written as a small block of its own in a form quick to write (src/wire/event-block.ts): the stream's *tail*, everything
  *   from the tail's first receive time on (a small row per stream says where it starts and how many
  *   events it holds). Once the tail holds BLOCK_EVENTS events, whole blocks of that many are *sealed*:
- *   re-encoded at the final level into one row each, the rest kept as the tail. A tail nobody has
+ *   re-encoded in the compressed form into one row each, the rest kept as the tail. A tail nobody has
  *   appended to for SEAL_IDLE_US (the market ended, the coin's feed stopped) is sealed whole by a
  *   later append of any stream, a few streams an append. So an append writes only its new events,
  *   and each event is encoded about twice in all.
@@ -53,7 +53,7 @@ export interface StreamEvent {
 
 /** How a stream's events are encoded, and the bit of an event's type in a block's `types` mask. */
 export interface EventCodec<E extends StreamEvent> {
-  encode(events: readonly E[], level: number): Uint8Array;
+  encode(events: readonly E[], form: BlockForm): Uint8Array;
   decode(bytes: Uint8Array): E[];
   typeBit(event: E): number;
   /** How many of a block's events a filter keeps, its messages left undecoded. */
@@ -200,9 +200,9 @@ function headerOf<E extends StreamEvent>(codec: EventCodec<E>, events: readonly 
 function blockOf<E extends StreamEvent>(
   codec: EventCodec<E>,
   events: readonly E[],
-  level: number,
+  form: BlockForm,
 ): StoredBlock {
-  return { ...headerOf(codec, events), data: codec.encode(events, level) };
+  return { ...headerOf(codec, events), data: codec.encode(events, form) };
 }
 
 /**
@@ -282,12 +282,8 @@ function blocksOf<E extends StreamEvent>(
   const sealed = split < 0 ? events : events.slice(0, split);
   const pending = split < 0 ? [] : events.slice(split);
   return [
-    ...(sealed.length > 0 ? evenRuns(sealed) : []).map((run) =>
-      blockOf(codec, run, EVENT_BLOCK_LEVEL.sealed),
-    ),
-    ...(pending.length > 0 ? cut(pending, BLOCK_EVENTS) : []).map((run) =>
-      blockOf(codec, run, EVENT_BLOCK_LEVEL.pending),
-    ),
+    ...(sealed.length > 0 ? evenRuns(sealed) : []).map((run) => blockOf(codec, run, "sealed")),
+    ...(pending.length > 0 ? cut(pending, BLOCK_EVENTS) : []).map((run) => blockOf(codec, run, "tail")),
   ];
 }
 
@@ -358,8 +354,8 @@ function* sealTail<K, E extends StreamEvent>(
   if (events.length === 0) return null;
   const runs = whole ? evenRuns(events) : cut(events, BLOCK_EVENTS);
   const rest = whole || runs.at(-1)!.length >= BLOCK_EVENTS ? [] : runs.pop()!;
-  const written = runs.map((run) => blockOf(codec, run, EVENT_BLOCK_LEVEL.sealed));
-  if (rest.length > 0) written.push(blockOf(codec, rest, EVENT_BLOCK_LEVEL.pending));
+  const written = runs.map((run) => blockOf(codec, run, "sealed"));
+  if (rest.length > 0) written.push(blockOf(codec, rest, "tail"));
   yield* call(io.insert(key, written));
   return rest.length === 0
     ? null
