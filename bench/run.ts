@@ -86,8 +86,8 @@ import { ensureWrk, WRK_CONNECTIONS, WRK_THREADS, WrkLoad } from "./wrk.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
 import { measureReplay, type ReplayBenchResult } from "./replay.ts";
-import { eventStorageSection } from "./event-storage.ts";
 import { measureEventRecording } from "./event-recording.ts";
+import { eventStorageSection } from "./event-storage.ts";
 import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
@@ -665,19 +665,21 @@ async function main(): Promise<void> {
       return;
     }
 
-    if (ONLY === "replay") {
-      writeResults({ ...previousResults(), replay: reportReplay(await measureReplay({ tmp })) });
-      return;
-    }
-    if (ONLY === "event-storage") {
-      writeResults({ ...previousResults(), eventStorage: await eventStorageSection(tmp) });
-      return;
-    }
     if (ONLY === "event-recording") {
       writeResults({
         ...previousResults(),
         eventRecording: await measureEventRecording({ tmp, log: console.log }),
       });
+      return;
+    }
+
+    if (ONLY === "event-storage") {
+      writeResults({ ...previousResults(), eventStorage: await eventStorageSection(tmp) });
+      return;
+    }
+
+    if (ONLY === "replay") {
+      writeResults({ ...previousResults(), replay: reportReplay(await measureReplay({ tmp })) });
       return;
     }
 
