@@ -31,6 +31,10 @@
  * Then event recording (bench/event-recording.ts): the same live tick with events on, as a ratio to
  * events off. BENCH_ONLY=event-recording runs only that part (and writes only its section).
  *
+ * Then replay (bench/replay.ts): a market's events replayed over /v1/replay/ws at speed=max to a
+ * WebSocket client in a process of its own, as a ratio to reading and decoding them from the store.
+ * BENCH_ONLY=replay runs only that part.
+ *
  * Then backtests (bench/backtest.ts): snapshots replayed per second by threshold strategies over 100
  * resolved markets, as a ratio to only reading and decoding them, and the p99 of small requests while
  * runs are in flight against idle. BENCH_ONLY=backtest runs only that part (and writes only its section).
@@ -81,6 +85,7 @@ import { type ListEntry, type LoadJob, type LoadResult, runLoad, setList } from 
 import { ensureWrk, WRK_CONNECTIONS, WRK_THREADS, WrkLoad } from "./wrk.ts";
 import { type MeteringResult, measureMetering } from "./metering.ts";
 import { measureRecording, type RecordingResult } from "./recording.ts";
+import { measureReplay, type ReplayBenchResult } from "./replay.ts";
 import { measureEventRecording } from "./event-recording.ts";
 import { eventStorageSection } from "./event-storage.ts";
 import { measureReplicas } from "./replicas.ts";
@@ -598,6 +603,16 @@ function writeColdLists(wrk: WrkLoad, tmp: string, markets: readonly StoredMarke
   return pairs.length;
 }
 
+/** Prints the replay's figures (bench/replay.ts) and answers them. */
+function reportReplay(r: ReplayBenchResult): ReplayBenchResult {
+  console.log(
+    `\nreplay: ${fmt(r.events)} events over /v1/replay/ws at speed=max: ${fmt(r.replayPerSecond)} messages/s to a ` +
+      `WebSocket client vs ${fmt(r.readPerSecond)} events/s read and decoded from the store -> ${fmt(r.ratio, 3)}, ` +
+      `target >= ${r.target}: ${r.pass ? "PASS" : "FAIL"}`,
+  );
+  return r;
+}
+
 async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), "updown-bench-"));
   let load: LoadGenerator | null = null;
@@ -660,6 +675,11 @@ async function main(): Promise<void> {
 
     if (ONLY === "event-storage") {
       writeResults({ ...previousResults(), eventStorage: await eventStorageSection(tmp) });
+      return;
+    }
+
+    if (ONLY === "replay") {
+      writeResults({ ...previousResults(), replay: reportReplay(await measureReplay({ tmp })) });
       return;
     }
 
@@ -872,6 +892,7 @@ async function main(): Promise<void> {
     const eventRecording = ONLY === null ? await measureEventRecording({ tmp, log: console.log }) : null;
     let backtest: BacktestBenchResult | null = null;
     if (ONLY === null) backtest = await backtestSection(tmp, load);
+    const replay = ONLY === null ? reportReplay(await measureReplay({ tmp })) : null;
     const eventStorage = ONLY === null ? await eventStorageSection(tmp) : null;
     load.close();
     load = null;
@@ -1016,6 +1037,7 @@ async function main(): Promise<void> {
       eventRecording,
       storage,
       backtest,
+      replay,
       eventStorage,
       ...Object.fromEntries(OWN_SECTIONS.filter((k) => k in previous).map((k) => [k, previous[k]])),
     });

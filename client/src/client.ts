@@ -11,6 +11,7 @@ import {
   type Sleep,
 } from "./timing.ts";
 import type * as T from "./types.ts";
+import { ndjsonMessages, type ReplayMessage, socketMessages } from "./replay.ts";
 
 export interface RetryInfo {
   /** The retry about to be made: 1 for the first retry. */
@@ -53,6 +54,22 @@ export interface CallOptions {
   timeoutMs?: number;
   /** For POSTs: the Idempotency-Key to send (default a new random UUID per call, the same on retries). */
   idempotencyKey?: string;
+}
+
+export interface ReplayOptions {
+  /** Token ids (asset ids) and/or market slugs, as in Polymarket's subscribe message. */
+  assets: readonly string[];
+  /** Upstream timestamps from (ISO 8601 or epoch ms), inclusive. */
+  from: string | number;
+  /** Upstream timestamps to, inclusive; at most 7 days after `from`. */
+  to: string | number;
+  /** "max", or 1 to 1000 times faster than recorded (default 1). */
+  speed?: number | "max";
+  /**
+   * "websocket" (GET /v1/replay/ws, the key as the updown-key subprotocol), "ndjson" (GET /v1/replay),
+   * or "auto" (default): the WebSocket where the platform has one (browsers, Node 22+), else NDJSON.
+   */
+  transport?: "auto" | "websocket" | "ndjson";
 }
 
 export type QueryValue = string | number | boolean | null | undefined;
@@ -181,6 +198,58 @@ export class UpdownClient {
 
   tradesPage(slug: string, query: T.TradesQuery = {}, o?: CallOptions): Promise<T.MarketTradePage> {
     return this.request("GET", `/v1/markets/${seg(slug)}/trades`, { ...o, query });
+  }
+
+  /** Every recorded market-channel message of a market in the query's range, page after page (newest first unless order "asc"). */
+  events(slug: string, query: T.EventsQuery = {}, o?: CallOptions): AsyncIterableIterator<T.MarketEvent> {
+    return this.#iterate(
+      query,
+      (q) => this.eventsPage(slug, q, o),
+      (p) => p.events,
+      o?.signal,
+    );
+  }
+
+  eventsPage(slug: string, query: T.EventsQuery = {}, o?: CallOptions): Promise<T.MarketEventPage> {
+    return this.request("GET", `/v1/markets/${seg(slug)}/events`, { ...o, query });
+  }
+
+  /** The full book of both outcomes at `time`, rebuilt from the market's events. */
+  bookAt(slug: string, query: T.BookAtQuery, o?: CallOptions): Promise<T.BookAt> {
+    return this.request("GET", `/v1/markets/${seg(slug)}/book`, { ...o, query });
+  }
+
+  /**
+   * The recorded messages of the assets between `from` and `to`, each exactly as Polymarket sent it,
+   * paced by `speed` (docs/events.md). Costs one request per market-hour, charged before the first
+   * message; an error (UpdownError) when refused. Not retried: a retry would be charged again.
+   */
+  replay(options: ReplayOptions, o: Pick<CallOptions, "signal"> = {}): AsyncIterableIterator<ReplayMessage> {
+    const query = { from: options.from, to: options.to, speed: options.speed ?? 1 };
+    const transport = options.transport ?? "auto";
+    const socket = transport === "websocket" || (transport === "auto" && typeof WebSocket === "function");
+    if (socket) {
+      // "" is the page's own origin (a browser).
+      const page = (globalThis as { location?: { origin: string } }).location?.origin ?? "";
+      const http = this.#baseUrl === "" ? page : this.#baseUrl;
+      const url = `${http.replace(/^http/, "ws")}/v1/replay/ws${queryString(query)}`;
+      const protocols = this.#apiKey === undefined ? ["updown"] : ["updown", `updown-key.${this.#apiKey}`];
+      return socketMessages(url, protocols, options.assets, o.signal);
+    }
+    const url = `${this.#baseUrl}/v1/replay${queryString({ ...query, assets_ids: options.assets.join(",") })}`;
+    const fetchImpl = this.#fetch;
+    const headers: Record<string, string> = { accept: "application/x-ndjson" };
+    if (this.#apiKey !== undefined) headers["x-api-key"] = this.#apiKey;
+    return (async function* () {
+      let response: Response;
+      try {
+        response = await fetchImpl(url, { headers, signal: o.signal });
+      } catch (err) {
+        if (o.signal?.aborted) throw abortedError(o.signal);
+        throw new UpdownError({ code: "NETWORK", message: `The replay failed: ${String(err)}`, cause: err });
+      }
+      yield* ndjsonMessages(response);
+    })();
   }
 
   /** What a market order of `size` would have paid (or got) from the book in effect at `time`. */

@@ -7,6 +7,7 @@ export type {
   CallOptions,
   ClientOptions,
   QueryValue,
+  ReplayOptions,
   RequestOptions,
   RetryInfo,
   WaitOptions,
@@ -14,5 +15,6 @@ export type {
 export { UpdownError } from "./errors.ts";
 export type { ClientErrorCode, UpdownErrorCode, UpdownErrorInit } from "./errors.ts";
 export type { Sleep } from "./timing.ts";
+export type { ReplayMessage } from "./replay.ts";
 export type * from "./types.ts";
 export type { components, operations, paths } from "./openapi.ts";

@@ -9,8 +9,8 @@ type Schemas = components["schemas"];
 type OperationId = keyof operations;
 
 /** The JSON answer of an operation's 200. */
-export type AnswerOf<Op extends OperationId> = operations[Op]["responses"][200] extends {
-  content: { "application/json": infer Body };
+export type AnswerOf<Op extends OperationId> = operations[Op]["responses"] extends {
+  200: { content: { "application/json": infer Body } };
 }
   ? Body
   : never;
@@ -43,6 +43,9 @@ export type SeriesCatalog = Schemas["SeriesList"];
 export type Series = Schemas["Series"];
 export type MarketTrade = Schemas["MarketTrade"];
 export type MarketTradePage = Schemas["MarketTradePage"];
+export type MarketEvent = Schemas["MarketEvent"];
+export type MarketEventPage = Schemas["MarketEventPage"];
+export type BookAt = Schemas["BookAt"];
 export type Account = Schemas["Account"];
 export type BacktestQuota = Schemas["BacktestQuota"];
 export type ExecutionPrice = Schemas["ExecutionPrice"];
@@ -82,6 +85,9 @@ export type SnapshotsQuery = QueryOf<"listSnapshots">;
 export type SnapshotAtQuery = QueryOf<"getSnapshotAt">;
 export type MarketSeriesQuery = QueryOf<"getSeries">;
 export type TradesQuery = QueryOf<"listMarketTrades">;
+export type EventsQuery = Omit<QueryOf<"listMarketEvents">, "format">;
+export type BookAtQuery = QueryOf<"getBookAt">;
+export type ReplayQuery = QueryOf<"replay">;
 export type ExecutionPriceQuery = QueryOf<"getExecutionPrice">;
 export type LatestTradesQuery = QueryOf<"listLatestTrades">;
 export type DepthSnapshotsQuery = QueryOf<"listDepthSnapshots">;

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from tests.harness import LONG_SLUG, ServerTest, client, new_key, seen_count, seen_since
+from updown import UpdownError
 
 
 class PagingTest(ServerTest):
@@ -75,6 +76,18 @@ class PagingTest(ServerTest):
         strategies = list(own.strategies(limit=2))
         self.assertEqual(len(strategies), 3)
         self.assertEqual(own.strategy(strategies[0]["id"]), strategies[0])
+
+    def test_events_book_and_replay_of_a_market_without_events(self) -> None:
+        page = self.client.events_page(LONG_SLUG, order="asc")
+        self.assertEqual((page["slug"], page["events"], page["total"]), (LONG_SLUG, [], 0))
+        self.assertEqual(list(self.client.events(LONG_SLUG)), [])
+        with self.assertRaises(UpdownError) as caught:
+            self.client.book_at(LONG_SLUG, "2026-07-23T22:30:00Z")
+        self.assertEqual(caught.exception.code, "RESOURCE_NOT_FOUND")
+        self.assertEqual(self.client.replay([LONG_SLUG], "2026-07-23T22:00:00Z", "2026-07-23T23:00:00Z"), [])
+        url = self.client.replay_url("2026-07-23T22:00:00Z", "2026-07-23T23:00:00Z", speed=10)
+        self.assertTrue(url.startswith("ws://"), url)
+        self.assertIn("/v1/replay/ws?from=2026-07-23T22%3A00%3A00Z&to=", url)
 
     def test_single_answers_and_the_key_in_a_header(self) -> None:
         before = seen_count()

@@ -31,6 +31,7 @@ from typing import (
     List,
     Mapping,
     Optional,
+    Sequence,
     Tuple,
     TypeVar,
     Union,
@@ -363,6 +364,34 @@ class Client:
     def trades_page(self, slug: str, **query: QueryValue) -> T.MarketTradePage:
         return self._call("listMarketTrades", {"slug": slug}, query)
 
+    def events(self, slug: str, **query: QueryValue) -> Pages[T.MarketEvent]:
+        """Every recorded market-channel message of a market (ListMarketEventsQuery: newest first unless
+        ``order="asc"``; ``start_time``/``end_time`` bound the upstream timestamp; ``types``
+        comma-separated), each as Polymarket sent it plus ``received_at`` (docs/events.md)."""
+        return Pages(lambda q: self.events_page(slug, **q), "events", dict(query), _frame_of("MarketEvent"))
+
+    def events_page(self, slug: str, **query: QueryValue) -> T.MarketEventPage:
+        return self._call("listMarketEvents", {"slug": slug}, query)
+
+    def book_at(self, slug: str, time: QueryValue) -> T.BookAt:
+        """The full book of both outcomes at ``time``, rebuilt from the market's events."""
+        return self._call("getBookAt", {"slug": slug}, {"time": time})
+
+    def replay(self, assets: Sequence[str], from_: QueryValue, to: QueryValue, speed: QueryValue = "max") -> List[Dict[str, Any]]:
+        """The recorded messages of ``assets`` (token ids or market slugs) between ``from_`` and ``to``,
+        each exactly as Polymarket sent it, in receive order (GET /v1/replay, NDJSON; one request per
+        market-hour). ``speed`` paces the answer as it is sent (default ``max``)."""
+        query = {"assets_ids": ",".join(assets), "from": from_, "to": to, "speed": speed}
+        data = cast(bytes, self._call("replay", {}, query, raw=True))
+        return [json.loads(line) for line in data.decode("utf-8").splitlines() if line]
+
+    def replay_url(self, from_: QueryValue, to: QueryValue, speed: QueryValue = 1) -> str:
+        """The WebSocket URL of a replay (GET /v1/replay/ws) for a WebSocket library: connect with the
+        ``X-API-Key`` header, send ``{"assets_ids": [...], "type": "market"}`` and read (docs/events.md)."""
+        _, path = T.OPERATIONS["replayWebSocket"]
+        query = urllib.parse.urlencode({"from": from_, "to": to, "speed": speed})
+        return re.sub(r"^http", "ws", self.base_url) + path + "?" + query
+
     def execution_price(self, slug: str, **query: QueryValue) -> T.ExecutionPrice:
         """What a market order would have paid: outcome, side, size, time (GetExecutionPriceQuery)."""
         return self._call("getExecutionPrice", {"slug": slug}, query)
@@ -674,6 +703,10 @@ OPERATION_METHODS: Dict[str, str] = {
     "listOpenInterest": "open_interest_page",
     "listMarkPrices": "mark_prices_page",
     "getExecutionPrice": "execution_price",
+    "listMarketEvents": "events_page",
+    "getBookAt": "book_at",
+    "replay": "replay",
+    "replayWebSocket": "replay_url",
     "getStrategySchema": "strategy_schema",
     "generateStrategy": "generate_strategy",
     "runStrategy": "run_strategy",

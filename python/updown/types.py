@@ -23,6 +23,10 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "getSnapshotAt": ("GET", "/v1/markets/{slug}/snapshots/at"),
     "getSeries": ("GET", "/v1/markets/{slug}/series"),
     "listMarketTrades": ("GET", "/v1/markets/{slug}/trades"),
+    "listMarketEvents": ("GET", "/v1/markets/{slug}/events"),
+    "getBookAt": ("GET", "/v1/markets/{slug}/book"),
+    "replayWebSocket": ("GET", "/v1/replay/ws"),
+    "replay": ("GET", "/v1/replay"),
     "getMarketCoverage": ("GET", "/v1/markets/{slug}/coverage"),
     "listSeries": ("GET", "/v1/series"),
     "exportSnapshots": ("GET", "/v1/markets/{slug}/snapshots/export"),
@@ -67,13 +71,16 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "BacktestTradeExitOption1AttemptsItem": {"time": "datetime", "size": "value", "price": "value", "proceeds": "value", "fee_usdc": "value"},
     "BacktestTradeExitOption1LevelsItem": {"price": "value", "size": "value"},
     "BacktestTradeSettlementOption1": {"shares": "value", "payout_per_share": "value", "proceeds": "value"},
+    "BookAt": {"slug": "value", "requested_time": "datetime", "last_event_at": "datetime", "last_event_type": "value", "up": "TokenBook", "down": "TokenBook"},
+    "BookIntegrity": {"book_matches": "value", "book_mismatches": "value", "best_matches": "value", "best_mismatches": "value"},
     "Candle": {"open_time": "datetime", "close_time": "datetime", "timestamp": "value", "open": "value", "high": "value", "low": "value", "close": "value", "volume": "value", "quote_volume": "value", "trades": "value", "taker_buy_volume": "value", "taker_buy_quote_volume": "value"},
     "CandlePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
-    "Coverage": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "resolved": "value", "cadence_seconds": "value", "until": "datetime", "expected_snapshots": "value", "recorded_snapshots": "value", "missing_snapshots": "value", "coverage": "value", "largest_gap_seconds": "value", "gaps": "value"},
+    "Coverage": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "resolved": "value", "cadence_seconds": "value", "until": "datetime", "expected_snapshots": "value", "recorded_snapshots": "value", "missing_snapshots": "value", "coverage": "value", "largest_gap_seconds": "value", "gaps": "value", "events": "EventCoverage", "book_integrity": "BookIntegrity"},
     "DepthPage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
     "DepthSnapshot": {"time": "datetime", "timestamp": "value", "price": "value", "bids": "value", "asks": "value"},
     "Error": {"success": "value", "error": "ErrorError", "request_id": "value", "timestamp": "datetime"},
     "ErrorError": {"code": "value", "message": "value", "details": "value"},
+    "EventCoverage": {"count": "value", "first_timestamp": "datetime", "last_timestamp": "datetime", "first_received_at": "datetime", "last_received_at": "datetime"},
     "ExecutionPrice": {"slug": "value", "outcome": "value", "side": "value", "size": "value", "time": "datetime", "snapshot_time": "datetime", "mid": "value", "best_price": "value", "average_price": "value", "slippage_bps": "value", "filled": "value", "unfilled": "value", "notional": "value", "fee_usdc": "value", "fee_shares": "value", "levels": "value", "fee_schedule": "FeeSchedule"},
     "ExecutionPriceLevelsItem": {"price": "value", "size": "value"},
     "FeeSchedule": {"rate": "value", "exponent": "value", "taker_only": "value", "rebate_rate": "value"},
@@ -87,6 +94,8 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "MarkPrice": {"time": "datetime", "timestamp": "value", "mark_price": "value", "index_price": "value", "estimated_settle_price": "value", "funding_rate": "value", "next_funding_time": "datetime"},
     "MarkPricePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
     "Market": {"slug": "value", "winner": "value", "market_id": "value", "event_id": "value", "market_type": "value", "start_time": "datetime", "end_time": "datetime", "coin_price_start": "value", "coin_price_end": "value", "condition_id": "value", "clob_token_up": "value", "clob_token_down": "value", "final_volume": "value", "final_liquidity": "value", "resolved_at": "datetime", "created_at": "datetime", "updated_at": "datetime", "coin": "value", "polymarket_slug": "value", "settlement": "Settlement", "fee_schedule": "FeeSchedule"},
+    "MarketEvent": {"event_type": "value", "timestamp": "value", "received_at": "datetime"},
+    "MarketEventPage": {"slug": "value", "events": "value", "total": "value", "limit": "value", "offset": "value"},
     "MarketList": {"markets": "value", "total": "value", "limit": "value", "offset": "value", "warning": "value"},
     "MarketSeries": {"slug": "value", "points": "value", "total": "value", "bucket_us": "value", "snapshots": "value"},
     "MarketTrade": {"time": "datetime", "outcome": "value", "token_id": "value", "side": "value", "price": "value", "size": "value", "fee_rate_bps": "value"},
@@ -113,6 +122,7 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "StrategyDefinitionExitConditionsItem": {"feature": "value", "op": "value", "value": "value"},
     "StrategyDefinitionLimitPriceOption1": {"reference": "value", "offset": "value"},
     "StrategyList": {"strategies": "value", "total": "value", "limit": "value", "offset": "value"},
+    "TokenBook": {"token_id": "value", "book": "OrderBook", "has_book": "value", "last_trade_price": "value", "tick_size": "value"},
     "Trade": {"id": "value", "time": "datetime", "timestamp": "value", "price": "value", "size": "value", "side": "value", "is_buyer_maker": "value"},
     "UsageWindow": {"used": "value", "limit": "value", "remaining": "value", "resets_at": "datetime"},
 }
@@ -350,6 +360,31 @@ class MarketSeries(TypedDict):
     snapshots: List[Snapshot]
 
 
+class EventCoverage(TypedDict):
+    #: Market-channel messages recorded (GET /v1/markets/{slug}/events)
+    count: int
+    #: The first event's upstream timestamp
+    first_timestamp: str
+    #: The last event's upstream timestamp
+    last_timestamp: str
+    #: When the first was received (µs)
+    first_received_at: str
+    #: When the last was received (µs)
+    last_received_at: str
+
+
+class BookIntegrity(TypedDict):
+    "The book rebuilt from events checked against what the upstream said (DESIGN 3.10)"
+    #: book messages equal to the book rebuilt before them
+    book_matches: int
+    #: book messages that differed (never repaired)
+    book_mismatches: int
+    #: price_change entries whose best bid and ask the rebuilt book had
+    best_matches: int
+    #: price_change entries whose best bid or ask it did not have
+    best_mismatches: int
+
+
 RecordingGap = TypedDict("RecordingGap", {"from": "str", "to": "str", "seconds": "float", "missing_snapshots": "int", "cause": "str", "detail": "Optional[str]"}, total=True)
 
 
@@ -367,6 +402,10 @@ class Coverage(TypedDict):
     coverage: Optional[float]
     largest_gap_seconds: float
     gaps: List[RecordingGap]
+    #: What the market's events cover; null without events
+    events: Optional[EventCoverage]
+    #: The book-integrity counts of its events; null when never counted
+    book_integrity: Optional[BookIntegrity]
 
 
 class MarketTradePage(TypedDict):
@@ -376,6 +415,43 @@ class MarketTradePage(TypedDict):
     total: int
     limit: int
     offset: int
+
+
+class MarketEvent(TypedDict):
+    "One market-channel message exactly as Polymarket sent it (every field, decimals as strings), plus received_at (docs/events.md)"
+    event_type: Literal["book", "price_change", "last_trade_price", "tick_size_change", "best_bid_ask", "market_resolved"]
+    #: The upstream's timestamp, epoch milliseconds as it sent it
+    timestamp: str
+    #: When our collector received it, ISO 8601 with microseconds
+    received_at: str
+
+
+class MarketEventPage(TypedDict):
+    slug: str
+    events: List[MarketEvent]
+    #: Events in the range; page until offset reaches it
+    total: int
+    limit: int
+    offset: int
+
+
+class TokenBook(TypedDict):
+    token_id: str
+    book: OrderBook
+    #: False until the token's first book message: the levels are then only the changes seen
+    has_book: bool
+    last_trade_price: Optional[float]
+    tick_size: Optional[float]
+
+
+class BookAt(TypedDict):
+    slug: str
+    requested_time: str
+    #: Receive time of the last event applied (µs): the book is as it stood from then on
+    last_event_at: str
+    last_event_type: str
+    up: TokenBook
+    down: TokenBook
 
 
 class SpanCoverage(TypedDict):
@@ -921,6 +997,33 @@ class ListMarketTradesQuery(TypedDict, total=False):
     start_time: str
     #: Trades at or before: ISO 8601, or epoch milliseconds
     end_time: str
+
+
+class ListMarketEventsQuery(TypedDict, total=False):
+    "Query of listMarketEvents"
+    #: Events whose upstream timestamp is at or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: Events whose upstream timestamp is at or before: ISO 8601, or epoch milliseconds
+    end_time: str
+    #: Only these event types, comma-separated: book, price_change, last_trade_price, tick_size_change, best_bid_ask, market_resolved
+    types: str
+    order: Literal["desc", "asc"]
+    limit: int
+    offset: int
+    #: json: a page; ndjson: every event in the range, one a line, streamed (limit and offset unused)
+    format: Literal["json", "ndjson"]
+
+
+class GetBookAtQuery(TypedDict):
+    "Query of getBookAt"
+    #: The moment (µs precision accepted): ISO 8601, or epoch milliseconds
+    time: str
+
+
+ReplayWebSocketQuery = TypedDict("ReplayWebSocketQuery", {"from": "str", "to": "str", "speed": "str", "api_key": "str"}, total=True)
+
+
+ReplayQuery = TypedDict("ReplayQuery", {"assets_ids": "str", "from": "str", "to": "str", "speed": "str"}, total=True)
 
 
 class ExportSnapshotsQuery(TypedDict, total=False):

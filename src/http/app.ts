@@ -53,6 +53,9 @@ import { numbersAsWritten, wellFormed } from "./strict-input.ts";
 import { coinSchema } from "../wire/wire.ts";
 import { seriesComponents, seriesRoutes } from "./routes/series.ts";
 import { tradeComponents, tradeRoutes } from "./routes/trades.ts";
+import { eventComponents, eventRoutes } from "./routes/events.ts";
+import { replayRoutes } from "./routes/replay.ts";
+import { bookComponents, bookRoutes } from "./routes/book.ts";
 import { BACKTEST_SCHEMAS } from "../backtest/wire.ts";
 import { runRoutes } from "./routes/backtest-runs.ts";
 import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies.ts";
@@ -253,6 +256,9 @@ function v1Api(ctx: AppContext, routes: RouteTable, meter: OnRequest): FastifyPl
       snapshotRoutes,
       marketSeriesRoutes,
       tradeRoutes,
+      eventRoutes,
+      bookRoutes,
+      replayRoutes,
       coverageRoutes,
       seriesRoutes,
       exportRoutes,
@@ -292,6 +298,8 @@ export const updownApp = fp<AppPluginOptions>(
       ...marketSeriesComponents,
       ...coverageComponents,
       ...tradeComponents,
+      ...eventComponents,
+      ...bookComponents,
       ...seriesComponents,
       ...accountComponents,
       ...exchangeComponents,

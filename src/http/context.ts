@@ -17,6 +17,7 @@ import type { Store } from "../store/ports/store.ts";
 import { Metrics } from "./metrics.ts";
 import { BodyBuffers } from "./body-buffers.ts";
 import { PageCache } from "./page-cache.ts";
+import { ReplaySessions, type Sleep } from "./replay.ts";
 
 /** What the app is built from: its dependencies, each with a default merged here and nowhere else. */
 export interface AppOptions {
@@ -38,7 +39,11 @@ export interface AppOptions {
   unmetered?: boolean;
   /** Where the web page's source is (default: the repository's web/); tests give a broken one. */
   webDir?: string;
+  /** How a paced replay waits (default setTimeout); tests pass one that moves their clock instead. */
+  sleep?: Sleep;
 }
+
+const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What every route gets: the app's dependencies, built once. */
 export interface AppContext {
@@ -59,6 +64,10 @@ export interface AppContext {
   unmetered: boolean;
   /** Backtests: strategies, generation and runs (the app starts and closes its scheduler). */
   backtests: BacktestService;
+  /** How a paced replay waits: with `clock`, the time replays run on. */
+  sleep: Sleep;
+  /** The replays in flight (routes/replay.ts). */
+  replays: ReplaySessions;
 }
 
 /** Backtests over the store: the generators the configuration names and this process's run scheduler. */
@@ -102,6 +111,8 @@ export function buildContext(options: AppOptions): AppContext {
     metrics: new Metrics(),
     unmetered: options.unmetered ?? false,
     backtests: backtestsOf(store, config, clock, quota),
+    sleep: options.sleep ?? realSleep,
+    replays: new ReplaySessions(),
   };
 }
 

@@ -1,5 +1,6 @@
 import type * as Api from "../../client/src/index.ts";
 import { runBacktestTool } from "./backtest-tool.ts";
+import { marketEventsTool } from "./events-tool.ts";
 import {
   bookAtInput,
   bookAtOutput,
@@ -292,5 +293,6 @@ export const TOOLS: readonly Tool[] = [
   marketChart,
   bookAt,
   priceOrder,
+  marketEventsTool,
   runBacktestTool,
 ];

@@ -7,6 +7,7 @@ import { isoMicros } from "../../src/domain/time.ts";
 import type { Store } from "../../src/store/ports/store.ts";
 import { HAND_MARKET } from "../helpers/app.ts";
 import { closedPort, ControlledLimiter, serveTestApp, type ServedApp } from "../helpers/client.ts";
+import { marketEvents, recordMarket } from "../helpers/recorded-events.ts";
 
 // The client (client/src) against a running server: real HTTP over loopback, real fetch, real SQLite.
 // Waits between attempts go through the client's injected `sleep`, which records the delay (and, for
@@ -593,4 +594,35 @@ test("a slug of . or .. is refused before any request: it would name another pat
   // Other dots, and escapes, are a segment's own characters, sent encoded (here to a port nothing listens on).
   for (const slug of ["...", "%2e%2e", "a/.."])
     await assert.rejects(() => client.market(slug), UpdownError, slug);
+});
+
+describe("client: a market's events", () => {
+  let served: ServedApp;
+  let client: UpdownClient;
+  const events = marketEvents(HAND_MARKET, { changes: 40 });
+  before(async () => {
+    served = await serveTestApp({ seed: false });
+    await recordMarket(served.t.store, HAND_MARKET, events);
+    client = new UpdownClient({ baseUrl: served.baseUrl, apiKey: served.t.key });
+  });
+  after(() => served.close());
+
+  test("events() pages through every event in the range, each once, in the order asked", async () => {
+    const asc = await all(client.events(HAND_MARKET.slug, { order: "asc", limit: 7 }));
+    assert.deepEqual(
+      asc,
+      events.map((e) => ({ ...e.message, received_at: isoMicros(e.receivedUs) })),
+    );
+    assert.equal(served.seen.length, Math.ceil(events.length / 7));
+    const trades = await all(client.events(HAND_MARKET.slug, { types: "last_trade_price" }));
+    assert.deepEqual(
+      trades.map((e) => e.received_at),
+      events
+        .filter((e) => e.type === "last_trade_price")
+        .map((e) => isoMicros(e.receivedUs))
+        .reverse(),
+    );
+    const book = await client.bookAt(HAND_MARKET.slug, { time: isoMicros(events[1].receivedUs) });
+    assert.equal(book.last_event_type, "book");
+  });
 });

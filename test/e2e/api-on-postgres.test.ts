@@ -19,6 +19,10 @@ const API_TEST_FILES = [
   "http/page-cache.test.ts",
   "access/plans.test.ts",
   "http/routes/snapshots.test.ts",
+  "http/routes/events.test.ts",
+  "http/routes/book.test.ts",
+  "http/routes/coverage.test.ts",
+  "http/routes/replay.test.ts",
 ];
 
 /** This environment for a test run of its own: NODE_TEST_CONTEXT would make it report to ours. */

@@ -104,6 +104,9 @@ describe("every operation's answers match the document", () => {
     "/v1/backtest-ai/strategies/no-such-strategy",
     "/v1/backtest-ai/runs/no-such-run",
     `/v1/markets/${slug}/execution-price?outcome=up&side=buy&size=10&time=2026-07-24T00:00:00Z`,
+    `/v1/markets/${slug}/events?limit=2`,
+    `/v1/markets/${slug}/book?time=2026-07-24T00:00:00Z`,
+    `/v1/replay?assets_ids=${slug}&from=2026-07-24T00:00:00Z&to=2026-07-24T01:00:00Z&speed=max`,
   ];
 
   test("successes, and errors 400, 401, 403, 404 and 429", async () => {
@@ -113,6 +116,8 @@ describe("every operation's answers match the document", () => {
     assert.equal((await t.get("/v1/markets?limit=0")).statusCode, 400);
     assert.equal((await t.get(`/v1/markets/${slug}/snapshots?order=up`)).statusCode, 400);
     assert.equal((await t.get("/v1/btc/spot/candles?interval=7m")).statusCode, 400);
+    // A plain GET of the replay's WebSocket (its 101 is an upgrade, which inject does not make).
+    assert.equal((await t.get("/v1/replay/ws?from=0&to=1")).statusCode, 400);
     assert.equal((await t.get("/v1/markets/btc-updown-5m-1")).statusCode, 404);
     assert.equal((await t.get("/v1/pepe/spot/latest")).statusCode, 404);
     assert.equal((await t.get("/v1/btc/spot/funding-rates")).statusCode, 404);

@@ -22,6 +22,7 @@ const TOOL_NAMES = [
   "market_chart",
   "book_at",
   "price_order",
+  "market_events",
   "run_backtest",
 ];
 
@@ -130,7 +131,7 @@ for (const kind of ["http", "stdio"] as const) {
     });
     after(() => mcp.client.close());
 
-    test("tools/list gives exactly the seven tools, each with both schemas and its cost", async () => {
+    test("tools/list gives exactly the eight tools, each with both schemas and its cost", async () => {
       const { tools } = await mcp.client.listTools();
       assert.deepEqual(
         tools.map((tool) => tool.name),

@@ -8,7 +8,7 @@ const HELP = `updown mcp [--url URL]
 
 Serves the MCP tools over stdio, for an MCP client that starts it as a process (Claude Desktop, an
 IDE, an agent framework): list_series, list_markets, market_summary, market_chart, book_at,
-price_order and run_backtest. Each tool reads the API of the service at UPDOWN_URL with the key in
+price_order, market_events and run_backtest. Each tool reads the API of the service at UPDOWN_URL with the key in
 UPDOWN_API_KEY, so every read counts against that key's limits and the key's plan decides what it
 may read, as over HTTP. stdout carries only the protocol; messages go to stderr.
 

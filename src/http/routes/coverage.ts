@@ -22,6 +22,35 @@ const Gap = Type.Object(
   { $id: "RecordingGap", additionalProperties: false },
 );
 
+const EventCoverage = Type.Object(
+  {
+    count: Type.Integer({ description: "Market-channel messages recorded (GET /v1/markets/{slug}/events)" }),
+    first_timestamp: dateTime("The first event's upstream timestamp"),
+    last_timestamp: dateTime("The last event's upstream timestamp"),
+    first_received_at: dateTime("When the first was received (µs)"),
+    last_received_at: dateTime("When the last was received (µs)"),
+  },
+  { $id: "EventCoverage", additionalProperties: false },
+);
+
+const BookIntegrityWire = Type.Object(
+  {
+    book_matches: Type.Integer({ description: "book messages equal to the book rebuilt before them" }),
+    book_mismatches: Type.Integer({ description: "book messages that differed (never repaired)" }),
+    best_matches: Type.Integer({
+      description: "price_change entries whose best bid and ask the rebuilt book had",
+    }),
+    best_mismatches: Type.Integer({
+      description: "price_change entries whose best bid or ask it did not have",
+    }),
+  },
+  {
+    $id: "BookIntegrity",
+    additionalProperties: false,
+    description: "The book rebuilt from events checked against what the upstream said (DESIGN 3.10)",
+  },
+);
+
 const Coverage = Type.Object(
   {
     slug: Type.String(),
@@ -38,11 +67,17 @@ const Coverage = Type.Object(
     ),
     largest_gap_seconds: Type.Number(),
     gaps: Type.Array(ref("RecordingGap")),
+    events: Type.Union([ref("EventCoverage"), Type.Null()], {
+      description: "What the market's events cover; null without events",
+    }),
+    book_integrity: Type.Union([ref("BookIntegrity"), Type.Null()], {
+      description: "The book-integrity counts of its events; null when never counted",
+    }),
   },
   { $id: "Coverage", additionalProperties: false },
 );
 
-export const coverageComponents = [Gap, Coverage];
+export const coverageComponents = [EventCoverage, BookIntegrityWire, Gap, Coverage];
 
 const coverageSchema = {
   operationId: "getMarketCoverage",
@@ -53,7 +88,8 @@ const coverageSchema = {
     "Gaps are found from the stored snapshots (consecutive snapshots more than 1.5 cadences apart, and missing " +
     "stretches after the start or before the end) and take their cause from what the collector recorded. Causes: " +
     "not_recording, collector_down, upstream_disconnected, upstream_silent, not_connected, no_book, no_coin_price, " +
-    "no_price, store_error, unknown (docs/collector.md).",
+    "no_price, store_error, unknown (docs/collector.md). events and book_integrity: what the recorded " +
+    "market-channel messages cover, and how often the book rebuilt from them agreed with the upstream (docs/events.md).",
   params: SlugParams,
   response: v1Responses(
     { 200: answer(ref("Coverage"), "The market's coverage") },
@@ -65,9 +101,11 @@ export function coverageRoutes(app: Api, ctx: AppContext): void {
   app.get("/markets/:slug/coverage", { schema: coverageSchema }, async (req) => {
     const market = await openMarket(ctx, req, req.params.slug);
     const cadence = ctx.config.snapshotIntervalMs * 1000;
-    const [span, gaps] = await Promise.all([
+    const [span, gaps, events, integrity] = await Promise.all([
       ctx.store.markets.snapshotSpan(market.key, 1.5 * cadence),
       ctx.store.markets.listGaps(market.key),
+      ctx.store.events.marketEventSpan(market.key),
+      ctx.store.events.bookIntegrity(market.key),
     ]);
     const c = computeCoverage({
       startTime: market.startTime,
@@ -98,6 +136,25 @@ export function coverageRoutes(app: Api, ctx: AppContext): void {
         cause: h.cause,
         detail: h.detail,
       })),
+      events:
+        events === null
+          ? null
+          : {
+              count: events.count,
+              first_timestamp: isoMicros(events.firstTimestampMs * 1000),
+              last_timestamp: isoMicros(events.lastTimestampMs * 1000),
+              first_received_at: isoMicros(events.firstReceivedUs),
+              last_received_at: isoMicros(events.lastReceivedUs),
+            },
+      book_integrity:
+        integrity === null
+          ? null
+          : {
+              book_matches: integrity.bookMatches,
+              book_mismatches: integrity.bookMismatches,
+              best_matches: integrity.bestMatches,
+              best_mismatches: integrity.bestMismatches,
+            },
     };
   });
 }

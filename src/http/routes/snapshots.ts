@@ -6,6 +6,10 @@ import { isoMicros } from "../../domain/time.ts";
 import { JsonBytes } from "../../wire/json-bytes.ts";
 import { marketToWire, snapshotJson, writeSnapshotJson } from "../../wire/wire.ts";
 import type { StoredMarket } from "../../store/ports/market-store.ts";
+import type { SnapshotRow } from "../../domain/snapshot.ts";
+import { snapshotOf } from "../../events/derive.ts";
+import { BookEncodingError } from "../../wire/book-codec.ts";
+import { bookOfMarketAt } from "./book.ts";
 import type { Api, AppContext } from "../context.ts";
 import { negotiate, varyOnEncoding } from "../compression.ts";
 import { notFound } from "../errors.ts";
@@ -84,6 +88,10 @@ const atSchema = {
   operationId: "getSnapshotAt",
   tags: ["snapshots"],
   summary: "The snapshot in effect at a time: the latest at or before it",
+  description:
+    "Where the market has events, the snapshot is derived from them at exactly that time (distance_us 0): the " +
+    "book every event received by then makes, with the coin price of the latest stored snapshot. Otherwise " +
+    "the latest stored snapshot at or before the time, and its distance.",
   params: SlugParams,
   querystring: Query({ time: TimeParam("The time to look up"), include_orderbook: IncludeOrderbook }),
   response: v1Responses(
@@ -161,6 +169,27 @@ function sendJson(reply: FastifyReply, body: string | Buffer) {
   return asJson(reply).send(body);
 }
 
+/**
+ * The snapshot at exactly `time` derived from the market's events (src/events/derive.ts), with the coin
+ * price of the stored snapshot in effect; null where the events do not give one (none yet, or no book).
+ */
+async function snapshotFromEvents(
+  ctx: AppContext,
+  market: StoredMarket,
+  time: number,
+  coinPrice: number,
+): Promise<SnapshotRow | null> {
+  const at = await bookOfMarketAt(ctx, market, time);
+  if (at === null) return null;
+  try {
+    return snapshotOf(at.up, at.down, time, coinPrice);
+  } catch (err) {
+    // A book the codec cannot hold gives no snapshot (as live): the stored one answers.
+    if (err instanceof BookEncodingError) return null;
+    throw err;
+  }
+}
+
 export function snapshotRoutes(app: Api, ctx: AppContext): void {
   app.get("/markets/:slug/snapshots", { schema: pageSchema }, async (req, reply) => {
     const q = req.query;
@@ -193,8 +222,9 @@ export function snapshotRoutes(app: Api, ctx: AppContext): void {
   app.get("/markets/:slug/snapshots/at", { schema: atSchema }, async (req, reply) => {
     const time = timeParam("time", req.query.time) as number;
     const market = await openMarket(ctx, req, req.params.slug);
-    const row = await ctx.store.markets.snapshotAtOrBefore(market.key, time, req.query.include_orderbook);
-    if (!row) throw notFound(`Market ${market.slug} has no snapshot at or before ${isoMicros(time)}.`);
+    const stored = await ctx.store.markets.snapshotAtOrBefore(market.key, time, req.query.include_orderbook);
+    if (!stored) throw notFound(`Market ${market.slug} has no snapshot at or before ${isoMicros(time)}.`);
+    const row = (await snapshotFromEvents(ctx, market, time, stored.coinPrice)) ?? stored;
     return sendJson(
       reply,
       `{"slug":${JSON.stringify(market.slug)},"requested_time":"${isoMicros(time)}","distance_us":${time - row.time},"snapshot":${snapshotJson(row, req.query.include_orderbook)}}`,

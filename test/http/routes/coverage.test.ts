@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { isoMicros } from "../../../src/domain/time.ts";
+import { HAND_MARKET, insertHandMarket, makeTestApp, type TestApp } from "../../helpers/app.ts";
+import { marketEvents, NEXT_MARKET } from "../../helpers/recorded-events.ts";
+
+const EVENTS = marketEvents(HAND_MARKET);
+
+let t: TestApp;
+before(async () => {
+  t = await makeTestApp({ seed: false });
+  await insertHandMarket(t.store);
+  await t.store.markets.upsertMarket(NEXT_MARKET);
+  const market = (await t.store.markets.getMarket(HAND_MARKET.slug))!;
+  await t.store.events.appendMarketEvents([{ marketKey: market.key, events: EVENTS }]);
+  await t.store.events.addBookIntegrity(market.key, {
+    bookMatches: 4,
+    bookMismatches: 1,
+    bestMatches: 30,
+    bestMismatches: 2,
+  });
+});
+after(() => t.close());
+
+describe("GET /v1/markets/{slug}/coverage: events", () => {
+  test("gives the span and count of the market's events and its book-integrity counts", async () => {
+    const res = await t.get(`/v1/markets/${HAND_MARKET.slug}/coverage`);
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    const first = EVENTS[0];
+    const last = EVENTS[EVENTS.length - 1];
+    assert.deepEqual(body.events, {
+      count: EVENTS.length,
+      first_timestamp: isoMicros(first.timestampMs * 1000),
+      last_timestamp: isoMicros(last.timestampMs * 1000),
+      first_received_at: isoMicros(first.receivedUs),
+      last_received_at: isoMicros(last.receivedUs),
+    });
+    assert.deepEqual(body.book_integrity, {
+      book_matches: 4,
+      book_mismatches: 1,
+      best_matches: 30,
+      best_mismatches: 2,
+    });
+    // The snapshot figures are as before.
+    assert.equal(body.recorded_snapshots, 2);
+  });
+
+  test("a market without events says null for both", async () => {
+    const body = (await t.get(`/v1/markets/${NEXT_MARKET.slug}/coverage`)).json();
+    assert.equal(body.events, null);
+    assert.equal(body.book_integrity, null);
+  });
+});
