@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from "typebox";
 import { Value } from "typebox/value";
-import { FEATURE_PATTERN } from "./feature-registry.ts";
+import { FEATURE_PATTERN, inVersion1 } from "./feature-registry.ts";
 
 /**
  * The strategy definition (DESIGN 3.7): versioned JSON, and its JSON schema. DEFINITION_SCHEMA is the
@@ -11,7 +11,19 @@ import { FEATURE_PATTERN } from "./feature-registry.ts";
  * normalizeDefinition fills them in with the defaults the descriptions name.
  */
 
-export const DEFINITION_VERSION = 1;
+/**
+ * The version definitions are written in now. Version 2 added condition trees (`all`, `any`, `not`),
+ * lookback features and `expire_after_s`; a version 1 definition (plain conditions, no lookback) is
+ * still accepted as it is, kept as version 1, and runs exactly as before.
+ */
+export const DEFINITION_VERSION = 2;
+export const DEFINITION_VERSIONS = [1, 2] as const;
+
+/** Groups nest at most this deep (a group's members may be groups of conditions, no deeper). */
+export const MAX_GROUP_DEPTH = 2;
+
+/** Members of one group, at most. */
+export const MAX_GROUP_MEMBERS = 10;
 
 /** Features with a depth in ticks take it as a suffix (`depth_bid_up_3`); without one, 5 ticks. */
 export const DEFAULT_DEPTH_TICKS = 5;
@@ -23,23 +35,46 @@ const Feature = Type.String({
   description:
     "price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] " +
     "(shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, " +
-    "coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct",
+    "coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds " +
+    "lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, " +
+    "coin_volatility_bps_Ns",
 });
 
 const Condition = Type.Object(
   {
     feature: Feature,
     op: Type.Enum([...OPERATORS]),
-    value: Type.Union([Type.Number(), Feature], {
+    value: Type.Union([Type.Number(), Type.String({ pattern: FEATURE_PATTERN })], {
       description: "A number, or another feature to compare with",
     }),
   },
   { additionalProperties: false },
 );
 
+/**
+ * A condition, or a group of `member`s (version 2): `all` holds when every member holds, `any` when
+ * one does, `not` when its member does not. The schema nests groups to MAX_GROUP_DEPTH by building
+ * each level from the one below, so that it needs no recursive reference (which neither the API
+ * document's generators nor a model's strict structured output take everywhere).
+ */
+function nodeOf(member: TSchema, depth: number): TSchema {
+  const members = Type.Array(member, { minItems: 1, maxItems: MAX_GROUP_MEMBERS });
+  const group = (key: string, schema: TSchema) =>
+    Type.Object({ [key]: schema }, { additionalProperties: false });
+  return Type.Union([Condition, group("all", members), group("any", members), group("not", member)], {
+    description:
+      depth === MAX_GROUP_DEPTH
+        ? "A condition, or (version 2) a group: {all: [...]}, {any: [...]} or {not: ...}"
+        : "A condition, or a group of conditions",
+  });
+}
+
+let Node: TSchema = Condition;
+for (let depth = 1; depth <= MAX_GROUP_DEPTH; depth++) Node = nodeOf(Node, depth);
+
 const Exit = Type.Object(
   {
-    conditions: Type.Array(Condition, {
+    conditions: Type.Array(Node, {
       maxItems: 10,
       description: "Any of them closes the position (a market sell)",
     }),
@@ -71,10 +106,12 @@ const LimitPrice = Type.Object(
 
 export const DEFINITION_SCHEMA = Type.Object(
   {
-    version: Type.Literal(DEFINITION_VERSION),
+    version: Type.Enum([...DEFINITION_VERSIONS], {
+      description: "2 (trees, lookbacks, expire_after_s); 1 is still accepted as it was",
+    }),
     name: Type.String({ minLength: 1, maxLength: 120 }),
     side: Type.Enum(["UP", "DOWN"], { description: "The outcome token bought" }),
-    entry: Type.Array(Condition, {
+    entry: Type.Array(Node, {
       maxItems: 10,
       description: "All must hold to enter; none: enter at the first snapshot",
     }),
@@ -87,6 +124,10 @@ export const DEFINITION_SCHEMA = Type.Object(
     }),
     limit_expiry_s: Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
       description: "A resting limit order is cancelled after this many seconds; null: at the market's end",
+    }),
+    expire_after_s: Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
+      description:
+        "Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null: none",
     }),
     position_size: Type.Number({ minimum: 1, maximum: 10000, description: "Shares bought per entry" }),
     max_fill_price: Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 1 }), Type.Null()], {
@@ -105,13 +146,24 @@ export const DEFINITION_SCHEMA = Type.Object(
   {
     $id: "StrategyDefinition",
     additionalProperties: false,
-    description: "A backtest strategy (version 1); docs/backtests.md explains every rule",
+    description: "A backtest strategy (version 2, or 1); docs/backtests.md explains every rule",
   },
 );
 
-export type StrategyDefinition = Static<typeof DEFINITION_SCHEMA>;
 export type Condition = Static<typeof Condition>;
-export type ExitRules = Static<typeof Exit>;
+
+/** A condition or a group of them, at any depth (the schema bounds the depth). */
+export type ConditionNode =
+  | Condition
+  | { all: ConditionNode[] }
+  | { any: ConditionNode[] }
+  | { not: ConditionNode };
+/** A definition as the schema reads it, its condition lists typed as the trees they are. */
+export type ExitRules = Omit<Static<typeof Exit>, "conditions"> & { conditions: ConditionNode[] };
+export type StrategyDefinition = Omit<Static<typeof DEFINITION_SCHEMA>, "entry" | "exit"> & {
+  entry: ConditionNode[];
+  exit: ExitRules;
+};
 export type LimitPriceRule = Static<typeof LimitPrice>;
 
 /** A definition's field names, and what a definition left out becomes. */
@@ -129,6 +181,7 @@ export const DEFINITION_DEFAULTS: Omit<StrategyDefinition, "side"> = {
   order_type: "MARKET",
   limit_price: null,
   limit_expiry_s: null,
+  expire_after_s: null,
   position_size: 100,
   max_fill_price: null,
   max_loss_percent: null,
@@ -204,6 +257,16 @@ export function definitionProblem(d: StrategyDefinition): { pointer: string; mes
   if (d.order_type === "MARKET" && d.limit_expiry_s !== null) {
     return { pointer: "/limit_expiry_s", message: "must be null for a MARKET order" };
   }
+  if (d.expire_after_s !== null && d.limit_expiry_s !== null) {
+    return { pointer: "/expire_after_s", message: "and limit_expiry_s say one thing; give one of them" };
+  }
+  if (d.order_type === "MARKET" && d.expire_after_s !== null) {
+    return { pointer: "/expire_after_s", message: "must be null for a MARKET order (it fills at once)" };
+  }
+  if (d.version === 1) {
+    const newer = version2Part(d);
+    if (newer) return newer;
+  }
   const x = d.exit;
   const rules = x.conditions.length > 0 || x.take_profit_pct !== null || x.stop_loss_pct !== null;
   if (x.hold_to_resolution && (rules || x.time_limit_s !== null)) {
@@ -215,6 +278,39 @@ export function definitionProblem(d: StrategyDefinition): { pointer: string; mes
   return null;
 }
 
+/** The first part of a definition that version 1 cannot hold, or null. */
+function version2Part(d: StrategyDefinition): { pointer: string; message: string } | null {
+  if (d.expire_after_s !== null)
+    return { pointer: "/expire_after_s", message: "needs version 2 (version 1 has limit_expiry_s)" };
+  const lists: [string, ConditionNode[]][] = [
+    ["/entry", d.entry],
+    ["/exit/conditions", d.exit.conditions],
+  ];
+  for (const [at, nodes] of lists) {
+    for (const [i, node] of nodes.entries()) {
+      if (!isCondition(node))
+        return { pointer: `${at}/${i}`, message: "is a group (all, any, not), which needs version 2" };
+      for (const name of [node.feature, node.value]) {
+        if (typeof name === "string" && !inVersion1(name))
+          return { pointer: `${at}/${i}`, message: `names the lookback ${name}, which needs version 2` };
+      }
+    }
+  }
+  return null;
+}
+
+export function isCondition(node: ConditionNode): node is Condition {
+  return "feature" in node;
+}
+
+/** A node with its keys in the schema's order. */
+function canonicalNode(node: ConditionNode): ConditionNode {
+  if (isCondition(node)) return { feature: node.feature, op: node.op, value: node.value };
+  if ("all" in node) return { all: node.all.map(canonicalNode) };
+  if ("any" in node) return { any: node.any.map(canonicalNode) };
+  return { not: canonicalNode(node.not) };
+}
+
 /** The same definition with its fields in the schema's order, so that equal definitions are equal bytes. */
 function canonical(d: StrategyDefinition): StrategyDefinition {
   const out: Record<string, unknown> = {};
@@ -222,9 +318,8 @@ function canonical(d: StrategyDefinition): StrategyDefinition {
   const exit: Record<string, unknown> = {};
   for (const key of Object.keys(Exit.properties)) exit[key] = d.exit[key as keyof ExitRules];
   out.exit = exit;
-  const condition = (c: Condition): Condition => ({ feature: c.feature, op: c.op, value: c.value });
-  out.entry = d.entry.map(condition);
-  exit.conditions = d.exit.conditions.map(condition);
+  out.entry = d.entry.map(canonicalNode);
+  exit.conditions = d.exit.conditions.map(canonicalNode);
   return out as StrategyDefinition;
 }
 

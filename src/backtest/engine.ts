@@ -3,11 +3,20 @@ import type { SnapshotRow } from "../domain/snapshot.ts";
 import { isoMicros, isoSeconds, MICROS_PER_SECOND, type Micros } from "../domain/time.ts";
 import {
   type Condition,
+  type ConditionNode,
   DEFAULT_LIMIT_PRICE,
+  isCondition,
   type LimitPriceRule,
   type StrategyDefinition,
 } from "./definition.ts";
-import { type FeatureFn, featureFn, type ReplayMarket, SnapshotView, type Token } from "./features.ts";
+import {
+  type FeatureFn,
+  featureFn,
+  MarketHistory,
+  type ReplayMarket,
+  SnapshotView,
+  type Token,
+} from "./features.ts";
 import { type Fill, restingFill, slippageBps, walkBook } from "./fills.ts";
 
 /**
@@ -130,6 +139,26 @@ function holds(c: CompiledCondition, view: SnapshotView, prev: SnapshotView | nu
   }
 }
 
+/** Whether a node holds at `view`: a condition as above, `all`, `any` and `not` as in logic. */
+type Predicate = (view: SnapshotView, prev: SnapshotView | null) => boolean;
+
+function compileNode(node: ConditionNode): Predicate {
+  if (isCondition(node)) {
+    const c = compile(node);
+    return (view, prev) => holds(c, view, prev);
+  }
+  if ("all" in node) {
+    const members = node.all.map(compileNode);
+    return (view, prev) => members.every((m) => m(view, prev));
+  }
+  if ("any" in node) {
+    const members = node.any.map(compileNode);
+    return (view, prev) => members.some((m) => m(view, prev));
+  }
+  const member = compileNode(node.not);
+  return (view, prev) => !member(view, prev);
+}
+
 /** The limit price a rule gives at the decision, in whole ticks (down for a buy); null without a reference. */
 export function limitPriceOf(rule: LimitPriceRule, view: SnapshotView, token: Token): number | null {
   const reference =
@@ -176,8 +205,8 @@ class MarketReplay {
   private readonly market: ReplayMarket;
   private readonly state: RunState;
   private readonly token: Token;
-  private readonly entry: CompiledCondition[];
-  private readonly exits: CompiledCondition[];
+  private readonly entry: Predicate[];
+  private readonly exits: Predicate[];
   private position: Position | null = null;
   private pending: Pending | null = null;
   private entries = 0;
@@ -189,8 +218,8 @@ class MarketReplay {
     this.market = market;
     this.state = state;
     this.token = d.side === "UP" ? "up" : "down";
-    this.entry = d.entry.map(compile);
-    this.exits = d.exit.conditions.map(compile);
+    this.entry = d.entry.map(compileNode);
+    this.exits = d.exit.conditions.map(compileNode);
   }
 
   get ordersUnfilled(): number {
@@ -240,7 +269,9 @@ class MarketReplay {
       this.unfilled++;
       return;
     }
-    const expiry = this.d.limit_expiry_s;
+    // expire_after_s is version 2's name of limit_expiry_s (a definition gives at most one); a stored
+    // definition older than the field has none.
+    const expiry = this.d.expire_after_s ?? this.d.limit_expiry_s;
     this.position = {
       entry: {
         decidedAt: pending.decidedAt,
@@ -306,7 +337,7 @@ class MarketReplay {
       return;
     }
     if (this.entries >= this.d.max_entries_per_market || this.stopped()) return;
-    if (!this.entry.every((c) => holds(c, view, prev))) return;
+    if (!this.entry.every((c) => c(view, prev))) return;
     let limit: number | null = null;
     if (this.d.order_type === "LIMIT") {
       limit = limitPriceOf(this.d.limit_price ?? DEFAULT_LIMIT_PRICE, view, this.token);
@@ -355,7 +386,7 @@ class MarketReplay {
     if (x.time_limit_s !== null && view.time - p.entry.firstFill >= x.time_limit_s * MICROS_PER_SECOND) {
       return "time_limit";
     }
-    return this.exits.some((c) => holds(c, view, prev)) ? "condition" : null;
+    return this.exits.some((c) => c(view, prev)) ? "condition" : null;
   }
 
   /** Closes a position: at its exit fill, or at the market's end with the shares still held. */
@@ -467,9 +498,10 @@ export function replayMarket(
 ): MarketResult {
   if (market.winner === null) throw new Error(`${market.slug} is not resolved; only resolved markets replay`);
   const replay = new MarketReplay(d, market, state);
+  const history = new MarketHistory(snapshots);
   let prev: SnapshotView | null = null;
   for (let i = 0; i < snapshots.length; i++) {
-    const view = new SnapshotView(market, snapshots[i]);
+    const view = new SnapshotView(market, snapshots[i], history, i);
     replay.step(i, view, prev);
     prev = view;
   }

@@ -2,6 +2,7 @@ import { type TSchema, Type } from "typebox";
 import { isoMicros, isoSeconds } from "../domain/time.ts";
 import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
 import type { StrategyDefinition } from "./definition.ts";
+import { describeDefinition } from "./describe.ts";
 import type { MarketResult } from "./engine.ts";
 import type { Aggregate } from "./metrics.ts";
 
@@ -131,11 +132,16 @@ export const AggregateSchema = Type.Object(
   { $id: "BacktestAggregate", additionalProperties: false },
 );
 
+const DefinitionText = Type.String({
+  description: "The definition in plain words, a line per part (what the engine follows, nothing more)",
+});
+
 export const StrategySchema = Type.Object(
   {
     id: Type.String(),
     name: Type.String(),
     definition: Type.Ref("StrategyDefinition"),
+    definition_text: DefinitionText,
     source: Type.Enum(["prompt", "preset", "definition"]),
     prompt: Nullable(Type.String()),
     preset: Nullable(Type.String()),
@@ -158,6 +164,7 @@ export const RunSchema = Type.Object(
     start_time: Nullable(Time("Markets starting at or after")),
     end_time: Nullable(Time("Markets starting at or before")),
     definition: Type.Ref("StrategyDefinition"),
+    definition_text: DefinitionText,
     progress: Type.Object(
       { markets_done: Type.Integer(), markets_total: Nullable(Type.Integer()) },
       { additionalProperties: false },
@@ -218,10 +225,12 @@ export interface UnresolvedWire {
 }
 
 export function strategyToWire(s: StrategyRecord) {
+  const definition = JSON.parse(s.definition) as StrategyDefinition;
   return {
     id: s.id,
     name: s.name,
-    definition: JSON.parse(s.definition) as StrategyDefinition,
+    definition,
+    definition_text: describeDefinition(definition),
     source: s.source,
     prompt: s.prompt,
     preset: s.preset,
@@ -234,6 +243,7 @@ export function strategyToWire(s: StrategyRecord) {
 
 export function runToWire(r: RunRecord) {
   const sel = JSON.parse(r.selection) as StoredSelection;
+  const definition = JSON.parse(r.definition) as StrategyDefinition;
   return {
     id: r.id,
     status: r.status,
@@ -243,7 +253,8 @@ export function runToWire(r: RunRecord) {
     market_count: sel.market_count,
     start_time: sel.start_time === null ? null : isoSeconds(sel.start_time),
     end_time: sel.end_time === null ? null : isoSeconds(sel.end_time),
-    definition: JSON.parse(r.definition) as StrategyDefinition,
+    definition,
+    definition_text: describeDefinition(definition),
     progress: { markets_done: r.marketsDone, markets_total: r.marketsTotal },
     error: r.error,
     created_at: isoMicros(r.createdAt),
