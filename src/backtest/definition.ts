@@ -154,10 +154,7 @@ export type Condition = Static<typeof Condition>;
 
 /** A condition or a group of them, at any depth (the schema bounds the depth). */
 export type ConditionNode =
-  | Condition
-  | { all: ConditionNode[] }
-  | { any: ConditionNode[] }
-  | { not: ConditionNode };
+  Condition | { all: ConditionNode[] } | { any: ConditionNode[] } | { not: ConditionNode };
 /** A definition as the schema reads it, its condition lists typed as the trees they are. */
 export type ExitRules = Omit<Static<typeof Exit>, "conditions"> & { conditions: ConditionNode[] };
 export type StrategyDefinition = Omit<Static<typeof DEFINITION_SCHEMA>, "entry" | "exit"> & {
@@ -323,9 +320,68 @@ function canonical(d: StrategyDefinition): StrategyDefinition {
   return out as StrategyDefinition;
 }
 
+const GROUP_KEYS = ["all", "any", "not"];
+
+/**
+ * The first problem of a condition tree, said of the node it is in: the schema's union of a condition
+ * and three groups would otherwise report what each alternative misses.
+ */
+function nodeProblem(
+  node: unknown,
+  pointer: string,
+  depth: number,
+): { pointer: string; message: string } | null {
+  if (typeof node !== "object" || node === null || Array.isArray(node)) {
+    return { pointer, message: "must be a condition {feature, op, value} or a group {all|any|not}" };
+  }
+  const keys = Object.keys(node);
+  if (keys.length === 1 && GROUP_KEYS.includes(keys[0])) {
+    if (depth >= MAX_GROUP_DEPTH) {
+      return { pointer, message: `nests groups deeper than ${MAX_GROUP_DEPTH} levels` };
+    }
+    const key = keys[0];
+    const members = (node as Record<string, unknown>)[key];
+    if (key === "not") return nodeProblem(members, `${pointer}/not`, depth + 1);
+    if (!Array.isArray(members) || members.length === 0 || members.length > MAX_GROUP_MEMBERS) {
+      return {
+        pointer: `${pointer}/${key}`,
+        message: `must be an array of 1 to ${MAX_GROUP_MEMBERS} conditions or groups`,
+      };
+    }
+    for (const [i, member] of members.entries()) {
+      const problem = nodeProblem(member, `${pointer}/${key}/${i}`, depth + 1);
+      if (problem) return problem;
+    }
+    return null;
+  }
+  if (!keys.includes("feature") && keys.some((k) => GROUP_KEYS.includes(k))) {
+    return { pointer, message: "must be a group of one key: all, any or not" };
+  }
+  const problem = schemaProblem(Condition, node);
+  return problem ? { pointer: pointer + problem.pointer, message: problem.message } : null;
+}
+
+/** The first problem of the definition's condition lists, or null (the schema checks the rest). */
+function treesProblem(value: unknown): { pointer: string; message: string } | null {
+  if (typeof value !== "object" || value === null) return null;
+  const d = value as { entry?: unknown; exit?: { conditions?: unknown } };
+  const lists: [string, unknown][] = [
+    ["/entry", d.entry],
+    ["/exit/conditions", typeof d.exit === "object" && d.exit !== null ? d.exit.conditions : undefined],
+  ];
+  for (const [at, list] of lists) {
+    if (!Array.isArray(list)) continue;
+    for (const [i, node] of list.entries()) {
+      const problem = nodeProblem(node, `${at}/${i}`, 0);
+      if (problem) return problem;
+    }
+  }
+  return null;
+}
+
 /** A complete definition checked against the schema and the rules above; throws DefinitionError. */
 export function checkDefinition(value: unknown, at = ""): StrategyDefinition {
-  const problem = schemaProblem(DEFINITION_SCHEMA, value);
+  const problem = treesProblem(value) ?? schemaProblem(DEFINITION_SCHEMA, value);
   if (problem) throw new DefinitionError(at + problem.pointer, problem.message);
   const d = value as StrategyDefinition;
   const rule = definitionProblem(d);

@@ -520,8 +520,11 @@ export const PHRASINGS: Phrasing[] = [
 const FILLER =
   /\b(i|we|want|wanna|would|like|to|a|an|the|strategy|preset|use|using|run|that|which|please|and|when|if|whenever|once|then|on|in|of|for|with|markets?|it|them|btc|eth|sol|bitcoin|ethereum|solana|5m|15m|1h|4h|24h|minute|hour|every|each|only|just|trade|trading|position|positions|also|but|so|backtest|test|buy|sell|exit|close|get|out|is|are)\b/g;
 
-/** What remains of a text once filler is gone: letters of any script and digits count. */
-function leftover(text: string): string {
+/**
+ * What remains of a text once filler is gone: letters of any script and digits count. Also the check
+ * of a model's answer (openai.ts): what of the prompt no quoted clause covers.
+ */
+export function leftover(text: string): string {
   return text
     .replace(FILLER, " ")
     .replace(/[^\p{L}\p{N}%."$]+/gu, " ")
