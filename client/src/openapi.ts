@@ -1060,10 +1060,13 @@ export interface components {
             }[];
             fee_schedule: components["schemas"]["FeeSchedule"] | null;
         };
-        /** @description A backtest strategy (version 1); docs/backtests.md explains every rule */
+        /** @description A backtest strategy (version 2, or 1); docs/backtests.md explains every rule */
         StrategyDefinition: {
-            /** @enum {number} */
-            version: 1;
+            /**
+             * @description 2 (trees, lookbacks, expire_after_s); 1 is still accepted as it was
+             * @enum {unknown}
+             */
+            version: 1 | 2;
             name: string;
             /**
              * @description The outcome token bought
@@ -1071,24 +1074,242 @@ export interface components {
              */
             side: "UP" | "DOWN";
             /** @description All must hold to enter; none: enter at the first snapshot */
-            entry: {
-                /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct */
+            entry: ({
+                /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
                 feature: string;
                 /** @enum {unknown} */
                 op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
                 /** @description A number, or another feature to compare with */
                 value: number | string;
-            }[];
-            exit: {
-                /** @description Any of them closes the position (a market sell) */
-                conditions: {
-                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct */
+            } | {
+                all: ({
+                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
                     feature: string;
                     /** @enum {unknown} */
                     op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
                     /** @description A number, or another feature to compare with */
                     value: number | string;
-                }[];
+                } | {
+                    all: {
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    }[];
+                } | {
+                    any: {
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    }[];
+                } | {
+                    not: {
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    };
+                })[];
+            } | {
+                any: ({
+                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                    feature: string;
+                    /** @enum {unknown} */
+                    op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                    /** @description A number, or another feature to compare with */
+                    value: number | string;
+                } | {
+                    all: {
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    }[];
+                } | {
+                    any: {
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    }[];
+                } | {
+                    not: {
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    };
+                })[];
+            } | {
+                /** @description A condition, or a group of conditions */
+                not: {
+                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                    feature: string;
+                    /** @enum {unknown} */
+                    op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                    /** @description A number, or another feature to compare with */
+                    value: number | string;
+                } | {
+                    all: {
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    }[];
+                } | {
+                    any: {
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    }[];
+                } | {
+                    not: {
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    };
+                };
+            })[];
+            exit: {
+                /** @description Any of them closes the position (a market sell) */
+                conditions: ({
+                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                    feature: string;
+                    /** @enum {unknown} */
+                    op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                    /** @description A number, or another feature to compare with */
+                    value: number | string;
+                } | {
+                    all: ({
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    } | {
+                        all: {
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            feature: string;
+                            /** @enum {unknown} */
+                            op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                            /** @description A number, or another feature to compare with */
+                            value: number | string;
+                        }[];
+                    } | {
+                        any: {
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            feature: string;
+                            /** @enum {unknown} */
+                            op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                            /** @description A number, or another feature to compare with */
+                            value: number | string;
+                        }[];
+                    } | {
+                        not: {
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            feature: string;
+                            /** @enum {unknown} */
+                            op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                            /** @description A number, or another feature to compare with */
+                            value: number | string;
+                        };
+                    })[];
+                } | {
+                    any: ({
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    } | {
+                        all: {
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            feature: string;
+                            /** @enum {unknown} */
+                            op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                            /** @description A number, or another feature to compare with */
+                            value: number | string;
+                        }[];
+                    } | {
+                        any: {
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            feature: string;
+                            /** @enum {unknown} */
+                            op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                            /** @description A number, or another feature to compare with */
+                            value: number | string;
+                        }[];
+                    } | {
+                        not: {
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            feature: string;
+                            /** @enum {unknown} */
+                            op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                            /** @description A number, or another feature to compare with */
+                            value: number | string;
+                        };
+                    })[];
+                } | {
+                    /** @description A condition, or a group of conditions */
+                    not: {
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        feature: string;
+                        /** @enum {unknown} */
+                        op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                        /** @description A number, or another feature to compare with */
+                        value: number | string;
+                    } | {
+                        all: {
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            feature: string;
+                            /** @enum {unknown} */
+                            op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                            /** @description A number, or another feature to compare with */
+                            value: number | string;
+                        }[];
+                    } | {
+                        any: {
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            feature: string;
+                            /** @enum {unknown} */
+                            op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                            /** @description A number, or another feature to compare with */
+                            value: number | string;
+                        }[];
+                    } | {
+                        not: {
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            feature: string;
+                            /** @enum {unknown} */
+                            op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
+                            /** @description A number, or another feature to compare with */
+                            value: number | string;
+                        };
+                    };
+                })[];
                 /** @description Sell once the best bid is this many percent above the entry price; null: none */
                 take_profit_pct: number | null;
                 /** @description Sell once the best bid is this many percent below the entry price; null: none */
@@ -1115,6 +1336,8 @@ export interface components {
             } | null;
             /** @description A resting limit order is cancelled after this many seconds; null: at the market's end */
             limit_expiry_s: number | null;
+            /** @description Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null: none */
+            expire_after_s: number | null;
             /** @description Shares bought per entry */
             position_size: number;
             /** @description A buy takes no level above this price; null: no cap */
@@ -1282,6 +1505,8 @@ export interface components {
             id: string;
             name: string;
             definition: components["schemas"]["StrategyDefinition"];
+            /** @description The definition in plain words, a line per part (what the engine follows, nothing more) */
+            definition_text: string;
             /** @enum {unknown} */
             source: "prompt" | "preset" | "definition";
             prompt: string | null;
@@ -1307,6 +1532,8 @@ export interface components {
             start_time: string | null;
             end_time: string | null;
             definition: components["schemas"]["StrategyDefinition"];
+            /** @description The definition in plain words, a line per part (what the engine follows, nothing more) */
+            definition_text: string;
             progress: {
                 markets_done: number;
                 markets_total: number | null;
@@ -5497,7 +5724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description GENERATION_FAILED: no strategy could be generated from the prompt (details.reason); nothing was charged */
+            /** @description GENERATION_FAILED: no strategy could be generated from the prompt (details.reason; details.clauses quotes each clause not made part of it); nothing was charged */
             422: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -5771,7 +5998,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description GENERATION_FAILED: no strategy could be generated from the prompt (details.reason); nothing was charged */
+            /** @description GENERATION_FAILED: no strategy could be generated from the prompt (details.reason; details.clauses quotes each clause not made part of it); nothing was charged */
             422: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */

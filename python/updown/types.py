@@ -56,7 +56,7 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "BacktestAggregateEquityCurveItem": {"time": "datetime", "equity": "value"},
     "BacktestMarketResult": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value", "snapshots": "value", "trades": "value", "orders_unfilled": "value", "pnl": "value", "cost": "value", "roi": "value", "fees_usdc": "value", "time_in_market_s": "value"},
     "BacktestQuota": {"plan": "value", "included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
-    "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
+    "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "definition_text": "value", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
     "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "aggregate": "BacktestAggregate", "results": "value", "unresolved": "value"},
     "BacktestRunAnswerUnresolvedItem": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
     "BacktestRunProgress": {"markets_done": "value", "markets_total": "value"},
@@ -105,11 +105,59 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "SnapshotAt": {"slug": "value", "requested_time": "datetime", "distance_us": "value", "snapshot": "Snapshot"},
     "SnapshotPage": {"market": "Market", "snapshots": "value", "total": "value", "limit": "value", "offset": "value"},
     "SpanCoverage": {"expected_snapshots": "value", "recorded_snapshots": "value", "coverage": "value"},
-    "Strategy": {"id": "value", "name": "value", "definition": "StrategyDefinition", "source": "value", "prompt": "value", "preset": "value", "generator": "value", "model": "value", "notes": "value", "created_at": "datetime"},
-    "StrategyDefinition": {"version": "value", "name": "value", "side": "value", "entry": "value", "exit": "StrategyDefinitionExit", "order_type": "value", "limit_price": "StrategyDefinitionLimitPriceOption1", "limit_expiry_s": "value", "position_size": "value", "max_fill_price": "value", "max_loss_percent": "value", "max_entries_per_market": "value", "latency_ms": "value"},
-    "StrategyDefinitionEntryItem": {"feature": "value", "op": "value", "value": "value"},
+    "Strategy": {"id": "value", "name": "value", "definition": "StrategyDefinition", "definition_text": "value", "source": "value", "prompt": "value", "preset": "value", "generator": "value", "model": "value", "notes": "value", "created_at": "datetime"},
+    "StrategyDefinition": {"version": "value", "name": "value", "side": "value", "entry": "value", "exit": "StrategyDefinitionExit", "order_type": "value", "limit_price": "StrategyDefinitionLimitPriceOption1", "limit_expiry_s": "value", "expire_after_s": "value", "position_size": "value", "max_fill_price": "value", "max_loss_percent": "value", "max_entries_per_market": "value", "latency_ms": "value"},
+    "StrategyDefinitionEntryItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption2": {"all": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption2": {"all": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption3": {"any": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption4": {"not": "StrategyDefinitionEntryItemOption2AllItemOption4Not"},
+    "StrategyDefinitionEntryItemOption2AllItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption3": {"any": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption2": {"all": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption3": {"any": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption4": {"not": "StrategyDefinitionEntryItemOption3AnyItemOption4Not"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption4": {"not": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption2": {"all": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption3": {"any": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption4": {"not": "StrategyDefinitionEntryItemOption4NotOption4Not"},
+    "StrategyDefinitionEntryItemOption4NotOption4Not": {"feature": "value", "op": "value", "value": "value"},
     "StrategyDefinitionExit": {"conditions": "value", "take_profit_pct": "value", "stop_loss_pct": "value", "time_limit_s": "value", "hold_to_resolution": "value"},
-    "StrategyDefinitionExitConditionsItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption2": {"all": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption2": {"all": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption3": {"any": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption4": {"not": "StrategyDefinitionExitConditionsItemOption2AllItemOption4Not"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption3": {"any": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption2": {"all": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption3": {"any": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption4": {"not": "StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption4": {"not": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption2": {"all": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption3": {"any": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption4": {"not": "StrategyDefinitionExitConditionsItemOption4NotOption4Not"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption4Not": {"feature": "value", "op": "value", "value": "value"},
     "StrategyDefinitionLimitPriceOption1": {"reference": "value", "offset": "value"},
     "StrategyList": {"strategies": "value", "total": "value", "limit": "value", "offset": "value"},
     "Trade": {"id": "value", "time": "datetime", "timestamp": "value", "price": "value", "size": "value", "side": "value", "is_buyer_maker": "value"},
@@ -569,25 +617,305 @@ class ExecutionPrice(TypedDict):
     fee_schedule: Optional[FeeSchedule]
 
 
-class StrategyDefinitionEntryItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct
+class StrategyDefinitionEntryItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
     value: Union[float, str]
 
 
-class StrategyDefinitionExitConditionsItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct
+class StrategyDefinitionEntryItemOption2AllItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
     value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption2AllItemOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption2AllItemOption2(TypedDict):
+    all: List[StrategyDefinitionEntryItemOption2AllItemOption2AllItem]
+
+
+class StrategyDefinitionEntryItemOption2AllItemOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption2AllItemOption3(TypedDict):
+    any: List[StrategyDefinitionEntryItemOption2AllItemOption3AnyItem]
+
+
+class StrategyDefinitionEntryItemOption2AllItemOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionEntryItemOption2AllItemOption4 = TypedDict("StrategyDefinitionEntryItemOption2AllItemOption4", {"not": "StrategyDefinitionEntryItemOption2AllItemOption4Not"}, total=True)
+
+
+class StrategyDefinitionEntryItemOption2(TypedDict):
+    all: List[Union[StrategyDefinitionEntryItemOption2AllItemOption1, StrategyDefinitionEntryItemOption2AllItemOption2, StrategyDefinitionEntryItemOption2AllItemOption3, StrategyDefinitionEntryItemOption2AllItemOption4]]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption2(TypedDict):
+    all: List[StrategyDefinitionEntryItemOption3AnyItemOption2AllItem]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption3(TypedDict):
+    any: List[StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionEntryItemOption3AnyItemOption4 = TypedDict("StrategyDefinitionEntryItemOption3AnyItemOption4", {"not": "StrategyDefinitionEntryItemOption3AnyItemOption4Not"}, total=True)
+
+
+class StrategyDefinitionEntryItemOption3(TypedDict):
+    any: List[Union[StrategyDefinitionEntryItemOption3AnyItemOption1, StrategyDefinitionEntryItemOption3AnyItemOption2, StrategyDefinitionEntryItemOption3AnyItemOption3, StrategyDefinitionEntryItemOption3AnyItemOption4]]
+
+
+class StrategyDefinitionEntryItemOption4NotOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption4NotOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption4NotOption2(TypedDict):
+    all: List[StrategyDefinitionEntryItemOption4NotOption2AllItem]
+
+
+class StrategyDefinitionEntryItemOption4NotOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption4NotOption3(TypedDict):
+    any: List[StrategyDefinitionEntryItemOption4NotOption3AnyItem]
+
+
+class StrategyDefinitionEntryItemOption4NotOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionEntryItemOption4NotOption4 = TypedDict("StrategyDefinitionEntryItemOption4NotOption4", {"not": "StrategyDefinitionEntryItemOption4NotOption4Not"}, total=True)
+
+
+StrategyDefinitionEntryItemOption4 = TypedDict("StrategyDefinitionEntryItemOption4", {"not": "Union[StrategyDefinitionEntryItemOption4NotOption1, StrategyDefinitionEntryItemOption4NotOption2, StrategyDefinitionEntryItemOption4NotOption3, StrategyDefinitionEntryItemOption4NotOption4]"}, total=True)
+
+
+class StrategyDefinitionExitConditionsItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption2(TypedDict):
+    all: List[StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption3(TypedDict):
+    any: List[StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionExitConditionsItemOption2AllItemOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption2AllItemOption4", {"not": "StrategyDefinitionExitConditionsItemOption2AllItemOption4Not"}, total=True)
+
+
+class StrategyDefinitionExitConditionsItemOption2(TypedDict):
+    all: List[Union[StrategyDefinitionExitConditionsItemOption2AllItemOption1, StrategyDefinitionExitConditionsItemOption2AllItemOption2, StrategyDefinitionExitConditionsItemOption2AllItemOption3, StrategyDefinitionExitConditionsItemOption2AllItemOption4]]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption2(TypedDict):
+    all: List[StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption3(TypedDict):
+    any: List[StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionExitConditionsItemOption3AnyItemOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption3AnyItemOption4", {"not": "StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not"}, total=True)
+
+
+class StrategyDefinitionExitConditionsItemOption3(TypedDict):
+    any: List[Union[StrategyDefinitionExitConditionsItemOption3AnyItemOption1, StrategyDefinitionExitConditionsItemOption3AnyItemOption2, StrategyDefinitionExitConditionsItemOption3AnyItemOption3, StrategyDefinitionExitConditionsItemOption3AnyItemOption4]]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption2(TypedDict):
+    all: List[StrategyDefinitionExitConditionsItemOption4NotOption2AllItem]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption3(TypedDict):
+    any: List[StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionExitConditionsItemOption4NotOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption4NotOption4", {"not": "StrategyDefinitionExitConditionsItemOption4NotOption4Not"}, total=True)
+
+
+StrategyDefinitionExitConditionsItemOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption4", {"not": "Union[StrategyDefinitionExitConditionsItemOption4NotOption1, StrategyDefinitionExitConditionsItemOption4NotOption2, StrategyDefinitionExitConditionsItemOption4NotOption3, StrategyDefinitionExitConditionsItemOption4NotOption4]"}, total=True)
 
 
 class StrategyDefinitionExit(TypedDict):
     #: Any of them closes the position (a market sell)
-    conditions: List[StrategyDefinitionExitConditionsItem]
+    conditions: List[Union[StrategyDefinitionExitConditionsItemOption1, StrategyDefinitionExitConditionsItemOption2, StrategyDefinitionExitConditionsItemOption3, StrategyDefinitionExitConditionsItemOption4]]
     #: Sell once the best bid is this many percent above the entry price; null: none
     take_profit_pct: Optional[float]
     #: Sell once the best bid is this many percent below the entry price; null: none
@@ -606,13 +934,14 @@ class StrategyDefinitionLimitPriceOption1(TypedDict):
 
 
 class StrategyDefinition(TypedDict):
-    "A backtest strategy (version 1); docs/backtests.md explains every rule"
-    version: Literal[1]
+    "A backtest strategy (version 2, or 1); docs/backtests.md explains every rule"
+    #: 2 (trees, lookbacks, expire_after_s); 1 is still accepted as it was
+    version: Literal[1, 2]
     name: str
     #: The outcome token bought
     side: Literal["UP", "DOWN"]
     #: All must hold to enter; none: enter at the first snapshot
-    entry: List[StrategyDefinitionEntryItem]
+    entry: List[Union[StrategyDefinitionEntryItemOption1, StrategyDefinitionEntryItemOption2, StrategyDefinitionEntryItemOption3, StrategyDefinitionEntryItemOption4]]
     exit: StrategyDefinitionExit
     #: How entries are placed (exits sell at market)
     order_type: Literal["MARKET", "LIMIT"]
@@ -620,6 +949,8 @@ class StrategyDefinition(TypedDict):
     limit_price: Optional[StrategyDefinitionLimitPriceOption1]
     #: A resting limit order is cancelled after this many seconds; null: at the market's end
     limit_expiry_s: Optional[int]
+    #: Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null: none
+    expire_after_s: Optional[int]
     #: Shares bought per entry
     position_size: float
     #: A buy takes no level above this price; null: no cap
@@ -780,6 +1111,8 @@ class Strategy(TypedDict):
     id: str
     name: str
     definition: StrategyDefinition
+    #: The definition in plain words, a line per part (what the engine follows, nothing more)
+    definition_text: str
     source: Literal["prompt", "preset", "definition"]
     prompt: Optional[str]
     preset: Optional[str]
@@ -806,6 +1139,8 @@ class BacktestRun(TypedDict):
     start_time: Optional[str]
     end_time: Optional[str]
     definition: StrategyDefinition
+    #: The definition in plain words, a line per part (what the engine follows, nothing more)
+    definition_text: str
     progress: BacktestRunProgress
     error: Optional[str]
     #: When it was stored

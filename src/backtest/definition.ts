@@ -125,10 +125,13 @@ export const DEFINITION_SCHEMA = Type.Object(
     limit_expiry_s: Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
       description: "A resting limit order is cancelled after this many seconds; null: at the market's end",
     }),
-    expire_after_s: Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
-      description:
-        "Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null: none",
-    }),
+    // Optional, unlike the others: a version 1 definition, written before it existed, has none.
+    expire_after_s: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
+        description:
+          "Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null or left out: none",
+      }),
+    ),
     position_size: Type.Number({ minimum: 1, maximum: 10000, description: "Shares bought per entry" }),
     max_fill_price: Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 1 }), Type.Null()], {
       description: "A buy takes no level above this price; null: no cap",
@@ -254,10 +257,11 @@ export function definitionProblem(d: StrategyDefinition): { pointer: string; mes
   if (d.order_type === "MARKET" && d.limit_expiry_s !== null) {
     return { pointer: "/limit_expiry_s", message: "must be null for a MARKET order" };
   }
-  if (d.expire_after_s !== null && d.limit_expiry_s !== null) {
+  const expiry = d.expire_after_s ?? null;
+  if (expiry !== null && d.limit_expiry_s !== null) {
     return { pointer: "/expire_after_s", message: "and limit_expiry_s say one thing; give one of them" };
   }
-  if (d.order_type === "MARKET" && d.expire_after_s !== null) {
+  if (d.order_type === "MARKET" && expiry !== null) {
     return { pointer: "/expire_after_s", message: "must be null for a MARKET order (it fills at once)" };
   }
   if (d.version === 1) {
@@ -277,7 +281,7 @@ export function definitionProblem(d: StrategyDefinition): { pointer: string; mes
 
 /** The first part of a definition that version 1 cannot hold, or null. */
 function version2Part(d: StrategyDefinition): { pointer: string; message: string } | null {
-  if (d.expire_after_s !== null)
+  if ((d.expire_after_s ?? null) !== null)
     return { pointer: "/expire_after_s", message: "needs version 2 (version 1 has limit_expiry_s)" };
   const lists: [string, ConditionNode[]][] = [
     ["/entry", d.entry],
@@ -312,6 +316,9 @@ function canonicalNode(node: ConditionNode): ConditionNode {
 function canonical(d: StrategyDefinition): StrategyDefinition {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(DEFINITION_SCHEMA.properties)) out[key] = d[key as keyof StrategyDefinition];
+  // A version 1 definition reads as it did before version 2 added the field: without it.
+  if (d.version === 1) delete out.expire_after_s;
+  else out.expire_after_s = d.expire_after_s ?? null;
   const exit: Record<string, unknown> = {};
   for (const key of Object.keys(Exit.properties)) exit[key] = d.exit[key as keyof ExitRules];
   out.exit = exit;

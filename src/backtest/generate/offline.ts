@@ -714,7 +714,7 @@ function build(draft: Draft, prompt: string, unread: Unread[]): StrategyDefiniti
   } else if (definition.limit_price === null) {
     definition.limit_price = DEFAULT_LIMIT_PRICE;
   }
-  if (definition.expire_after_s !== null) {
+  if ((definition.expire_after_s ?? null) !== null) {
     if (definition.order_type === "MARKET") {
       unread.push({
         clause: draft.expiryClause ?? prompt,
