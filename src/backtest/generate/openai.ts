@@ -214,7 +214,7 @@ export class OpenAiCompatibleGenerator implements StrategyGenerator {
     if (!wellFormed) throw new GenerationError("The model's clauses are not {text, parts} objects.");
     let definition: StrategyDefinition;
     try {
-      definition = checkDefinition(reply.definition, "/definition");
+      definition = checkDefinition(reply.definition);
     } catch (err) {
       if (err instanceof DefinitionError) {
         throw new GenerationError(`The model's definition breaks the schema: ${err.message}.`);
