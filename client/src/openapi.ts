@@ -1336,8 +1336,8 @@ export interface components {
             } | null;
             /** @description A resting limit order is cancelled after this many seconds; null: at the market's end */
             limit_expiry_s: number | null;
-            /** @description Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null: none */
-            expire_after_s: number | null;
+            /** @description Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null or left out: none */
+            expire_after_s?: number | null;
             /** @description Shares bought per entry */
             position_size: number;
             /** @description A buy takes no level above this price; null: no cap */

@@ -933,8 +933,7 @@ class StrategyDefinitionLimitPriceOption1(TypedDict):
     offset: float
 
 
-class StrategyDefinition(TypedDict):
-    "A backtest strategy (version 2, or 1); docs/backtests.md explains every rule"
+class _StrategyDefinitionRequired(TypedDict):
     #: 2 (trees, lookbacks, expire_after_s); 1 is still accepted as it was
     version: Literal[1, 2]
     name: str
@@ -949,8 +948,6 @@ class StrategyDefinition(TypedDict):
     limit_price: Optional[StrategyDefinitionLimitPriceOption1]
     #: A resting limit order is cancelled after this many seconds; null: at the market's end
     limit_expiry_s: Optional[int]
-    #: Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null: none
-    expire_after_s: Optional[int]
     #: Shares bought per entry
     position_size: float
     #: A buy takes no level above this price; null: no cap
@@ -960,6 +957,12 @@ class StrategyDefinition(TypedDict):
     max_entries_per_market: int
     #: An order fills at the first snapshot at or after decision + latency; null (default): the next snapshot
     latency_ms: Optional[int]
+
+
+class StrategyDefinition(_StrategyDefinitionRequired, total=False):
+    "A backtest strategy (version 2, or 1); docs/backtests.md explains every rule"
+    #: Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null or left out: none
+    expire_after_s: Optional[int]
 
 
 class GenerateAnswer(TypedDict):
