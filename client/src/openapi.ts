@@ -1063,7 +1063,7 @@ export interface components {
         /** @description A backtest strategy (version 2, or 1); docs/backtests.md explains every rule */
         StrategyDefinition: {
             /**
-             * @description 2 (trees, lookbacks, expire_after_s); 1 is still accepted as it was
+             * @description 2 (condition trees, lookbacks); 1 is still accepted as it was
              * @enum {unknown}
              */
             version: 1 | 2;
@@ -1336,8 +1336,6 @@ export interface components {
             } | null;
             /** @description A resting limit order is cancelled after this many seconds; null: at the market's end */
             limit_expiry_s: number | null;
-            /** @description Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null or left out: none */
-            expire_after_s?: number | null;
             /** @description Shares bought per entry */
             position_size: number;
             /** @description A buy takes no level above this price; null: no cap */

@@ -106,7 +106,7 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "SnapshotPage": {"market": "Market", "snapshots": "value", "total": "value", "limit": "value", "offset": "value"},
     "SpanCoverage": {"expected_snapshots": "value", "recorded_snapshots": "value", "coverage": "value"},
     "Strategy": {"id": "value", "name": "value", "definition": "StrategyDefinition", "definition_text": "value", "source": "value", "prompt": "value", "preset": "value", "generator": "value", "model": "value", "notes": "value", "created_at": "datetime"},
-    "StrategyDefinition": {"version": "value", "name": "value", "side": "value", "entry": "value", "exit": "StrategyDefinitionExit", "order_type": "value", "limit_price": "StrategyDefinitionLimitPriceOption1", "limit_expiry_s": "value", "expire_after_s": "value", "position_size": "value", "max_fill_price": "value", "max_loss_percent": "value", "max_entries_per_market": "value", "latency_ms": "value"},
+    "StrategyDefinition": {"version": "value", "name": "value", "side": "value", "entry": "value", "exit": "StrategyDefinitionExit", "order_type": "value", "limit_price": "StrategyDefinitionLimitPriceOption1", "limit_expiry_s": "value", "position_size": "value", "max_fill_price": "value", "max_loss_percent": "value", "max_entries_per_market": "value", "latency_ms": "value"},
     "StrategyDefinitionEntryItemOption1": {"feature": "value", "op": "value", "value": "value"},
     "StrategyDefinitionEntryItemOption2": {"all": "value"},
     "StrategyDefinitionEntryItemOption2AllItemOption1": {"feature": "value", "op": "value", "value": "value"},
@@ -933,8 +933,9 @@ class StrategyDefinitionLimitPriceOption1(TypedDict):
     offset: float
 
 
-class _StrategyDefinitionRequired(TypedDict):
-    #: 2 (trees, lookbacks, expire_after_s); 1 is still accepted as it was
+class StrategyDefinition(TypedDict):
+    "A backtest strategy (version 2, or 1); docs/backtests.md explains every rule"
+    #: 2 (condition trees, lookbacks); 1 is still accepted as it was
     version: Literal[1, 2]
     name: str
     #: The outcome token bought
@@ -957,12 +958,6 @@ class _StrategyDefinitionRequired(TypedDict):
     max_entries_per_market: int
     #: An order fills at the first snapshot at or after decision + latency; null (default): the next snapshot
     latency_ms: Optional[int]
-
-
-class StrategyDefinition(_StrategyDefinitionRequired, total=False):
-    "A backtest strategy (version 2, or 1); docs/backtests.md explains every rule"
-    #: Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null or left out: none
-    expire_after_s: Optional[int]
 
 
 class GenerateAnswer(TypedDict):

@@ -12,8 +12,8 @@ import { FEATURE_PATTERN, inVersion1 } from "./feature-registry.ts";
  */
 
 /**
- * The version definitions are written in now. Version 2 added condition trees (`all`, `any`, `not`),
- * lookback features and `expire_after_s`; a version 1 definition (plain conditions, no lookback) is
+ * The version definitions are written in now. Version 2 added condition trees (`all`, `any`, `not`)
+ * and lookback features; a version 1 definition (plain conditions, no lookback) is
  * still accepted as it is, kept as version 1, and runs exactly as before.
  */
 export const DEFINITION_VERSION = 2;
@@ -107,7 +107,7 @@ const LimitPrice = Type.Object(
 export const DEFINITION_SCHEMA = Type.Object(
   {
     version: Type.Enum([...DEFINITION_VERSIONS], {
-      description: "2 (trees, lookbacks, expire_after_s); 1 is still accepted as it was",
+      description: "2 (condition trees, lookbacks); 1 is still accepted as it was",
     }),
     name: Type.String({ minLength: 1, maxLength: 120 }),
     side: Type.Enum(["UP", "DOWN"], { description: "The outcome token bought" }),
@@ -125,13 +125,6 @@ export const DEFINITION_SCHEMA = Type.Object(
     limit_expiry_s: Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
       description: "A resting limit order is cancelled after this many seconds; null: at the market's end",
     }),
-    // Optional, unlike the others: a version 1 definition, written before it existed, has none.
-    expire_after_s: Type.Optional(
-      Type.Union([Type.Integer({ minimum: 1, maximum: 86400 }), Type.Null()], {
-        description:
-          "Version 2: the order is cancelled after this many seconds unfilled (as limit_expiry_s; give one of them); null or left out: none",
-      }),
-    ),
     position_size: Type.Number({ minimum: 1, maximum: 10000, description: "Shares bought per entry" }),
     max_fill_price: Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 1 }), Type.Null()], {
       description: "A buy takes no level above this price; null: no cap",
@@ -181,7 +174,6 @@ export const DEFINITION_DEFAULTS: Omit<StrategyDefinition, "side"> = {
   order_type: "MARKET",
   limit_price: null,
   limit_expiry_s: null,
-  expire_after_s: null,
   position_size: 100,
   max_fill_price: null,
   max_loss_percent: null,
@@ -257,13 +249,6 @@ export function definitionProblem(d: StrategyDefinition): { pointer: string; mes
   if (d.order_type === "MARKET" && d.limit_expiry_s !== null) {
     return { pointer: "/limit_expiry_s", message: "must be null for a MARKET order" };
   }
-  const expiry = d.expire_after_s ?? null;
-  if (expiry !== null && d.limit_expiry_s !== null) {
-    return { pointer: "/expire_after_s", message: "and limit_expiry_s say one thing; give one of them" };
-  }
-  if (d.order_type === "MARKET" && expiry !== null) {
-    return { pointer: "/expire_after_s", message: "must be null for a MARKET order (it fills at once)" };
-  }
   if (d.version === 1) {
     const newer = version2Part(d);
     if (newer) return newer;
@@ -281,8 +266,6 @@ export function definitionProblem(d: StrategyDefinition): { pointer: string; mes
 
 /** The first part of a definition that version 1 cannot hold, or null. */
 function version2Part(d: StrategyDefinition): { pointer: string; message: string } | null {
-  if ((d.expire_after_s ?? null) !== null)
-    return { pointer: "/expire_after_s", message: "needs version 2 (version 1 has limit_expiry_s)" };
   const lists: [string, ConditionNode[]][] = [
     ["/entry", d.entry],
     ["/exit/conditions", d.exit.conditions],
@@ -316,9 +299,6 @@ function canonicalNode(node: ConditionNode): ConditionNode {
 function canonical(d: StrategyDefinition): StrategyDefinition {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(DEFINITION_SCHEMA.properties)) out[key] = d[key as keyof StrategyDefinition];
-  // A version 1 definition reads as it did before version 2 added the field: without it.
-  if (d.version === 1) delete out.expire_after_s;
-  else out.expire_after_s = d.expire_after_s ?? null;
   const exit: Record<string, unknown> = {};
   for (const key of Object.keys(Exit.properties)) exit[key] = d.exit[key as keyof ExitRules];
   out.exit = exit;

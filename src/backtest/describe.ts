@@ -86,8 +86,8 @@ function orderWords(d: StrategyDefinition): string {
       : rule.offset === 0
         ? reference
         : `${reference} ${rule.offset < 0 ? "-" : "+"} ${cents(rule.offset)} cents`;
-  const expiry = d.expire_after_s ?? d.limit_expiry_s;
-  return `limit order at ${at}, ${expiry === null || expiry === undefined ? "cancelled at the market's end if unfilled" : `cancelled after ${expiry} s unfilled`}`;
+  const expiry = d.limit_expiry_s;
+  return `limit order at ${at}, ${expiry === null ? "cancelled at the market's end if unfilled" : `cancelled after ${expiry} s unfilled`}`;
 }
 
 function exitWords(d: StrategyDefinition): string {

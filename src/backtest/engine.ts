@@ -269,9 +269,7 @@ class MarketReplay {
       this.unfilled++;
       return;
     }
-    // expire_after_s is version 2's name of limit_expiry_s (a definition gives at most one); a stored
-    // definition older than the field has none.
-    const expiry = this.d.expire_after_s ?? this.d.limit_expiry_s;
+    const expiry = this.d.limit_expiry_s;
     this.position = {
       entry: {
         decidedAt: pending.decidedAt,

@@ -69,7 +69,8 @@ export function parseFeature(name: string): ParsedFeature | null {
   if ((PLAIN_FEATURES as readonly string[]).includes(name))
     return { kind: "plain", name: name as PlainFeature };
   const lookback = LOOKBACK_RE.exec(name);
-  if (lookback) return { kind: "lookback", family: lookback[1] as LookbackFeature, seconds: Number(lookback[2]) };
+  if (lookback)
+    return { kind: "lookback", family: lookback[1] as LookbackFeature, seconds: Number(lookback[2]) };
   const m = BOOK_RE.exec(name);
   if (!m) return null;
   const ticks = m[3] === undefined ? null : Number(m[3].slice(1));

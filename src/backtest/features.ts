@@ -188,17 +188,19 @@ const rounded = (x: number) => Math.round(x * 10 ** LOOKBACK_DECIMALS) / 10 ** L
  * lookback (the reference) to the decision's. Unknown (null) when the market's record has no snapshot
  * that early yet: in a market's first seconds a lookback is never filled in from later data.
  */
-const LOOKBACK: Record<LookbackFeature, (view: SnapshotView, ref: SnapshotRow, refIndex: number) => number | null> =
-  {
-    coin_return_bps: (v, ref) =>
-      ref.coinPrice === 0 ? null : rounded(((v.snapshot.coinPrice - ref.coinPrice) / ref.coinPrice) * 10_000),
-    price_up_change_cents: (v, ref) => rounded((v.snapshot.priceUp - ref.priceUp) * 100),
-    price_down_change_cents: (v, ref) => rounded((v.snapshot.priceDown - ref.priceDown) * 100),
-    coin_volatility_bps: (v, _ref, refIndex) => {
-      const h = v.history as MarketHistory;
-      return rounded(Math.sqrt(Math.max(0, h.squaredReturns(v.index) - h.squaredReturns(refIndex))));
-    },
-  };
+const LOOKBACK: Record<
+  LookbackFeature,
+  (view: SnapshotView, ref: SnapshotRow, refIndex: number) => number | null
+> = {
+  coin_return_bps: (v, ref) =>
+    ref.coinPrice === 0 ? null : rounded(((v.snapshot.coinPrice - ref.coinPrice) / ref.coinPrice) * 10_000),
+  price_up_change_cents: (v, ref) => rounded((v.snapshot.priceUp - ref.priceUp) * 100),
+  price_down_change_cents: (v, ref) => rounded((v.snapshot.priceDown - ref.priceDown) * 100),
+  coin_volatility_bps: (v, _ref, refIndex) => {
+    const h = v.history as MarketHistory;
+    return rounded(Math.sqrt(Math.max(0, h.squaredReturns(v.index) - h.squaredReturns(refIndex))));
+  },
+};
 
 function lookbackFn(family: LookbackFeature, seconds: number): FeatureFn {
   const compute = LOOKBACK[family];

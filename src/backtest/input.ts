@@ -195,7 +195,12 @@ export function normalizeDefinition(value: unknown, at: string): StrategyDefinit
     value,
     at,
     DEFINITION_INPUT_FIELDS,
-    { entryConditions: "entry", entry_conditions: "entry" },
+    {
+      entryConditions: "entry",
+      entry_conditions: "entry",
+      expire_after_s: "limit_expiry_s",
+      expireAfterS: "limit_expiry_s",
+    },
     "a strategy definition",
   );
   const out: Record<string, unknown> = { ...DEFINITION_DEFAULTS, exit: { ...DEFINITION_DEFAULTS.exit } };

@@ -212,8 +212,6 @@ export function applyOverrides(d: StrategyDefinition, o: Overrides, name: string
   if (out.order_type === "MARKET") {
     out.limit_price = null;
     out.limit_expiry_s = null;
-    // A version 1 definition has no such field, and keeps none.
-    if ("expire_after_s" in out) out.expire_after_s = null;
   } else if (out.limit_price === null) {
     out.limit_price = DEFAULT_LIMIT_PRICE;
   }

@@ -37,7 +37,7 @@ describe("describeDefinition", () => {
       },
       order_type: "LIMIT",
       limit_price: { reference: "best_bid", offset: -0.01 },
-      expire_after_s: 20,
+      limit_expiry_s: 20,
       position_size: 50,
       max_entries_per_market: 2,
       max_fill_price: 0.45,
@@ -96,10 +96,9 @@ describe("the API: definition_text beside every definition; version 1 kept as it
     assert.equal(v1.statusCode, 200, v1.body);
     assert.equal(v2.statusCode, 200, v2.body);
     const [a, b] = [v1.json(), v2.json()];
-    // Version 1 is answered as it was before version 2: no expire_after_s.
-    assert.equal(a.run.definition.version, 1);
-    assert.equal("expire_after_s" in a.run.definition, false);
-    assert.deepEqual([b.run.definition.version, b.run.definition.expire_after_s], [2, null]);
+    // Version 1 is kept and answered as it was; the definitions differ in their version alone.
+    assert.deepEqual([a.run.definition.version, b.run.definition.version], [1, 2]);
+    assert.deepEqual({ ...a.run.definition, version: 2 }, b.run.definition);
     assert.equal(JSON.stringify(a.results), JSON.stringify(b.results));
     assert.equal(JSON.stringify(a.aggregate), JSON.stringify(b.aggregate));
     assert.equal(a.run.definition_text, describeDefinition(a.run.definition));

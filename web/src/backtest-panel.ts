@@ -28,7 +28,6 @@ const EXAMPLE_DEFINITION = {
   order_type: "MARKET",
   limit_price: null,
   limit_expiry_s: null,
-  expire_after_s: null,
   position_size: 100,
   max_fill_price: null,
   max_loss_percent: null,

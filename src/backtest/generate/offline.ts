@@ -375,7 +375,7 @@ export const PHRASINGS: Phrasing[] = [
       "g",
     ),
     apply(m, r) {
-      r.draft.fields.expire_after_s = Math.max(1, Math.min(86400, seconds(m[1], m[2])));
+      r.draft.fields.limit_expiry_s = Math.max(1, Math.min(86400, seconds(m[1], m[2])));
       r.draft.expiryClause = r.clause;
     },
   },
@@ -708,21 +708,17 @@ function build(draft: Draft, prompt: string, unread: Unread[]): StrategyDefiniti
     entry: [...start.entry, ...draft.entry.map((c) => withSide(c, token))],
     exit,
   };
+  if (draft.expiryClause !== null && definition.order_type === "MARKET") {
+    unread.push({
+      clause: draft.expiryClause,
+      why: 'an expiry needs a limit order (say e.g. "buy up at 0.45" or "with a limit order"); a market order fills at once',
+    });
+  }
   if (definition.order_type === "MARKET") {
     definition.limit_price = null;
     definition.limit_expiry_s = null;
   } else if (definition.limit_price === null) {
     definition.limit_price = DEFAULT_LIMIT_PRICE;
-  }
-  if ((definition.expire_after_s ?? null) !== null) {
-    if (definition.order_type === "MARKET") {
-      unread.push({
-        clause: draft.expiryClause ?? prompt,
-        why: 'an expiry needs a limit order (say e.g. "buy up at 0.45" or "with a limit order"); a market order fills at once',
-      });
-    }
-    // A preset's own expiry gives way to the one the prompt asks for.
-    definition.limit_expiry_s = null;
   }
   if (draft.usdc !== null) {
     const fixed = definition.limit_price?.reference === "fixed" ? definition.limit_price.offset : null;

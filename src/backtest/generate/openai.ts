@@ -30,8 +30,6 @@ export interface LlmSettings {
 /** The definition's schema as sent: without `$id`, which strict structured output does not take. */
 function definitionSchema(): Record<string, unknown> {
   const { $id: _id, ...schema } = JSON.parse(JSON.stringify(DEFINITION_SCHEMA)) as Record<string, unknown>;
-  // Strict structured output wants every field required (optional ones are nullable).
-  schema.required = Object.keys(schema.properties as object);
   return schema;
 }
 
@@ -109,7 +107,7 @@ function partsOf(d: StrategyDefinition): string[] {
   if (d.exit.hold_to_resolution) parts.push("/exit/hold_to_resolution");
   for (const key of Object.keys(DEFINITION_DEFAULTS) as (keyof typeof DEFINITION_DEFAULTS)[]) {
     if (["version", "name", "entry", "exit", "limit_price"].includes(key)) continue;
-    if (JSON.stringify(d[key] ?? null) !== JSON.stringify(DEFINITION_DEFAULTS[key])) parts.push(`/${key}`);
+    if (JSON.stringify(d[key]) !== JSON.stringify(DEFINITION_DEFAULTS[key])) parts.push(`/${key}`);
   }
   return parts;
 }

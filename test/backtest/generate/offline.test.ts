@@ -63,7 +63,7 @@ const ISSUE_PROMPTS: [string, Expected][] = [
   faithful("buy up at 0.45, cancel after 20 seconds", {
     order_type: "LIMIT",
     limit_price: { reference: "fixed", offset: 0.45 },
-    expire_after_s: 20,
+    limit_expiry_s: 20,
   }),
   // "only if it will resolve up" once became an unconditional buy.
   refused("buy up only if it will resolve up", "buy up only if it will resolve up"),
@@ -136,7 +136,7 @@ const MORE_PROMPTS: [string, Expected][] = [
     side: "DOWN",
     order_type: "LIMIT",
     limit_price: { reference: "best_bid", offset: -0.01 },
-    expire_after_s: 45,
+    limit_expiry_s: 45,
     position_size: 200,
   }),
   // An expiry of a market order (which fills at once) would be a rule that does nothing.
