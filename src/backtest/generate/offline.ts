@@ -52,6 +52,8 @@ interface Reading {
   problems: string[];
   /** The clause as the prompt wrote it. */
   clause: string;
+  /** Whether the clause speaks of selling or exiting. */
+  exiting: boolean;
 }
 
 interface Phrasing {
@@ -296,7 +298,16 @@ const AFTER: Phrasing = {
   doc: "after N seconds|minutes (have passed)",
   example: "buy up after 2 minutes when the up price is under 45c",
   re: new RegExp(String.raw`after ${SECONDS}(?: have passed| in)?`, "g"),
-  apply: (m, r) => r.out.push({ feature: "elapsed_s", op: ">=", value: seconds(m[1], m[2]) }),
+  apply(m, r) {
+    // In an exit, "after 2 minutes" may mean 2 minutes held or 2 minutes into the market: not guessed.
+    if (r.exiting) {
+      r.problems.push(
+        `"${m[0].trim()}" in an exit is ambiguous: say "sell after N seconds" (held) or "in the last N seconds"`,
+      );
+      return;
+    }
+    r.out.push({ feature: "elapsed_s", op: ">=", value: seconds(m[1], m[2]) });
+  },
 };
 
 const LEFT: Phrasing = {
@@ -573,11 +584,17 @@ const allOf = (nodes: ConditionNode[]): ConditionNode => (nodes.length === 1 ? n
  * A part of a clause (one side of a negation) read: the conditions of each of its alternatives, or
  * null when some of it was not understood (reasons in `problems`).
  */
-function readPart(text: string, draft: Draft, clause: string, problems: string[]): ConditionNode[][] | null {
+function readPart(
+  text: string,
+  draft: Draft,
+  clause: string,
+  exiting: boolean,
+  problems: string[],
+): ConditionNode[][] | null {
   const alternatives = text.split(OR);
   const read: ConditionNode[][] = [];
   for (const alternative of alternatives) {
-    const r: Reading = { draft, out: [], problems, clause };
+    const r: Reading = { draft, out: [], problems, clause, exiting };
     if (readAlternative(alternative, r) !== "") return null;
     read.push(r.out);
   }
@@ -605,9 +622,15 @@ function readClause(clause: string, draft: Draft): Unread | null {
   const exiting = EXITING.test(text);
   const negation = NEGATION.exec(text);
   const problems: string[] = [];
-  const positive = readPart(negation ? text.slice(0, negation.index) : text, draft, clause, problems);
+  const positive = readPart(
+    negation ? text.slice(0, negation.index) : text,
+    draft,
+    clause,
+    exiting,
+    problems,
+  );
   const negative = negation
-    ? readPart(text.slice(negation.index + negation[0].length), draft, clause, problems)
+    ? readPart(text.slice(negation.index + negation[0].length), draft, clause, exiting, problems)
     : [];
   if (positive === null || negative === null) return { clause, why: problems[0] ?? null };
   const negated = negative.flat();

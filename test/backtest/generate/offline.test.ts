@@ -212,5 +212,18 @@ describe("the built-in generator is honest: the definition the prompt says, or a
       /needs a limit order/,
     );
     await assert.rejects(offline.generate("spend $50 on up when it is below 0.3"), /needs a fixed price/);
+    // "after 2 minutes" in an exit: held 2 minutes, or 2 minutes into the market? Not guessed.
+    await assert.rejects(
+      offline.generate("buy up below 0.4, sell when the up price is above 0.7 or after 2 minutes"),
+      (err: unknown) => {
+        assert.ok(err instanceof GenerationError);
+        assert.deepEqual(err.clauses, ["sell when the up price is above 0.7 or after 2 minutes"]);
+        assert.match(err.message, /ambiguous/);
+        return true;
+      },
+    );
+    // As an entry it is the market's time, as documented.
+    const entry = await offline.generate("buy up after 2 minutes when the up price is under 45c");
+    assert.deepEqual(entry.definition.entry[0], { feature: "elapsed_s", op: ">=", value: 120 });
   });
 });
