@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from "typebox";
 import { Value } from "typebox/value";
-import { FEATURE_PATTERN } from "./feature-registry.ts";
+import { FEATURE_PATTERN, inVersion1 } from "./feature-registry.ts";
 
 /**
  * The strategy definition (DESIGN 3.7): versioned JSON, and its JSON schema. DEFINITION_SCHEMA is the
@@ -11,7 +11,19 @@ import { FEATURE_PATTERN } from "./feature-registry.ts";
  * normalizeDefinition fills them in with the defaults the descriptions name.
  */
 
-export const DEFINITION_VERSION = 1;
+/**
+ * The version definitions are written in now. Version 2 added condition trees (`all`, `any`, `not`)
+ * and lookback features; a version 1 definition (plain conditions, no lookback) is
+ * still accepted as it is, kept as version 1, and runs exactly as before.
+ */
+export const DEFINITION_VERSION = 2;
+export const DEFINITION_VERSIONS = [1, 2] as const;
+
+/** Groups nest at most this deep (a group's members may be groups of conditions, no deeper). */
+export const MAX_GROUP_DEPTH = 2;
+
+/** Members of one group, at most. */
+export const MAX_GROUP_MEMBERS = 10;
 
 /** Features with a depth in ticks take it as a suffix (`depth_bid_up_3`); without one, 5 ticks. */
 export const DEFAULT_DEPTH_TICKS = 5;
@@ -23,23 +35,46 @@ const Feature = Type.String({
   description:
     "price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] " +
     "(shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, " +
-    "coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct",
+    "coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds " +
+    "lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, " +
+    "coin_volatility_bps_Ns",
 });
 
 const Condition = Type.Object(
   {
     feature: Feature,
     op: Type.Enum([...OPERATORS]),
-    value: Type.Union([Type.Number(), Feature], {
+    value: Type.Union([Type.Number(), Type.String({ pattern: FEATURE_PATTERN })], {
       description: "A number, or another feature to compare with",
     }),
   },
   { additionalProperties: false },
 );
 
+/**
+ * A condition, or a group of `member`s (version 2): `all` holds when every member holds, `any` when
+ * one does, `not` when its member does not. The schema nests groups to MAX_GROUP_DEPTH by building
+ * each level from the one below, so that it needs no recursive reference (which neither the API
+ * document's generators nor a model's strict structured output take everywhere).
+ */
+function nodeOf(member: TSchema, depth: number): TSchema {
+  const members = Type.Array(member, { minItems: 1, maxItems: MAX_GROUP_MEMBERS });
+  const group = (key: string, schema: TSchema) =>
+    Type.Object({ [key]: schema }, { additionalProperties: false });
+  return Type.Union([Condition, group("all", members), group("any", members), group("not", member)], {
+    description:
+      depth === MAX_GROUP_DEPTH
+        ? "A condition, or (version 2) a group: {all: [...]}, {any: [...]} or {not: ...}"
+        : "A condition, or a group of conditions",
+  });
+}
+
+let Node: TSchema = Condition;
+for (let depth = 1; depth <= MAX_GROUP_DEPTH; depth++) Node = nodeOf(Node, depth);
+
 const Exit = Type.Object(
   {
-    conditions: Type.Array(Condition, {
+    conditions: Type.Array(Node, {
       maxItems: 10,
       description: "Any of them closes the position (a market sell, retried until sold or the market ends)",
     }),
@@ -73,10 +108,12 @@ const LimitPrice = Type.Object(
 
 export const DEFINITION_SCHEMA = Type.Object(
   {
-    version: Type.Literal(DEFINITION_VERSION),
+    version: Type.Enum([...DEFINITION_VERSIONS], {
+      description: "2 (condition trees, lookbacks); 1 is still accepted as it was",
+    }),
     name: Type.String({ minLength: 1, maxLength: 120 }),
     side: Type.Enum(["UP", "DOWN"], { description: "The outcome token bought" }),
-    entry: Type.Array(Condition, {
+    entry: Type.Array(Node, {
       maxItems: 10,
       description: "All must hold to enter; none: enter at the first snapshot",
     }),
@@ -112,13 +149,21 @@ export const DEFINITION_SCHEMA = Type.Object(
   {
     $id: "StrategyDefinition",
     additionalProperties: false,
-    description: "A backtest strategy (version 1); docs/backtests.md explains every rule",
+    description: "A backtest strategy (version 2, or 1); docs/backtests.md explains every rule",
   },
 );
 
-export type StrategyDefinition = Static<typeof DEFINITION_SCHEMA>;
 export type Condition = Static<typeof Condition>;
-export type ExitRules = Static<typeof Exit>;
+
+/** A condition or a group of them, at any depth (the schema bounds the depth). */
+export type ConditionNode =
+  Condition | { all: ConditionNode[] } | { any: ConditionNode[] } | { not: ConditionNode };
+/** A definition as the schema reads it, its condition lists typed as the trees they are. */
+export type ExitRules = Omit<Static<typeof Exit>, "conditions"> & { conditions: ConditionNode[] };
+export type StrategyDefinition = Omit<Static<typeof DEFINITION_SCHEMA>, "entry" | "exit"> & {
+  entry: ConditionNode[];
+  exit: ExitRules;
+};
 export type LimitPriceRule = Static<typeof LimitPrice>;
 
 /** A definition's field names, and what a definition left out becomes. */
@@ -212,6 +257,10 @@ export function definitionProblem(d: StrategyDefinition): { pointer: string; mes
   if (d.order_type === "MARKET" && d.limit_expiry_s !== null) {
     return { pointer: "/limit_expiry_s", message: "must be null for a MARKET order" };
   }
+  if (d.version === 1) {
+    const newer = version2Part(d);
+    if (newer) return newer;
+  }
   const x = d.exit;
   const rules = x.conditions.length > 0 || x.take_profit_pct !== null || x.stop_loss_pct !== null;
   if (x.hold_to_resolution && (rules || x.time_limit_s !== null)) {
@@ -237,6 +286,37 @@ export function parseStoredDefinition(text: string): StrategyDefinition {
   });
 }
 
+/** The first part of a definition that version 1 cannot hold, or null. */
+function version2Part(d: StrategyDefinition): { pointer: string; message: string } | null {
+  const lists: [string, ConditionNode[]][] = [
+    ["/entry", d.entry],
+    ["/exit/conditions", d.exit.conditions],
+  ];
+  for (const [at, nodes] of lists) {
+    for (const [i, node] of nodes.entries()) {
+      if (!isCondition(node))
+        return { pointer: `${at}/${i}`, message: "is a group (all, any, not), which needs version 2" };
+      for (const name of [node.feature, node.value]) {
+        if (typeof name === "string" && !inVersion1(name))
+          return { pointer: `${at}/${i}`, message: `names the lookback ${name}, which needs version 2` };
+      }
+    }
+  }
+  return null;
+}
+
+export function isCondition(node: ConditionNode): node is Condition {
+  return "feature" in node;
+}
+
+/** A node with its keys in the schema's order. */
+function canonicalNode(node: ConditionNode): ConditionNode {
+  if (isCondition(node)) return { feature: node.feature, op: node.op, value: node.value };
+  if ("all" in node) return { all: node.all.map(canonicalNode) };
+  if ("any" in node) return { any: node.any.map(canonicalNode) };
+  return { not: canonicalNode(node.not) };
+}
+
 /** The same definition with its fields in the schema's order, so that equal definitions are equal bytes. */
 function canonical(d: StrategyDefinition): StrategyDefinition {
   const out: Record<string, unknown> = {};
@@ -244,15 +324,73 @@ function canonical(d: StrategyDefinition): StrategyDefinition {
   const exit: Record<string, unknown> = {};
   for (const key of Object.keys(Exit.properties)) exit[key] = d.exit[key as keyof ExitRules];
   out.exit = exit;
-  const condition = (c: Condition): Condition => ({ feature: c.feature, op: c.op, value: c.value });
-  out.entry = d.entry.map(condition);
-  exit.conditions = d.exit.conditions.map(condition);
+  out.entry = d.entry.map(canonicalNode);
+  exit.conditions = d.exit.conditions.map(canonicalNode);
   return out as StrategyDefinition;
+}
+
+const GROUP_KEYS = ["all", "any", "not"];
+
+/**
+ * The first problem of a condition tree, said of the node it is in: the schema's union of a condition
+ * and three groups would otherwise report what each alternative misses.
+ */
+function nodeProblem(
+  node: unknown,
+  pointer: string,
+  depth: number,
+): { pointer: string; message: string } | null {
+  if (typeof node !== "object" || node === null || Array.isArray(node)) {
+    return { pointer, message: "must be a condition {feature, op, value} or a group {all|any|not}" };
+  }
+  const keys = Object.keys(node);
+  if (keys.length === 1 && GROUP_KEYS.includes(keys[0])) {
+    if (depth >= MAX_GROUP_DEPTH) {
+      return { pointer, message: `nests groups deeper than ${MAX_GROUP_DEPTH} levels` };
+    }
+    const key = keys[0];
+    const members = (node as Record<string, unknown>)[key];
+    if (key === "not") return nodeProblem(members, `${pointer}/not`, depth + 1);
+    if (!Array.isArray(members) || members.length === 0 || members.length > MAX_GROUP_MEMBERS) {
+      return {
+        pointer: `${pointer}/${key}`,
+        message: `must be an array of 1 to ${MAX_GROUP_MEMBERS} conditions or groups`,
+      };
+    }
+    for (const [i, member] of members.entries()) {
+      const problem = nodeProblem(member, `${pointer}/${key}/${i}`, depth + 1);
+      if (problem) return problem;
+    }
+    return null;
+  }
+  if (!keys.includes("feature") && keys.some((k) => GROUP_KEYS.includes(k))) {
+    return { pointer, message: "must be a group of one key: all, any or not" };
+  }
+  const problem = schemaProblem(Condition, node);
+  return problem ? { pointer: pointer + problem.pointer, message: problem.message } : null;
+}
+
+/** The first problem of the definition's condition lists, or null (the schema checks the rest). */
+function treesProblem(value: unknown): { pointer: string; message: string } | null {
+  if (typeof value !== "object" || value === null) return null;
+  const d = value as { entry?: unknown; exit?: { conditions?: unknown } };
+  const lists: [string, unknown][] = [
+    ["/entry", d.entry],
+    ["/exit/conditions", typeof d.exit === "object" && d.exit !== null ? d.exit.conditions : undefined],
+  ];
+  for (const [at, list] of lists) {
+    if (!Array.isArray(list)) continue;
+    for (const [i, node] of list.entries()) {
+      const problem = nodeProblem(node, `${at}/${i}`, 0);
+      if (problem) return problem;
+    }
+  }
+  return null;
 }
 
 /** A complete definition checked against the schema and the rules above; throws DefinitionError. */
 export function checkDefinition(value: unknown, at = ""): StrategyDefinition {
-  const problem = schemaProblem(DEFINITION_SCHEMA, value);
+  const problem = treesProblem(value) ?? schemaProblem(DEFINITION_SCHEMA, value);
   if (problem) throw new DefinitionError(at + problem.pointer, problem.message);
   const d = value as StrategyDefinition;
   const rule = definitionProblem(d);

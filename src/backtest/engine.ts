@@ -4,11 +4,20 @@ import type { SnapshotRow } from "../domain/snapshot.ts";
 import { isoMicros, isoSeconds, MICROS_PER_SECOND, type Micros } from "../domain/time.ts";
 import {
   type Condition,
+  type ConditionNode,
   DEFAULT_LIMIT_PRICE,
+  isCondition,
   type LimitPriceRule,
   type StrategyDefinition,
 } from "./definition.ts";
-import { type FeatureFn, featureFn, type ReplayMarket, SnapshotView, type Token } from "./features.ts";
+import {
+  type FeatureFn,
+  featureFn,
+  MarketHistory,
+  type ReplayMarket,
+  SnapshotView,
+  type Token,
+} from "./features.ts";
 import {
   type Fill,
   fillFromPrint,
@@ -156,6 +165,26 @@ function holds(c: CompiledCondition, view: SnapshotView, prev: SnapshotView | nu
   }
 }
 
+/** Whether a node holds at `view`: a condition as above, `all`, `any` and `not` as in logic. */
+type Predicate = (view: SnapshotView, prev: SnapshotView | null) => boolean;
+
+function compileNode(node: ConditionNode): Predicate {
+  if (isCondition(node)) {
+    const c = compile(node);
+    return (view, prev) => holds(c, view, prev);
+  }
+  if ("all" in node) {
+    const members = node.all.map(compileNode);
+    return (view, prev) => members.every((m) => m(view, prev));
+  }
+  if ("any" in node) {
+    const members = node.any.map(compileNode);
+    return (view, prev) => members.some((m) => m(view, prev));
+  }
+  const member = compileNode(node.not);
+  return (view, prev) => !member(view, prev);
+}
+
 /** The limit price a rule gives at the decision, in whole ticks (down for a buy); null without a reference. */
 export function limitPriceOf(rule: LimitPriceRule, view: SnapshotView, token: Token): number | null {
   const reference =
@@ -229,8 +258,8 @@ class MarketReplay {
   private readonly market: ReplayMarket;
   private readonly token: Token;
   private readonly outcome: Outcome;
-  private readonly entry: CompiledCondition[];
-  private readonly exits: CompiledCondition[];
+  private readonly entry: Predicate[];
+  private readonly exits: Predicate[];
   private readonly prints: readonly Print[];
   /** The next print no resting order has looked at yet. */
   private printAt = 0;
@@ -246,8 +275,8 @@ class MarketReplay {
     this.market = market;
     this.token = d.side === "UP" ? "up" : "down";
     this.outcome = d.side === "UP" ? "Up" : "Down";
-    this.entry = d.entry.map(compile);
-    this.exits = d.exit.conditions.map(compile);
+    this.entry = d.entry.map(compileNode);
+    this.exits = d.exit.conditions.map(compileNode);
     this.prints = prints;
   }
 
@@ -414,7 +443,7 @@ class MarketReplay {
       return;
     }
     if (this.entries >= this.d.max_entries_per_market) return;
-    if (!this.entry.every((c) => holds(c, view, prev))) return;
+    if (!this.entry.every((c) => c(view, prev))) return;
     let limit: number | null = null;
     if (this.d.order_type === "LIMIT") {
       limit = limitPriceOf(this.d.limit_price ?? DEFAULT_LIMIT_PRICE, view, this.token);
@@ -461,7 +490,7 @@ class MarketReplay {
     if (x.time_limit_s !== null && view.time - p.entry.firstFill >= x.time_limit_s * MICROS_PER_SECOND) {
       return "time_limit";
     }
-    return this.exits.some((c) => holds(c, view, prev)) ? "condition" : null;
+    return this.exits.some((c) => c(view, prev)) ? "condition" : null;
   }
 
   /** Closes a position: when its exit sold the last share (`at`), or at the market's end (null). */
@@ -604,9 +633,10 @@ export function replayMarket(
 ): MarketResult {
   if (market.winner === null) throw new Error(`${market.slug} is not resolved; only resolved markets replay`);
   const replay = new MarketReplay(d, market, prints);
+  const history = new MarketHistory(snapshots);
   let prev: SnapshotView | null = null;
   for (let i = 0; i < snapshots.length; i++) {
-    const view = new SnapshotView(market, snapshots[i]);
+    const view = new SnapshotView(market, snapshots[i], history, i);
     replay.step(i, view, prev);
     prev = view;
   }

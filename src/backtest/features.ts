@@ -4,12 +4,62 @@ import type { Coin, FeeSchedule, MarketType, Winner } from "../domain/market.ts"
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { MICROS_PER_SECOND, type Micros } from "../domain/time.ts";
 import { DEFAULT_DEPTH_TICKS } from "./definition.ts";
-import { parseFeature, type PlainFeature } from "./feature-registry.ts";
+import { type LookbackFeature, parseFeature, type PlainFeature } from "./feature-registry.ts";
 
 /**
- * The features of DESIGN 3.7, computed from one snapshot and what the market's record says before it
- * opens (start and end times, the start price). Nothing here can see a later snapshot or the outcome.
+ * The features of DESIGN 3.7 and 3.12, computed from one snapshot, the snapshots before it (lookbacks),
+ * and what the market's record says before it opens (start and end times, the start price). Nothing
+ * here can see a later snapshot or the outcome: a lookback reads the market's snapshots up to the
+ * decision's index only.
  */
+
+/**
+ * A market's snapshots as a replay sees them, for lookbacks: the snapshot at or before a time, and the
+ * sums of squared coin returns that realized volatility takes differences of (computed once a market).
+ */
+export class MarketHistory {
+  private readonly snapshots: readonly SnapshotRow[];
+  private squares: Float64Array | null = null;
+
+  constructor(snapshots: readonly SnapshotRow[]) {
+    this.snapshots = snapshots;
+  }
+
+  at(index: number): SnapshotRow {
+    return this.snapshots[index];
+  }
+
+  /** The index of the latest snapshot at or before `time` among the first `upTo + 1`; -1 when none. */
+  indexAtOrBefore(time: Micros, upTo: number): number {
+    let lo = 0;
+    let hi = upTo;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.snapshots[mid].time <= time) {
+        found = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return found;
+  }
+
+  /** Sum over k in 1..index of (coin return from snapshot k - 1 to k, in bps) squared. */
+  squaredReturns(index: number): number {
+    if (this.squares === null) {
+      const sq = new Float64Array(this.snapshots.length);
+      for (let k = 1; k < this.snapshots.length; k++) {
+        const before = this.snapshots[k - 1].coinPrice;
+        const r = before === 0 ? 0 : ((this.snapshots[k].coinPrice - before) / before) * 10_000;
+        sq[k] = sq[k - 1] + r * r;
+      }
+      this.squares = sq;
+    }
+    return this.squares[index];
+  }
+}
 
 /** What the engine knows of a market: the record's facts, and its outcome, used only to settle. */
 export interface ReplayMarket {
@@ -34,11 +84,16 @@ export class SnapshotView {
   readonly market: ReplayMarket;
   /** One recorded second as stored: books still in their stored encoding. */
   readonly snapshot: SnapshotRow;
+  /** The market's snapshots and this one's index among them, for lookbacks; null: none known. */
+  readonly history: MarketHistory | null;
+  readonly index: number;
   private decoded: { up: OrderBook; down: OrderBook } | null | undefined;
 
-  constructor(market: ReplayMarket, snapshot: SnapshotRow) {
+  constructor(market: ReplayMarket, snapshot: SnapshotRow, history: MarketHistory | null = null, index = -1) {
     this.market = market;
     this.snapshot = snapshot;
+    this.history = history;
+    this.index = index;
   }
 
   get time(): Micros {
@@ -124,11 +179,45 @@ const PLAIN: Record<PlainFeature, FeatureFn> = {
     ((v.market.endTime - SECONDS(v)) / Math.max(1, v.market.endTime - v.market.startTime)) * 100,
 };
 
+/** Lookback values are rounded to this many decimals, so that 0.45 - 0.55 is -10 cents, not -10.000000000000004. */
+const LOOKBACK_DECIMALS = 6;
+const rounded = (x: number) => Math.round(x * 10 ** LOOKBACK_DECIMALS) / 10 ** LOOKBACK_DECIMALS;
+
+/**
+ * A lookback at `view` over `seconds`: from the latest snapshot at or before the decision less the
+ * lookback (the reference) to the decision's. Unknown (null) when the market's record has no snapshot
+ * that early yet: in a market's first seconds a lookback is never filled in from later data.
+ */
+const LOOKBACK: Record<
+  LookbackFeature,
+  (view: SnapshotView, ref: SnapshotRow, refIndex: number) => number | null
+> = {
+  coin_return_bps: (v, ref) =>
+    ref.coinPrice === 0 ? null : rounded(((v.snapshot.coinPrice - ref.coinPrice) / ref.coinPrice) * 10_000),
+  price_up_change_cents: (v, ref) => rounded((v.snapshot.priceUp - ref.priceUp) * 100),
+  price_down_change_cents: (v, ref) => rounded((v.snapshot.priceDown - ref.priceDown) * 100),
+  coin_volatility_bps: (v, _ref, refIndex) => {
+    const h = v.history as MarketHistory;
+    return rounded(Math.sqrt(Math.max(0, h.squaredReturns(v.index) - h.squaredReturns(refIndex))));
+  },
+};
+
+function lookbackFn(family: LookbackFeature, seconds: number): FeatureFn {
+  const compute = LOOKBACK[family];
+  return (v) => {
+    const h = v.history;
+    if (h === null || v.index < 0) return null;
+    const refIndex = h.indexAtOrBefore(v.time - seconds * MICROS_PER_SECOND, v.index);
+    return refIndex < 0 ? null : compute(v, h.at(refIndex), refIndex);
+  };
+}
+
 /** The function computing a feature (a name the definition schema accepts); throws on any other. */
 export function featureFn(name: string): FeatureFn {
   const feature = parseFeature(name);
   if (feature === null) throw new Error(`unknown feature ${name}`);
   if (feature.kind === "plain") return PLAIN[feature.name];
+  if (feature.kind === "lookback") return lookbackFn(feature.family, feature.seconds);
   const { token } = feature;
   const ticks = feature.ticks ?? DEFAULT_DEPTH_TICKS;
   if (feature.family === "book_imbalance") return (v) => imbalance(v, token, ticks);

@@ -1,6 +1,7 @@
 import {
   checkDefinition,
   type Condition,
+  type ConditionNode,
   DEFINITION_DEFAULTS,
   DEFINITION_SCHEMA,
   DefinitionError,
@@ -136,10 +137,27 @@ function readCondition(value: unknown, at: string, canon: string, map: PointerMa
   return out as unknown as Condition;
 }
 
-function readConditions(value: unknown, at: string, canon: string, map: PointerMap): Condition[] {
+/** A condition with its aliases read, or a group (version 2) with its members read likewise. */
+function readNode(value: unknown, at: string, canon: string, map: PointerMap): ConditionNode {
+  const keys = isPlainObject(value) ? Object.keys(value) : [];
+  if (keys.length === 1 && ["all", "any", "not"].includes(keys[0])) {
+    const key = keys[0];
+    const members = (value as Record<string, unknown>)[key];
+    map.set(canon, at);
+    if (key === "not") return { not: readNode(members, `${at}/not`, `${canon}/not`, map) };
+    // A group that is no array is left for the schema's check, which names it.
+    const read = Array.isArray(members)
+      ? members.map((m, i) => readNode(m, `${at}/${key}/${i}`, `${canon}/${key}/${i}`, map))
+      : members;
+    return { [key]: read } as ConditionNode;
+  }
+  return readCondition(value, at, canon, map);
+}
+
+function readConditions(value: unknown, at: string, canon: string, map: PointerMap): ConditionNode[] {
   map.set(canon, at);
   if (!Array.isArray(value)) throw new DefinitionError(at, "must be an array of conditions");
-  return value.map((c, i) => readCondition(c, `${at}/${i}`, `${canon}/${i}`, map));
+  return value.map((c, i) => readNode(c, `${at}/${i}`, `${canon}/${i}`, map));
 }
 
 const EXIT_FIELDS = Object.keys(DEFINITION_DEFAULTS.exit);

@@ -28,7 +28,7 @@ export type Refusal =
   | { kind: "not_included" }
   | { kind: "quota_exhausted"; quota: QuotaStatus }
   | { kind: "busy"; inFlight: number; limit: number }
-  | { kind: "generation_failed"; reason: string }
+  | { kind: "generation_failed"; reason: string; clauses: string[] }
   | { kind: "not_found"; message: string }
   | { kind: "idempotency_conflict" };
 
@@ -134,7 +134,8 @@ export class BacktestService {
     try {
       return await generator.generate(source.prompt);
     } catch (err) {
-      if (err instanceof GenerationError) return refuse({ kind: "generation_failed", reason: err.message });
+      if (err instanceof GenerationError)
+        return refuse({ kind: "generation_failed", reason: err.message, clauses: err.clauses });
       throw err;
     }
   }

@@ -2,6 +2,7 @@ import { type TSchema, Type } from "typebox";
 import { isoMicros, isoSeconds } from "../domain/time.ts";
 import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
 import { parseStoredDefinition } from "./definition.ts";
+import { describeDefinition } from "./describe.ts";
 import { type MarketResult, round } from "./engine.ts";
 import type { Aggregate } from "./metrics.ts";
 
@@ -179,11 +180,16 @@ export const AggregateSchema = Type.Object(
   { $id: "BacktestAggregate", additionalProperties: false },
 );
 
+const DefinitionText = Type.String({
+  description: "The definition in plain words, a line per part (what the engine follows, nothing more)",
+});
+
 export const StrategySchema = Type.Object(
   {
     id: Type.String(),
     name: Type.String(),
     definition: Type.Ref("StrategyDefinition"),
+    definition_text: DefinitionText,
     source: Type.Enum(["prompt", "preset", "definition"]),
     prompt: Nullable(Type.String()),
     preset: Nullable(Type.String()),
@@ -206,6 +212,7 @@ export const RunSchema = Type.Object(
     start_time: Nullable(Time("Markets starting at or after")),
     end_time: Nullable(Time("Markets starting at or before")),
     definition: Type.Ref("StrategyDefinition"),
+    definition_text: DefinitionText,
     progress: Type.Object(
       { markets_done: Type.Integer(), markets_total: Nullable(Type.Integer()) },
       { additionalProperties: false },
@@ -266,10 +273,12 @@ export interface UnresolvedWire {
 }
 
 export function strategyToWire(s: StrategyRecord) {
+  const definition = parseStoredDefinition(s.definition);
   return {
     id: s.id,
     name: s.name,
-    definition: parseStoredDefinition(s.definition),
+    definition,
+    definition_text: describeDefinition(definition),
     source: s.source,
     prompt: s.prompt,
     preset: s.preset,
@@ -282,6 +291,7 @@ export function strategyToWire(s: StrategyRecord) {
 
 export function runToWire(r: RunRecord) {
   const sel = JSON.parse(r.selection) as StoredSelection;
+  const definition = parseStoredDefinition(r.definition);
   return {
     id: r.id,
     status: r.status,
@@ -291,7 +301,8 @@ export function runToWire(r: RunRecord) {
     market_count: sel.market_count,
     start_time: sel.start_time === null ? null : isoSeconds(sel.start_time),
     end_time: sel.end_time === null ? null : isoSeconds(sel.end_time),
-    definition: parseStoredDefinition(r.definition),
+    definition,
+    definition_text: describeDefinition(definition),
     progress: { markets_done: r.marketsDone, markets_total: r.marketsTotal },
     error: r.error,
     created_at: isoMicros(r.createdAt),

@@ -81,7 +81,7 @@ function refusalError(ctx: AppContext, req: FastifyRequest, r: Refusal): ApiErro
       return new ApiError(
         "GENERATION_FAILED",
         `The strategy could not be generated: ${r.reason} Your quota was not charged.`,
-        { reason: r.reason, charged: false },
+        { reason: r.reason, clauses: r.clauses, charged: false },
       );
     case "not_found":
       return notFound(r.message);

@@ -100,7 +100,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   401: "UNAUTHORIZED: the key is missing, unknown or revoked",
   403: "TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does",
   404: "RESOURCE_NOT_FOUND: no such market, coin, venue, record or route",
-  422: "GENERATION_FAILED: no strategy could be generated from the prompt (details.reason); nothing was charged",
+  422: "GENERATION_FAILED: no strategy could be generated from the prompt (details.reason; details.clauses quotes each clause not made part of it); nothing was charged",
   429: "RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests)",
   500: "INTERNAL_ERROR: nothing internal leaks",
   503: "SERVICE_UNAVAILABLE: a backing store is unreachable",

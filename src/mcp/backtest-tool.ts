@@ -56,6 +56,7 @@ const output = z.object({
   progress: z.object({ markets_done: z.number().int(), markets_total: z.number().int().nullable() }),
   strategy: z.object({ id: z.string(), name: z.string(), source: z.string() }).nullable(),
   definition: z.record(z.string(), z.unknown()),
+  definition_text: z.string().describe("The definition that ran, in plain words"),
   aggregate: z
     .object({
       markets: z.number().int(),
@@ -133,6 +134,7 @@ export function backtestAnswerOf(answer: Api.BacktestRunAnswer): Output {
       ? { id: answer.strategy.id, name: answer.strategy.name, source: answer.strategy.source }
       : null,
     definition: run.definition as Record<string, unknown>,
+    definition_text: run.definition_text,
     aggregate: aggregateOf(answer.aggregate),
     markets: answer.results
       .slice(0, FIRST_MARKETS)
@@ -142,7 +144,12 @@ export function backtestAnswerOf(answer: Api.BacktestRunAnswer): Output {
   };
 }
 
+/** The run in words, and after it the definition that ran (the API's definition_text). */
 function textOf(o: Output): string {
+  return `${summaryOf(o)}\n\nThe definition that ran:\n${o.definition_text}`;
+}
+
+function summaryOf(o: Output): string {
   const head = `Run ${o.run_id} (${o.definition.name ?? "strategy"}): ${o.status}`;
   if (o.status === "failed") return `${head}: ${o.error ?? "no reason given"}.`;
   if (o.aggregate === null) {

@@ -5,6 +5,7 @@ import { DEFINITION_DEFAULTS, DEFINITION_SCHEMA } from "../../src/backtest/defin
 import {
   BOOK_FEATURES,
   FEATURE_PATTERN,
+  LOOKBACK_FEATURES,
   parseFeature,
   PLAIN_FEATURES,
 } from "../../src/backtest/feature-registry.ts";
@@ -16,6 +17,7 @@ const NAMES = [
   ...BOOK_FEATURES.flatMap((f) =>
     ["up", "down"].flatMap((t) => [`${f}_${t}`, `${f}_${t}_1`, `${f}_${t}_99`]),
   ),
+  ...LOOKBACK_FEATURES.flatMap((f) => [`${f}_1s`, `${f}_30s`, `${f}_9999s`]),
 ];
 
 const definitionWith = (feature: string) => ({
@@ -37,6 +39,10 @@ test("the definition schema accepts exactly the registry's features, and the eng
     "book_imbalance_up_",
     "PRICE_UP",
     "spread_up_3",
+    "coin_return_bps_0s",
+    "coin_return_bps_10000s",
+    "coin_volatility_bps_30",
+    "price_change_cents_30s",
   ]) {
     assert.equal(parseFeature(name), null, name);
     assert.equal(Value.Check(DEFINITION_SCHEMA, definitionWith(name)), false, name);
@@ -58,4 +64,9 @@ test("a book feature's name gives its family, token and depth", () => {
     ticks: null,
   });
   assert.deepEqual(parseFeature("remaining_pct"), { kind: "plain", name: "remaining_pct" });
+  assert.deepEqual(parseFeature("price_down_change_cents_60s"), {
+    kind: "lookback",
+    family: "price_down_change_cents",
+    seconds: 60,
+  });
 });

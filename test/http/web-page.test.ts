@@ -7,6 +7,8 @@ import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { pino } from "pino";
 import { type Browser, type BrowserContext, chromium, type Page, type Response } from "playwright-core";
+import type { StrategyDefinition } from "../../src/backtest/definition.ts";
+import { describeDefinition } from "../../src/backtest/describe.ts";
 import { buildApp } from "../../src/http/app.ts";
 import { PAGE_CSP } from "../../src/http/web-page.ts";
 import { seedDemo } from "../../src/demo/seed.ts";
@@ -348,6 +350,11 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     await page.getByRole("button", { name: "Run backtest" }).click();
     await page.waitForSelector("#backtest-aggregate", { timeout: 30_000 });
     assert.equal(await page.locator("#backtest-results tbody tr").count(), 6);
+    // The definition that ran, in the API's words (describeDefinition), beside the results.
+    assert.equal(
+      await page.locator("#backtest-definition-text").innerText(),
+      describeDefinition(JSON.parse(good) as StrategyDefinition),
+    );
     assert.ok((await drawn(page, "#equity-chart", RGB.equity)) >= 20, "equity curve drawn");
     const traded = await page.$$eval("#backtest-results tbody tr", (rows) =>
       rows

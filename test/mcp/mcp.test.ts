@@ -309,6 +309,9 @@ for (const kind of ["http", "stdio"] as const) {
       );
       const { equity_curve: _curve, time_in_market_s: _s, ...metrics } = http.aggregate;
       assert.deepEqual(data.aggregate, metrics);
+      // The definition that ran, in the API's words, in the result and at the end of the text.
+      assert.equal(data.definition_text, http.run.definition_text);
+      assert.ok(text.endsWith(`The definition that ran:\n${http.run.definition_text}`), text);
       const trade = http.results[0].trades[0];
       assert.deepEqual(data.first_trades[0], {
         slug: RESOLVED,

@@ -12,9 +12,9 @@ import { ResultsView } from "./results-view.ts";
 
 type Mode = "preset" | "prompt" | "definition";
 
-/** A complete definition (every field of version 1) that trades in most markets, to edit from. */
+/** A complete definition (every field of version 2) that trades in most markets, to edit from. */
 const EXAMPLE_DEFINITION = {
-  version: 1,
+  version: 2,
   name: "Up under 60c, take profit 20%",
   side: "UP",
   entry: [{ feature: "price_up", op: "<", value: 0.6 }],

@@ -69,6 +69,14 @@ export class ResultsView {
         `Run ${run.id}: ${run.status}, ${run.progress.markets_done} of ${run.progress.markets_total ?? "?"} markets.`,
       ),
     );
+    this.root.append(
+      el(
+        "section",
+        { id: "backtest-definition", "aria-label": "The definition that ran" },
+        el("h3", {}, "The definition that ran"),
+        el("pre", { id: "backtest-definition-text" }, run.definition_text),
+      ),
+    );
     if (run.status === "failed") {
       this.root.append(
         el("p", { class: "error", role: "alert" }, `The run failed: ${run.error ?? "no reason given"}`),

@@ -11,12 +11,24 @@ export interface GeneratedStrategy {
   generator: string;
   /** The model that answered, for a provider; null offline. */
   model: string | null;
-  /** What the generator could not use, said plainly (parts of a prompt it did not understand). */
+  /**
+   * Remarks on the generation. Never a part of the prompt left out: a clause that did not become part
+   * of the definition fails the generation (DESIGN 3.7), so the built-in generator leaves this empty.
+   */
   notes: string[];
 }
 
-/** A generation that failed: its message says what was wrong, and reaches the caller (422). */
-export class GenerationError extends Error {}
+/**
+ * A generation that failed: its message says what was wrong, and reaches the caller (422). `clauses`
+ * quotes, as the prompt wrote them, the clauses that did not become part of a definition.
+ */
+export class GenerationError extends Error {
+  readonly clauses: string[];
+  constructor(message: string, clauses: string[] = []) {
+    super(message);
+    this.clauses = clauses;
+  }
+}
 
 export interface StrategyGenerator {
   readonly kind: string;

@@ -4,6 +4,7 @@ import { GenerationError, type StrategyGenerator } from "../../backtest/generate
 import { OfflineGenerator } from "../../backtest/generate/offline.ts";
 import { OpenAiCompatibleGenerator } from "../../backtest/generate/openai.ts";
 import { presetDefinition } from "../../backtest/generate/presets.ts";
+import { describeDefinition } from "../../backtest/describe.ts";
 import { normalizeDefinition } from "../../backtest/input.ts";
 import { replayMarkets, selectMarkets } from "../../backtest/jobs/replay.ts";
 import type { MarketResult } from "../../backtest/engine.ts";
@@ -22,9 +23,9 @@ const HELP = `updown backtest (--definition FILE | --preset NAME | --prompt TEXT
 Replays a strategy over the latest --count resolved markets of a series (within --from/--to when
 given), against the recorded books with fees and latency, exactly as the API's runs do (docs/backtests.md).
 The strategy is a definition file, a preset, or a prompt (the model at LLM_BASE_URL when set, else the
-built-in generator). Progress goes to stderr; stdout gets a table of the markets and the aggregate, or
-with --json the full result: {definition, aggregate, results, unresolved}. Nothing is stored and no
-quota is spent.`;
+built-in generator). Progress goes to stderr; stdout gets the definition that ran in plain words, a
+table of the markets and the aggregate, or with --json the full result: {definition, definition_text,
+aggregate, results, unresolved}. Nothing is stored and no quota is spent.`;
 
 type SourceValues = Values<
   "definitionFile" | "preset" | "prompt" | "llmBaseUrl" | "llmApiKey" | "llmModel" | "llmTimeoutMs"
@@ -66,8 +67,8 @@ async function definitionOf(v: SourceValues): Promise<StrategyDefinition> {
 
 const fixed = (n: number | null, digits = 2) => (n === null ? "-" : n.toFixed(digits));
 
-/** The summary: a line per market, then the aggregate. */
-function table(results: MarketResult[], a: Aggregate): string {
+/** The summary: the definition that ran in words, a line per market, then the aggregate. */
+function table(definition: StrategyDefinition, results: MarketResult[], a: Aggregate): string {
   const rows = [["market", "winner", "trades", "pnl", "roi", "fees"]];
   for (const r of results) {
     rows.push([r.slug, r.winner, String(r.trades.length), fixed(r.pnl), fixed(r.roi, 3), fixed(r.fees_usdc)]);
@@ -82,7 +83,7 @@ function table(results: MarketResult[], a: Aggregate): string {
     `max drawdown ${fixed(a.max_drawdown)}, sharpe ${fixed(a.sharpe, 3)}, sortino ${fixed(a.sortino, 3)}, fees ${fixed(a.fees_paid)}, avg slippage ${fixed(a.avg_slippage_bps)} bps`,
     `time in market ${fixed(a.time_in_market_s, 0)} s (${fixed(a.time_in_market_pct)}%)`,
   ];
-  return `${lines.join("\n")}\n\n${summary.join("\n")}\n`;
+  return `${describeDefinition(definition)}\n\n${lines.join("\n")}\n\n${summary.join("\n")}\n`;
 }
 
 export const backtestCommand = defineCommand({
@@ -145,8 +146,8 @@ export const backtestCommand = defineCommand({
       const { results, aggregate } = done;
       process.stdout.write(
         v.json
-          ? `${JSON.stringify({ definition, aggregate, results, unresolved: selected.unresolved })}\n`
-          : table(results, aggregate),
+          ? `${JSON.stringify({ definition, definition_text: describeDefinition(definition), aggregate, results, unresolved: selected.unresolved })}\n`
+          : table(definition, results, aggregate),
       );
     });
   },

@@ -5,11 +5,13 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   checkDefinition,
+  type Condition,
   DEFINITION_SCHEMA,
   type StrategyDefinition,
 } from "../../../src/backtest/definition.ts";
 import { GenerationError } from "../../../src/backtest/generate/generator.ts";
 import { OfflineGenerator, PHRASINGS } from "../../../src/backtest/generate/offline.ts";
+import { answerSchema } from "../../../src/backtest/generate/openai.ts";
 import { PRESET_NAMES, presetDefinition } from "../../../src/backtest/generate/presets.ts";
 import { makeTestApp, type TestApp } from "../../helpers/app.ts";
 import { ROOT } from "../../helpers/paths.ts";
@@ -44,7 +46,7 @@ describe("the built-in generator", () => {
         "buy up in the last 2 minutes when the up price is under 45c",
         (d) => {
           assert.deepEqual(
-            d.entry.map((c) => c.feature),
+            d.entry.map((c) => (c as Condition).feature),
             ["remaining_s", "price_up"],
           );
         },
@@ -52,7 +54,7 @@ describe("the built-in generator", () => {
       [
         "buy down in the first 60 seconds when the down price is below 0.5, exit after 30 seconds",
         (d) => {
-          assert.deepEqual([d.entry[0].value, d.exit.time_limit_s], [60, 30]);
+          assert.deepEqual([(d.entry[0] as Condition).value, d.exit.time_limit_s], [60, 30]);
         },
       ],
       [
@@ -73,7 +75,7 @@ describe("the built-in generator", () => {
       [
         "buy up when the up price crosses above 0.55, take profit at 15%",
         (d) => {
-          assert.equal(d.entry[0].op, "crosses_above");
+          assert.equal((d.entry[0] as Condition).op, "crosses_above");
         },
       ],
       [
@@ -108,7 +110,7 @@ describe("the built-in generator", () => {
       [
         "momentum entry on down",
         (d) => {
-          assert.deepEqual([d.side, d.entry[0].feature], ["DOWN", "price_down"]);
+          assert.deepEqual([d.side, (d.entry[0] as Condition).feature], ["DOWN", "price_down"]);
         },
       ],
       [
@@ -131,7 +133,7 @@ describe("the built-in generator", () => {
       [
         'buy up after 2 minutes when it is below 40%, called "patient"',
         (d) => {
-          assert.deepEqual([d.name, d.entry[1].value], ["patient", 0.4]);
+          assert.deepEqual([d.name, (d.entry[1] as Condition).value], ["patient", 0.4]);
         },
       ],
       [
@@ -156,9 +158,12 @@ describe("the built-in generator", () => {
     }
   });
 
-  test("what it cannot read it says: left-out parts in notes, or a failure when nothing is a rule", async () => {
-    const partly = await offline.generate("buy up below 0.4 on tuesdays");
-    assert.deepEqual(partly.notes, ['not understood, left out: "tuesdays"']);
+  test("what it cannot read it says: a failure quoting the clause, never a part left out", async () => {
+    await assert.rejects(offline.generate("buy up below 0.4 on tuesdays"), (err: unknown) => {
+      assert.ok(err instanceof GenerationError);
+      assert.deepEqual(err.clauses, ["buy up below 0.4 on tuesdays"]);
+      return true;
+    });
     await assert.rejects(offline.generate("make me rich"), GenerationError);
     await assert.rejects(offline.generate("when the up price is below 0.4"), /which side to buy/);
   });
@@ -180,9 +185,29 @@ describe("the built-in generator", () => {
   });
 });
 
+/** The prompt the provider tests send, and the clauses a good answer quotes from it. */
+const DIP_PROMPT = "buy the dip on up, take profit at 20% and stop loss at 25%";
+const DIP_CLAUSES = [
+  { text: "buy the dip on up", parts: ["/side", "/entry/0", "/entry/1", "/entry/2"] },
+  { text: "take profit at 20%", parts: ["/exit/take_profit_pct"] },
+  { text: "stop loss at 25%", parts: ["/exit/stop_loss_pct"] },
+];
+
+type Mode =
+  | "good"
+  | "malformed"
+  | "off-schema"
+  | "hang"
+  | "error"
+  | "no-clauses"
+  | "unquoted"
+  | "unexpressed"
+  | "uncovered"
+  | "unasked";
+
 /** A local server playing an OpenAI-compatible chat-completions endpoint, answering as told. */
 class FakeModel {
-  mode: "good" | "malformed" | "off-schema" | "hang" | "error" = "good";
+  mode: Mode = "good";
   readonly requests: { headers: IncomingMessage["headers"]; body: Record<string, unknown> }[] = [];
   private readonly hanging: ServerResponse[] = [];
   private server: Server | null = null;
@@ -201,6 +226,43 @@ class FakeModel {
     this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/v1`;
   }
 
+  /** The answer's content for the mode: the definition and its clauses, or something wrong. */
+  private content(): string {
+    const good = { ...presetDefinition("dip_buying"), name: "From the model" };
+    const clauses = DIP_CLAUSES;
+    switch (this.mode) {
+      case "malformed":
+        return "Sure! Here is your strategy: {side: UP";
+      case "off-schema":
+        return JSON.stringify({
+          definition: { ...good, entry: [{ feature: "price_up", op: "below", value: 0.4 }] },
+          clauses,
+        });
+      case "no-clauses":
+        return JSON.stringify(good);
+      case "unquoted":
+        return JSON.stringify({
+          definition: good,
+          clauses: [...clauses, { text: "on tuesdays", parts: [] }],
+        });
+      case "unexpressed":
+        // The model says it could not express the stop loss (and leaves it out).
+        return JSON.stringify({
+          definition: { ...good, exit: { ...good.exit, stop_loss_pct: null } },
+          clauses: [clauses[0], clauses[1], { text: "stop loss at 25%", parts: [] }],
+        });
+      case "uncovered":
+        return JSON.stringify({
+          definition: { ...good, exit: { ...good.exit, stop_loss_pct: null } },
+          clauses: clauses.slice(0, 2),
+        });
+      case "unasked":
+        return JSON.stringify({ definition: { ...good, max_loss_percent: 30 }, clauses });
+      default:
+        return JSON.stringify({ definition: good, clauses });
+    }
+  }
+
   private answer(res: ServerResponse): void {
     if (this.mode === "hang") {
       this.hanging.push(res);
@@ -210,17 +272,10 @@ class FakeModel {
       res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"overloaded"}}');
       return;
     }
-    const good = { ...presetDefinition("dip_buying"), name: "From the model" };
-    const content =
-      this.mode === "malformed"
-        ? "Sure! Here is your strategy: {side: UP"
-        : JSON.stringify(
-            this.mode === "off-schema"
-              ? { ...good, entry: [{ feature: "price_up", op: "below", value: 0.4 }] }
-              : good,
-          );
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content } }] }));
+    res.end(
+      JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content: this.content() } }] }),
+    );
   }
 
   async stop(): Promise<void> {
@@ -248,7 +303,7 @@ describe("an OpenAI-compatible provider (LLM_BASE_URL) against a local fake", ()
     t.app.inject({
       method: "POST",
       url: "/v1/backtest-ai/generate",
-      payload: { prompt: "buy the dip" },
+      payload: { prompt: DIP_PROMPT },
       headers: { "x-api-key": key },
     });
   const used = async (key: string) =>
@@ -267,16 +322,57 @@ describe("an OpenAI-compatible provider (LLM_BASE_URL) against a local fake", ()
     assert.equal(asked?.headers.authorization, "Bearer sk-test");
     assert.equal(asked?.body.model, "fake-1");
     const { $id: _id, ...schema } = JSON.parse(JSON.stringify(DEFINITION_SCHEMA)) as Record<string, unknown>;
-    assert.deepEqual(asked?.body.response_format, {
-      type: "json_schema",
-      json_schema: { name: "strategy_definition", strict: true, schema },
-    });
+    const format = asked?.body.response_format as {
+      type: string;
+      json_schema: {
+        name: string;
+        strict: boolean;
+        schema: { required: string[]; properties: Record<string, unknown> };
+      };
+    };
+    assert.deepEqual(
+      [format.type, format.json_schema.name, format.json_schema.strict],
+      ["json_schema", "strategy_definition", true],
+    );
+    assert.deepEqual(format.json_schema.schema, answerSchema());
+    assert.deepEqual(format.json_schema.schema.required, ["definition", "clauses"]);
+    // The definition's own schema.
+    assert.deepEqual(format.json_schema.schema.properties.definition, schema);
+    // Which clause became which part, as the model said, in the notes.
+    assert.deepEqual(strategy.notes, [
+      '"buy the dip on up" became /side, /entry/0, /entry/1, /entry/2',
+      '"take profit at 20%" became /exit/take_profit_pct',
+      '"stop loss at 25%" became /exit/stop_loss_pct',
+    ]);
+    assert.match(strategy.definition_text, /^"From the model" \(definition version 2\)\nBuy Up: 100 shares/);
     assert.equal(await used(t.key), 1);
+  });
+
+  test("an answer that does not account for every clause: 422 quoting it, nothing charged", async () => {
+    const key = await t.keyFor("pro");
+    const failures: [Mode, RegExp, string[]][] = [
+      ["no-clauses", /holds no clauses/, []],
+      ["unquoted", /quoted "on tuesdays", which is not in the prompt/, []],
+      ["unexpressed", /Not understood.*"stop loss at 25%"/, ["stop loss at 25%"]],
+      ["uncovered", /Not understood.*"and stop loss at 25%"/, ["and stop loss at 25%"]],
+      ["unasked", /holds \/max_loss_percent, which no clause of the prompt asked for/, []],
+    ];
+    for (const [mode, reason, clauses] of failures) {
+      model.mode = mode;
+      const res = await generateVia(key);
+      assert.equal(res.statusCode, 422, mode);
+      const error = res.json().error;
+      assert.equal(error.code, "GENERATION_FAILED");
+      assert.match(error.details.reason, reason, mode);
+      assert.deepEqual(error.details.clauses, clauses, mode);
+      assert.equal(error.details.charged, false);
+      assert.equal(await used(key), 0, `${mode}: nothing charged`);
+    }
   });
 
   test("malformed JSON, a schema-failing definition, a timeout and a 500: each 422, each refunded", async () => {
     const key = await t.keyFor("pro");
-    const failures: [FakeModel["mode"], RegExp][] = [
+    const failures: [Mode, RegExp][] = [
       ["malformed", /answer is not JSON/],
       ["off-schema", /breaks the schema: \/entry\/0\/op must be one of/],
       ["hang", /did not answer within 300 ms/],

@@ -4,6 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import type { StrategyDefinition } from "../../../src/backtest/definition.ts";
+import { describeDefinition } from "../../../src/backtest/describe.ts";
+import { presetDefinition } from "../../../src/backtest/generate/presets.ts";
 import { BIN } from "../../helpers/serve.ts";
 
 // `updown backtest` as a user runs it: a real process over a seeded SQLite file.
@@ -30,7 +33,7 @@ describe("updown backtest", { timeout: 120_000 }, () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  test("a preset: progress on stderr, a table of the markets and the aggregate on stdout", () => {
+  test("a preset: progress on stderr, the definition in words, a table of the markets and the aggregate on stdout", () => {
     const res = updown(
       "backtest",
       "--preset",
@@ -44,7 +47,10 @@ describe("updown backtest", { timeout: 120_000 }, () => {
     );
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stderr, /Replaying: 3 markets, \d+ trades in/);
-    const lines = res.stdout.split("\n");
+    const [words, tableText] = res.stdout.split("\n\n");
+    assert.equal(words, describeDefinition(presetDefinition("mean_reversion") as StrategyDefinition));
+    assert.match(words, /^"Mean reversion" \(definition version 2\)\nBuy Up: 100 shares per entry/);
+    const lines = tableText.split("\n");
     assert.match(lines[0], /^market\s+winner\s+trades\s+pnl\s+roi\s+fees$/);
     assert.equal(lines.filter((l) => /^btc-updown-5m-\d+ /.test(l)).length, 3);
     assert.match(res.stdout, /^markets 3 \(\d traded\), trades \d+/m);
@@ -64,11 +70,33 @@ describe("updown backtest", { timeout: 120_000 }, () => {
     const res = updown(...args, "--json", "--position-size", "10", "--latency-ms", "0");
     assert.equal(res.code, 0, res.stderr);
     const result = JSON.parse(res.stdout);
-    assert.deepEqual(Object.keys(result), ["definition", "aggregate", "results", "unresolved"]);
+    assert.deepEqual(Object.keys(result), [
+      "definition",
+      "definition_text",
+      "aggregate",
+      "results",
+      "unresolved",
+    ]);
+    assert.equal(result.definition_text, describeDefinition(result.definition));
     assert.deepEqual([result.definition.position_size, result.definition.latency_ms], [10, 0]);
     assert.equal(result.results.length, 5, "the five resolved markets of six");
     assert.equal(result.unresolved.length, 1);
     assert.equal(updown(...args, "--json", "--position-size", "10", "--latency-ms", "0").stdout, res.stdout);
+  });
+
+  test("a prompt with a clause the generator cannot read: exit 2 quoting it, nothing replayed", () => {
+    const res = updown(
+      "backtest",
+      "--prompt",
+      "buy up below 0.4, cancel after 20 seconds",
+      "--coin",
+      "btc",
+      "--type",
+      "5m",
+    );
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, /"cancel after 20 seconds" \(an expiry needs a limit order/);
+    assert.equal(res.stdout, "");
   });
 
   test("a definition file that breaks a rule: exit 2 with the field's pointer; no strategy: exit 2", () => {

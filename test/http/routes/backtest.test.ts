@@ -140,7 +140,10 @@ describe("POST /v1/backtest-ai/generate", () => {
     const res = await post("/v1/backtest-ai/generate", { prompt: "what a lovely day" }, {}, key);
     assert.equal(res.statusCode, 422);
     assert.equal(res.json().error.code, "GENERATION_FAILED");
-    assert.match(res.json().error.message, /not understood: "what lovely day".*not charged/);
+    // The clause quoted as the prompt wrote it, in the message and in details.clauses.
+    assert.match(res.json().error.message, /Not understood.*: "what a lovely day".*not charged/);
+    assert.deepEqual(res.json().error.details.clauses, ["what a lovely day"]);
+    assert.equal(res.json().error.details.charged, false);
     assert.equal((await t.get("/v1/backtest-ai/quota", { "x-api-key": key })).json().used, 0);
   });
 
