@@ -42,6 +42,8 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "getStrategy": ("GET", "/v1/backtest-ai/strategies/{id}"),
     "runBacktest": ("POST", "/v1/backtest-ai/run"),
     "getBacktestRun": ("GET", "/v1/backtest-ai/runs/{id}"),
+    "getBacktestRunTrades": ("GET", "/v1/backtest-ai/runs/{id}/markets/{slug}/trades"),
+    "replayStrategy": ("POST", "/v1/replay"),
 }
 
 #: TypedDict -> {field: 'datetime' | the TypedDict of an object field | 'value'}, in field order:
@@ -55,9 +57,11 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "BacktestAggregate": {"markets": "value", "markets_traded": "value", "trades": "value", "pnl": "value", "cost": "value", "roi": "value", "win_rate": "value", "profit_factor": "value", "max_drawdown": "value", "sharpe": "value", "sortino": "value", "fees_paid": "value", "avg_slippage_bps": "value", "time_in_market_s": "value", "time_in_market_pct": "value", "orders_unfilled": "value", "equity_curve": "value"},
     "BacktestAggregateEquityCurveItem": {"time": "datetime", "equity": "value"},
     "BacktestMarketResult": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value", "snapshots": "value", "trades": "value", "orders_unfilled": "value", "pnl": "value", "cost": "value", "roi": "value", "fees_usdc": "value", "time_in_market_s": "value"},
+    "BacktestMarketTrades": {"run_id": "value", "slug": "value", "total": "value", "limit": "value", "offset": "value", "trades": "value"},
     "BacktestQuota": {"plan": "value", "included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
     "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
-    "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "aggregate": "BacktestAggregate", "results": "value", "unresolved": "value"},
+    "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "generated_strategy": "StrategyDefinition", "aggregate": "BacktestAggregate", "results": "value", "results_page": "BacktestRunAnswerResultsPage", "unresolved": "value"},
+    "BacktestRunAnswerResultsPage": {"total": "value", "limit": "value", "offset": "value"},
     "BacktestRunAnswerUnresolvedItem": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
     "BacktestRunProgress": {"markets_done": "value", "markets_total": "value"},
     "BacktestTrade": {"entry": "BacktestTradeEntry", "exit": "BacktestTradeExitOption1", "settlement": "BacktestTradeSettlementOption1", "exit_reason": "value", "closed_at": "datetime", "held_s": "value", "pnl": "value", "roi": "value"},
@@ -94,6 +98,13 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "OpenInterestPage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
     "OrderBook": {"bids": "value", "asks": "value"},
     "RecordingGap": {"from": "datetime", "to": "datetime", "seconds": "value", "missing_snapshots": "value", "cause": "value", "detail": "value"},
+    "ReplayAnswer": {"success": "value", "data": "ReplayAnswerData", "timestamp": "datetime"},
+    "ReplayAnswerData": {"market": "ReplayAnswerDataMarket", "strategy": "StrategyDefinition", "performance": "value", "trades": "value", "pnl_curve": "value", "total_snapshots": "value"},
+    "ReplayAnswerDataMarket": {"slug": "value", "coin": "value", "market_type": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value"},
+    "ReplayAnswerDataPnlCurveItem": {"time": "datetime", "equity": "value"},
+    "ReplayPending": {"success": "value", "data": "ReplayPendingData", "timestamp": "datetime"},
+    "ReplayPendingData": {"run_id": "value", "status": "value", "location": "value"},
+    "ReplayStrategyBody": {"marketSlug": "value", "market_slug": "value", "side": "value", "entryConditions": "value", "entry_conditions": "value", "exitConditions": "value", "exit_conditions": "value", "positionSize": "value", "position_size": "value", "maxLossPercent": "value", "max_loss_percent": "value", "orderType": "value", "order_type": "value", "latencyMs": "value", "latency_ms": "value", "maxFillPrice": "value", "max_fill_price": "value", "name": "value", "wait": "value"},
     "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
     "RunStrategyBody": {"prompt": "value", "preset": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
     "Series": {"coin": "value", "market_type": "value", "markets": "value", "snapshots": "value", "first_market": "SeriesFirstMarket", "last_market": "SeriesLastMarket", "coverage_24h": "SpanCoverage", "coverage_overall": "SpanCoverage"},
@@ -297,7 +308,7 @@ class MarkPrice(TypedDict):
 
 class _ErrorErrorRequired(TypedDict):
     #: One of the codes of DESIGN 3.1
-    code: Literal["VALIDATION_ERROR", "BAD_REQUEST", "UNAUTHORIZED", "TIER_ACCESS_DENIED", "RESOURCE_NOT_FOUND", "METHOD_NOT_ALLOWED", "REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE", "GENERATION_FAILED", "RATE_LIMIT_EXCEEDED", "QUOTA_EXCEEDED", "HEADERS_TOO_LARGE", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE"]
+    code: Literal["VALIDATION_ERROR", "BAD_REQUEST", "UNAUTHORIZED", "TIER_ACCESS_DENIED", "BACKTEST_AI_REQUIRED", "RESOURCE_NOT_FOUND", "METHOD_NOT_ALLOWED", "REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE", "GENERATION_FAILED", "RATE_LIMIT_EXCEEDED", "QUOTA_EXCEEDED", "BACKTEST_AI_QUOTA_EXCEEDED", "HEADERS_TOO_LARGE", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE"]
     message: str
 
 
@@ -643,6 +654,62 @@ class StrategyList(TypedDict):
     offset: int
 
 
+class BacktestMarketTrades(TypedDict):
+    run_id: str
+    slug: str
+    #: The market's trades in the run
+    total: int
+    limit: int
+    offset: int
+    #: Oldest first
+    trades: List[BacktestTrade]
+
+
+class ReplayAnswerDataMarket(TypedDict):
+    slug: str
+    coin: str
+    market_type: str
+    start_time: str
+    end_time: str
+    winner: Literal["Up", "Down", "50-50"]
+
+
+class ReplayAnswerDataPnlCurveItem(TypedDict):
+    time: str
+    equity: float
+
+
+class ReplayAnswerData(TypedDict):
+    market: ReplayAnswerDataMarket
+    strategy: StrategyDefinition
+    #: The run's figures: BacktestAggregate without its equity curve
+    performance: Dict[str, Any]
+    trades: List[BacktestTrade]
+    #: Cumulative PnL after each closed trade (USDC)
+    pnl_curve: List[ReplayAnswerDataPnlCurveItem]
+    #: Snapshots replayed
+    total_snapshots: int
+
+
+class ReplayAnswer(TypedDict):
+    success: Literal[True]
+    data: ReplayAnswerData
+    timestamp: str
+
+
+class ReplayPendingData(TypedDict):
+    run_id: str
+    status: Literal["queued", "running"]
+    #: Where to poll the run: /v1/backtest-ai/runs/{id}
+    location: str
+
+
+class ReplayPending(TypedDict):
+    success: Literal[True]
+    data: ReplayPendingData
+    timestamp: str
+
+
 class BacktestTradeEntryLevelsItem(TypedDict):
     price: float
     #: Shares taken at this price
@@ -814,6 +881,13 @@ class BacktestRun(TypedDict):
     finished_at: Optional[str]
 
 
+class BacktestRunAnswerResultsPage(TypedDict):
+    #: Markets replayed so far
+    total: int
+    limit: int
+    offset: int
+
+
 class BacktestRunAnswerUnresolvedItem(TypedDict):
     slug: str
     #: The market's start
@@ -825,9 +899,11 @@ class BacktestRunAnswerUnresolvedItem(TypedDict):
 class BacktestRunAnswer(TypedDict):
     run: BacktestRun
     strategy: Optional[Strategy]
+    generated_strategy: Optional[StrategyDefinition]
     aggregate: Optional[BacktestAggregate]
-    #: One per market replayed, oldest first
+    #: One per market replayed, oldest first: the page results_limit and results_offset ask for
     results: List[BacktestMarketResult]
+    results_page: BacktestRunAnswerResultsPage
     #: Markets of the selection left out: not resolved yet
     unresolved: List[BacktestRunAnswerUnresolvedItem]
 
@@ -1114,3 +1190,55 @@ class RunBacktestBody(TypedDict, total=False):
     orderType: str
     #: Alias of latency_ms (PolyHistorical's spelling)
     latencyMs: int
+
+
+class GetBacktestRunQuery(TypedDict, total=False):
+    "Query of getBacktestRun"
+    #: Markets' results in the answer (default: every market)
+    results_limit: int
+    results_offset: int
+
+
+class GetBacktestRunTradesQuery(TypedDict, total=False):
+    "Query of getBacktestRunTrades"
+    limit: int
+    offset: int
+
+
+class ReplayStrategyBody(TypedDict, total=False):
+    "PolyHistorical's replay body; camelCase or snake_case, one spelling a field"
+    #: A resolved market's slug; required
+    marketSlug: str
+    #: Also accepted as marketSlug
+    market_slug: str
+    #: The outcome bought; required
+    side: Literal["UP", "DOWN"]
+    #: All must hold to enter; required
+    entryConditions: List[Dict[str, Any]]
+    #: Also accepted as entryConditions
+    entry_conditions: List[Dict[str, Any]]
+    #: Any closes the position
+    exitConditions: List[Dict[str, Any]]
+    #: Also accepted as exitConditions
+    exit_conditions: List[Dict[str, Any]]
+    #: Shares per entry; default 100
+    positionSize: float
+    #: Also accepted as positionSize
+    position_size: float
+    #: A forced exit of the position at this drawdown, in percent; default 50
+    maxLossPercent: float
+    #: Also accepted as maxLossPercent
+    max_loss_percent: float
+    #: Default MARKET
+    orderType: Literal["MARKET", "LIMIT"]
+    #: Also accepted as orderType
+    order_type: str
+    latencyMs: int
+    #: Also accepted as latencyMs
+    latency_ms: int
+    maxFillPrice: float
+    #: Also accepted as maxFillPrice
+    max_fill_price: float
+    name: str
+    #: Seconds to wait for the replay before 202; default 25
+    wait: float

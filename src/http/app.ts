@@ -54,7 +54,8 @@ import { coinSchema } from "../wire/wire.ts";
 import { seriesComponents, seriesRoutes } from "./routes/series.ts";
 import { tradeComponents, tradeRoutes } from "./routes/trades.ts";
 import { BACKTEST_SCHEMAS } from "../backtest/wire.ts";
-import { runRoutes } from "./routes/backtest-runs.ts";
+import { runComponents, runRoutes } from "./routes/backtest-runs.ts";
+import { replayComponents, replayRoutes } from "./routes/backtest-replay.ts";
 import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies.ts";
 import { executionPriceComponents, executionPriceRoutes } from "./routes/execution-price.ts";
 import { webPageRoutes } from "./web-page.ts";
@@ -260,6 +261,7 @@ function v1Api(ctx: AppContext, routes: RouteTable, meter: OnRequest): FastifyPl
       executionPriceRoutes,
       strategyRoutes,
       runRoutes,
+      replayRoutes,
     ]) {
       await api.register(async (scope) => routes(scope, ctx));
     }
@@ -297,6 +299,8 @@ export const updownApp = fp<AppPluginOptions>(
       ...exchangeComponents,
       ...executionPriceComponents,
       ...strategyComponents,
+      ...runComponents,
+      ...replayComponents,
       ...BACKTEST_SCHEMAS,
     ]) {
       app.addSchema(schema);

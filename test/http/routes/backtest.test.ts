@@ -100,7 +100,8 @@ describe("POST /v1/backtest-ai/generate", () => {
   test("bad bodies: 400 naming the JSON pointer of the field", async () => {
     const cases: [unknown, string, RegExp][] = [
       [{}, "", /one of prompt or preset/],
-      [{ prompt: "buy up", preset: "dip_buying" }, "/preset", /not both prompt and preset/],
+      [{ prompt: "buy up", preset: "nope" }, "/preset", /one of mean_reversion/],
+      [{ preset: "dip_buying", definition: CHEAP_UP }, "/definition", /not a field of a generate request/],
       [{ preset: "nope" }, "/preset", /one of mean_reversion/],
       [{ prompt: "buy up", colour: "red" }, "/colour", /not a field of a generate request/],
       [
@@ -144,7 +145,7 @@ describe("POST /v1/backtest-ai/generate", () => {
     assert.equal((await t.get("/v1/backtest-ai/quota", { "x-api-key": key })).json().used, 0);
   });
 
-  test("starter: 403 TIER_ACCESS_DENIED naming the plan that has backtests", async () => {
+  test("starter: 403 BACKTEST_AI_REQUIRED naming the plan that has backtests", async () => {
     const starter = await t.keyFor("starter");
     for (const res of [
       await post("/v1/backtest-ai/generate", { preset: "dip_buying" }, {}, starter),
@@ -152,6 +153,7 @@ describe("POST /v1/backtest-ai/generate", () => {
       await t.get("/v1/backtest-ai/strategies", { "x-api-key": starter }),
     ]) {
       assert.equal(res.statusCode, 403);
+      assert.equal(res.json().error.code, "BACKTEST_AI_REQUIRED");
       assert.deepEqual(res.json().error.details, { required_plan: "pro" });
     }
   });
@@ -166,7 +168,7 @@ describe("the monthly quota over the endpoints", () => {
   });
   after(() => t.close());
 
-  test("50 concurrent generate calls on a fresh pro key: exactly 5 succeed, 45 are 429 QUOTA_EXCEEDED", async () => {
+  test("50 concurrent generate calls on a fresh pro key: exactly 5 succeed, 45 are 429 BACKTEST_AI_QUOTA_EXCEEDED", async () => {
     const key = await t.keyFor("pro");
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -179,7 +181,7 @@ describe("the monthly quota over the endpoints", () => {
     // Retry-After runs to 2026-08-01T00:00:00Z from the clock's 2026-07-24T00:20:34.123456Z.
     const retryAfter = String(Math.ceil(AUGUST - (ANCHOR + 0.123456)));
     for (const r of refused) {
-      assert.equal(r.json().error.code, "QUOTA_EXCEEDED");
+      assert.equal(r.json().error.code, "BACKTEST_AI_QUOTA_EXCEEDED");
       assert.equal(r.headers["retry-after"], retryAfter);
       assert.equal(r.json().error.details.resets_at, "2026-08-01T00:00:00Z");
     }
