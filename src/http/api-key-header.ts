@@ -1,11 +1,11 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { validationError } from "./errors.ts";
+import { ApiError } from "./errors.ts";
 
 /**
  * Where a request presents its API key (DESIGN 3.7): `X-API-Key`, or `Authorization: Bearer <key>`,
  * the way PolyHistorical's clients send it. Both may be given when they carry the same key; two
- * different keys are refused (400) rather than one silently chosen. An Authorization header of another
- * scheme presents no key.
+ * different keys are refused (401, before either is looked at: it tells nothing of either key) rather
+ * than one silently chosen. An Authorization header of another scheme presents no key.
  */
 
 const BEARER_RE = /^bearer[ \t]+(\S+)[ \t]*$/i;
@@ -16,9 +16,10 @@ export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
   const authorization = headers.authorization;
   const bearer = typeof authorization === "string" ? BEARER_RE.exec(authorization)?.[1] : undefined;
   if (apiKey !== undefined && bearer !== undefined && apiKey !== bearer) {
-    throw validationError(
+    throw new ApiError(
+      "UNAUTHORIZED",
       "X-API-Key and Authorization: Bearer carry two different keys; send one key, in either header.",
-      { parameter: "Authorization", rule: "same_key", in: "header" },
+      { reason: "two_keys" },
     );
   }
   return apiKey ?? bearer;
