@@ -5473,7 +5473,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Exactly one of prompt or preset */
+        /** @description A prompt, a preset, or a prompt with a preset (the preset its starting point). coin, marketType and marketCount are checked and not used: generation does not depend on markets */
         requestBody: {
             content: {
                 "application/json": {
@@ -5485,6 +5485,16 @@ export interface operations {
                      */
                     preset?: "mean_reversion" | "dip_buying" | "momentum_entry" | "quick_scalp";
                     name?: string;
+                    /** @description A configured coin; required */
+                    coin?: string;
+                    /** @description 5m, 15m, 1h, 4h, 24h; required */
+                    market_type?: string;
+                    /** @description Default 10 */
+                    market_count?: number;
+                    /** @description Alias of market_type (PolyHistorical's spelling) */
+                    marketType?: string;
+                    /** @description Alias of market_count (PolyHistorical's spelling) */
+                    marketCount?: number;
                     /** @description Shares per entry */
                     position_size?: number;
                     max_loss_percent?: number;
@@ -5688,7 +5698,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description One of prompt, preset, definition (fields left out take their defaults), or side with entryConditions */
+        /** @description One of prompt (with an optional preset), preset, definition (fields left out take their defaults), or side with entryConditions */
         requestBody: {
             content: {
                 "application/json": {
@@ -6316,6 +6326,7 @@ export interface operations {
                     /** @description Alias of strategy_id (PolyHistorical's spelling) */
                     strategyId?: string;
                     definition?: components["schemas"]["StrategyDefinition"];
+                    strategy?: components["schemas"]["StrategyDefinition"];
                     /**
                      * @description PolyHistorical's replay form, with entryConditions
                      * @enum {unknown}

@@ -83,7 +83,7 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "FundingRate": {"time": "datetime", "timestamp": "value", "funding_rate": "value", "mark_price": "value"},
     "FundingRatePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
     "GenerateAnswer": {"strategy": "value", "quota": "BacktestQuota"},
-    "GenerateStrategyBody": {"prompt": "value", "preset": "value", "name": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
+    "GenerateStrategyBody": {"prompt": "value", "preset": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "marketType": "value", "marketCount": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
     "LatestDepth": {"coin": "value", "venue": "value", "symbol": "value", "time": "datetime", "timestamp": "value", "price": "value", "bids": "value", "asks": "value"},
     "LatestTrades": {"data": "value", "limit": "value"},
     "Level": {"price": "value", "size": "value"},
@@ -105,7 +105,7 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "ReplayPending": {"success": "value", "data": "ReplayPendingData", "timestamp": "datetime"},
     "ReplayPendingData": {"run_id": "value", "status": "value", "location": "value"},
     "ReplayStrategyBody": {"marketSlug": "value", "market_slug": "value", "side": "value", "entryConditions": "value", "entry_conditions": "value", "exitConditions": "value", "exit_conditions": "value", "positionSize": "value", "position_size": "value", "maxLossPercent": "value", "max_loss_percent": "value", "orderType": "value", "order_type": "value", "latencyMs": "value", "latency_ms": "value", "maxFillPrice": "value", "max_fill_price": "value", "name": "value", "wait": "value"},
-    "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
+    "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "strategy": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
     "RunStrategyBody": {"prompt": "value", "preset": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
     "Series": {"coin": "value", "market_type": "value", "markets": "value", "snapshots": "value", "first_market": "SeriesFirstMarket", "last_market": "SeriesLastMarket", "coverage_24h": "SpanCoverage", "coverage_overall": "SpanCoverage"},
     "SeriesFirstMarket": {"slug": "value", "start_time": "datetime"},
@@ -1072,12 +1072,22 @@ class GetExecutionPriceQuery(TypedDict):
 
 
 class GenerateStrategyBody(TypedDict, total=False):
-    "Exactly one of prompt or preset"
+    "A prompt, a preset, or a prompt with a preset (the preset its starting point). coin, marketType and marketCount are checked and not used: generation does not depend on markets"
     #: What the strategy does, in words
     prompt: str
     #: A preset instead of a prompt
     preset: Literal["mean_reversion", "dip_buying", "momentum_entry", "quick_scalp"]
     name: str
+    #: A configured coin; required
+    coin: str
+    #: 5m, 15m, 1h, 4h, 24h; required
+    market_type: str
+    #: Default 10
+    market_count: int
+    #: Alias of market_type (PolyHistorical's spelling)
+    marketType: str
+    #: Alias of market_count (PolyHistorical's spelling)
+    marketCount: int
     #: Shares per entry
     position_size: float
     max_loss_percent: float
@@ -1095,7 +1105,7 @@ class GenerateStrategyBody(TypedDict, total=False):
 
 
 class RunStrategyBody(TypedDict, total=False):
-    "One of prompt, preset, definition (fields left out take their defaults), or side with entryConditions"
+    "One of prompt (with an optional preset), preset, definition (fields left out take their defaults), or side with entryConditions"
     #: What the strategy does, in words
     prompt: str
     #: A preset instead of a prompt
@@ -1153,6 +1163,7 @@ class RunBacktestBody(TypedDict, total=False):
     #: Alias of strategy_id (PolyHistorical's spelling)
     strategyId: str
     definition: StrategyDefinition
+    strategy: StrategyDefinition
     #: PolyHistorical's replay form, with entryConditions
     side: Literal["UP", "DOWN"]
     #: {field, operator, value}, all must hold

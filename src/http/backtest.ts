@@ -258,6 +258,11 @@ export const RunBody = Type.Object(
     strategy_id: Type.Optional(Type.String({ description: "A stored strategy of this key" })),
     strategyId: Type.Optional(Type.String({ description: alias("strategy_id") })),
     definition,
+    strategy: Type.Optional(
+      Type.Ref("StrategyDefinition", {
+        description: "Alias of definition (PolyHistorical's run takes back generated_strategy as strategy)",
+      }),
+    ),
     ...Replay,
     name,
     ...Markets,
