@@ -229,7 +229,7 @@ function overrides(f: Map<string, Field>): Overrides {
 /** A POST body of `endpoint` read and checked; throws DefinitionError naming the offending field. */
 export function readBacktestBody(endpoint: Endpoint, body: unknown, coins: readonly Coin[]): BacktestRequest {
   // PolyHistorical's run takes back the strategy generate made: `strategy` is our definition there.
-  const aliases = endpoint === "run" ? { strategy: "definition" } : {};
+  const aliases: Record<string, string> = endpoint === "run" ? { strategy: "definition" } : {};
   const f = readFields(body ?? null, "", ENDPOINT_FIELDS[endpoint], aliases, `a ${endpoint} request`);
   const nameField = f.get("name");
   const waitField = f.get("wait");
