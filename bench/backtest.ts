@@ -219,11 +219,11 @@ function keepRunsInFlight(origin: string, key: string, body: object): RunKeeper 
 
 /** Runs kept in flight at once by the heavy part, and the markets each replays. */
 const HEAVY_RUNS = 20;
-const HEAVY_MARKETS = 16;
+const HEAVY_MARKETS = 40;
 
 /**
  * A strategy that trades all the time: in whenever Up is under 0.99, out a second later, again and
- * again (about 250 trades a 15-minute market).
+ * again, up to the definition's most entries a market (100): about 100 trades a 15-minute market.
  */
 const CHURN: StrategyDefinition = {
   ...DEFINITION_DEFAULTS,
@@ -232,7 +232,7 @@ const CHURN: StrategyDefinition = {
   entry: [{ feature: "price_up", op: "<", value: 0.99 }],
   exit: { ...exitNone, time_limit_s: 1 },
   position_size: 10,
-  max_entries_per_market: 1000,
+  max_entries_per_market: 100,
 };
 
 /**
@@ -259,7 +259,8 @@ function keepHeavyRunsInFlight(origin: string, key: string, n: number, body: obj
         await new Promise((r) => setTimeout(r, 100));
         continue;
       }
-      const answer = (await posted.json()) as { run: { id: string; status: string } };
+      const answer = (await posted.json()) as { run?: { id: string; status: string } };
+      if (answer.run === undefined) throw new Error(`the run was refused: ${JSON.stringify(answer)}`);
       let { status } = answer.run;
       while (status !== "complete" && status !== "failed") {
         await new Promise((r) => setTimeout(r, 250));
