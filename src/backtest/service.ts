@@ -28,9 +28,6 @@ import {
  * BacktestRefusal, which the routes turn into HTTP answers.
  */
 
-/** Runs a key, and an account, may have queued or running at once by default (DESIGN 3.7, docs/backtests.md). */
-export const DEFAULT_RUN_LIMITS: RunLimits = { perKey: 2, perAccount: 6 };
-
 /** Markets of a run answer's results page by default: every market a run can have. */
 export const DEFAULT_RESULTS_LIMIT = 100;
 
@@ -65,8 +62,8 @@ export interface BacktestServiceOptions {
   generators: Generators;
   scheduler: RunScheduler;
   coins: readonly Coin[];
-  /** Default DEFAULT_RUN_LIMITS. */
-  runLimits?: RunLimits;
+  /** Runs a key, and an account, may have queued or running at once (BACKTEST_RUNS_PER_KEY, _PER_ACCOUNT). */
+  runLimits: RunLimits;
 }
 
 /** Who asks, and how their request may be retried. */
@@ -141,7 +138,7 @@ export class BacktestService {
 
   constructor(options: BacktestServiceOptions) {
     this.o = options;
-    this.limits = options.runLimits ?? DEFAULT_RUN_LIMITS;
+    this.limits = options.runLimits;
   }
 
   get scheduler(): RunScheduler {
