@@ -58,7 +58,7 @@ export interface Config {
   /** Polymarket's Gamma REST API, CLOB market WebSocket and real-time data socket. */
   polymarket: { gammaUrl: string; clobWsUrl: string; rtdsUrl: string };
   /** Backtest runs (DESIGN 3.7): how many this process executes at once, and how long it holds each unrenewed. */
-  backtest: { workers: number; leaseMs: number };
+  backtest: { workers: number; leaseMs: number; runsPerKey: number; runsPerAccount: number };
   /** An OpenAI-compatible endpoint generating strategies; null: the built-in generator only. */
   llm: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
   /** Binance's public market-data addresses, and the request weight per minute each venue allows. */
@@ -109,7 +109,12 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     demoCounts: v.demoCounts,
     snapshotIntervalMs: v.snapshotIntervalMs,
     drainMs: v.drainSeconds * 1000,
-    backtest: { workers: v.backtestWorkers, leaseMs: v.backtestLeaseS * 1000 },
+    backtest: {
+      workers: v.backtestWorkers,
+      leaseMs: v.backtestLeaseS * 1000,
+      runsPerKey: v.backtestRunsPerKey,
+      runsPerAccount: v.backtestRunsPerAccount,
+    },
     llm:
       v.llmBaseUrl === null
         ? null

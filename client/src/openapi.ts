@@ -537,10 +537,50 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A run of the key: its status and progress, and once complete its aggregate and per-market results */
+        /**
+         * A run of the key: its status and progress, and once complete its aggregate and per-market results
+         * @description Results are paged by market (`results_limit`, `results_offset`; `results_page` says where the page is); a market's trades are also on their own route, paged (runs/{id}/markets/{slug}/trades).
+         */
         get: operations["getBacktestRun"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backtest-ai/runs/{id}/markets/{slug}/trades": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A page of one market's trades in a run of the key */
+        get: operations["getBacktestRunTrades"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * PolyHistorical's Strategy Replay: one resolved market, side, entryConditions (all), exitConditions (any)
+         * @description Answers `{success, data: {market, strategy, performance, trades, pnl_curve, total_snapshots}, timestamp}` when the replay finishes within `wait` seconds (default 25), else 202 with the run's id and Location. Runs as a backtest run of one market under the runs-in-flight limits; spends no generation.
+         */
+        post: operations["replayStrategy"];
         delete?: never;
         options?: never;
         head?: never;
@@ -774,7 +814,7 @@ export interface components {
                  * @description One of the codes of DESIGN 3.1
                  * @enum {unknown}
                  */
-                code: "VALIDATION_ERROR" | "BAD_REQUEST" | "UNAUTHORIZED" | "TIER_ACCESS_DENIED" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "GENERATION_FAILED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "BAD_REQUEST" | "UNAUTHORIZED" | "TIER_ACCESS_DENIED" | "BACKTEST_AI_REQUIRED" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "GENERATION_FAILED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "BACKTEST_AI_QUOTA_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
                 message: string;
                 details?: {
                     [key: string]: unknown;
@@ -1356,6 +1396,62 @@ export interface components {
             limit: number;
             offset: number;
         };
+        BacktestMarketTrades: {
+            run_id: string;
+            slug: string;
+            /** @description The market's trades in the run */
+            total: number;
+            limit: number;
+            offset: number;
+            /** @description Oldest first */
+            trades: components["schemas"]["BacktestTrade"][];
+        };
+        ReplayAnswer: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                market: {
+                    slug: string;
+                    coin: string;
+                    market_type: string;
+                    /** Format: date-time */
+                    start_time: string;
+                    /** Format: date-time */
+                    end_time: string;
+                    /** @enum {unknown} */
+                    winner: "Up" | "Down" | "50-50";
+                };
+                strategy: components["schemas"]["StrategyDefinition"];
+                /** @description The run's figures: BacktestAggregate without its equity curve */
+                performance: {
+                    [key: string]: unknown;
+                };
+                trades: components["schemas"]["BacktestTrade"][];
+                /** @description Cumulative PnL after each closed trade (USDC) */
+                pnl_curve: {
+                    /** Format: date-time */
+                    time: string;
+                    equity: number;
+                }[];
+                /** @description Snapshots replayed */
+                total_snapshots: number;
+            };
+            /** Format: date-time */
+            timestamp: string;
+        };
+        ReplayPending: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                run_id: string;
+                /** @enum {unknown} */
+                status: "queued" | "running";
+                /** @description Where to poll the run: /v1/backtest-ai/runs/{id} */
+                location: string;
+            };
+            /** Format: date-time */
+            timestamp: string;
+        };
         BacktestTrade: {
             entry: {
                 /**
@@ -1548,9 +1644,16 @@ export interface components {
         BacktestRunAnswer: {
             run: components["schemas"]["BacktestRun"];
             strategy: components["schemas"]["Strategy"] | null;
+            generated_strategy: components["schemas"]["StrategyDefinition"] | null;
             aggregate: components["schemas"]["BacktestAggregate"] | null;
-            /** @description One per market replayed, oldest first */
+            /** @description One per market replayed, oldest first: the page results_limit and results_offset ask for */
             results: components["schemas"]["BacktestMarketResult"][];
+            results_page: {
+                /** @description Markets replayed so far */
+                total: number;
+                limit: number;
+                offset: number;
+            };
             /** @description Markets of the selection left out: not resolved yet */
             unresolved: {
                 slug: string;
@@ -5595,7 +5698,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Exactly one of prompt or preset */
+        /** @description A prompt, a preset, or a prompt with a preset (the preset its starting point). coin, marketType and marketCount are checked and not used: generation does not depend on markets */
         requestBody: {
             content: {
                 "application/json": {
@@ -5607,6 +5710,16 @@ export interface operations {
                      */
                     preset?: "mean_reversion" | "dip_buying" | "momentum_entry" | "quick_scalp";
                     name?: string;
+                    /** @description A configured coin; required */
+                    coin?: string;
+                    /** @description 5m, 15m, 1h, 4h, 24h; required */
+                    market_type?: string;
+                    /** @description Default 10 */
+                    market_count?: number;
+                    /** @description Alias of market_type (PolyHistorical's spelling) */
+                    marketType?: string;
+                    /** @description Alias of market_count (PolyHistorical's spelling) */
+                    marketCount?: number;
                     /** @description Shares per entry */
                     position_size?: number;
                     max_loss_percent?: number;
@@ -5695,7 +5808,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does */
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
             403: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -5749,7 +5862,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description QUOTA_EXCEEDED: the month's backtest generations are used (Retry-After: the next UTC month); or RATE_LIMIT_EXCEEDED: a request window is full (details.window), or two runs are in flight (details.reason runs_in_flight) */
+            /** @description BACKTEST_AI_QUOTA_EXCEEDED: the month's backtest generations are used (Retry-After: the next UTC month); or RATE_LIMIT_EXCEEDED: a request window is full (details.window), or too many runs are in flight for the key or its account (details.reason runs_in_flight, details.scope key or account) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -5810,7 +5923,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description One of prompt, preset, definition (fields left out take their defaults), or side with entryConditions */
+        /** @description One of prompt (with an optional preset), preset, definition (fields left out take their defaults), or side with entryConditions */
         requestBody: {
             content: {
                 "application/json": {
@@ -5969,7 +6082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does */
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
             403: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -6023,7 +6136,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description QUOTA_EXCEEDED: the month's backtest generations are used (Retry-After: the next UTC month); or RATE_LIMIT_EXCEEDED: a request window is full (details.window), or two runs are in flight (details.reason runs_in_flight) */
+            /** @description BACKTEST_AI_QUOTA_EXCEEDED: the month's backtest generations are used (Retry-After: the next UTC month); or RATE_LIMIT_EXCEEDED: a request window is full (details.window), or too many runs are in flight for the key or its account (details.reason runs_in_flight, details.scope key or account) */
             429: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -6155,7 +6268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does */
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
             403: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -6314,7 +6427,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does */
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
             403: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -6438,6 +6551,7 @@ export interface operations {
                     /** @description Alias of strategy_id (PolyHistorical's spelling) */
                     strategyId?: string;
                     definition?: components["schemas"]["StrategyDefinition"];
+                    strategy?: components["schemas"]["StrategyDefinition"];
                     /**
                      * @description PolyHistorical's replay form, with entryConditions
                      * @enum {unknown}
@@ -6585,7 +6699,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does */
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
             403: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
@@ -6692,7 +6806,11 @@ export interface operations {
     };
     getBacktestRun: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Markets' results in the answer (default: every market) */
+                results_limit?: number;
+                results_offset?: number;
+            };
             header?: never;
             path: {
                 /** @description A run's id */
@@ -6727,6 +6845,467 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BacktestRunAnswer"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
+            403: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
+            404: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBacktestRunTrades: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A run's id */
+                id: string;
+                /** @description A market the run replayed */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of trades */
+            200: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BacktestMarketTrades"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
+            403: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
+            404: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replayStrategy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and body answers the first result, charging nothing again */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description PolyHistorical's replay body; camelCase or snake_case, one spelling a field */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A resolved market's slug; required */
+                    marketSlug?: string;
+                    /** @description Also accepted as marketSlug */
+                    market_slug?: string;
+                    /**
+                     * @description The outcome bought; required
+                     * @enum {unknown}
+                     */
+                    side?: "UP" | "DOWN";
+                    /** @description All must hold to enter; required */
+                    entryConditions?: {
+                        [key: string]: unknown;
+                    }[];
+                    /** @description Also accepted as entryConditions */
+                    entry_conditions?: {
+                        [key: string]: unknown;
+                    }[];
+                    /** @description Any closes the position */
+                    exitConditions?: {
+                        [key: string]: unknown;
+                    }[];
+                    /** @description Also accepted as exitConditions */
+                    exit_conditions?: {
+                        [key: string]: unknown;
+                    }[];
+                    /** @description Shares per entry; default 100 */
+                    positionSize?: number;
+                    /** @description Also accepted as positionSize */
+                    position_size?: number;
+                    /** @description A forced exit of the position at this drawdown, in percent; default 50 */
+                    maxLossPercent?: number;
+                    /** @description Also accepted as maxLossPercent */
+                    max_loss_percent?: number;
+                    /**
+                     * @description Default MARKET
+                     * @enum {unknown}
+                     */
+                    orderType?: "MARKET" | "LIMIT";
+                    /** @description Also accepted as orderType */
+                    order_type?: string;
+                    latencyMs?: number;
+                    /** @description Also accepted as latencyMs */
+                    latency_ms?: number;
+                    maxFillPrice?: number;
+                    /** @description Also accepted as maxFillPrice */
+                    max_fill_price?: number;
+                    name?: string;
+                    /** @description Seconds to wait for the replay before 202; default 25 */
+                    wait?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The replay */
+            200: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayAnswer"];
+                };
+            };
+            /** @description The replay, still queued or running */
+            202: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description Where to poll the run: /v1/backtest-ai/runs/{id} */
+                    Location: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayPending"];
                 };
             };
             /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */

@@ -42,6 +42,8 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "getStrategy": ("GET", "/v1/backtest-ai/strategies/{id}"),
     "runBacktest": ("POST", "/v1/backtest-ai/run"),
     "getBacktestRun": ("GET", "/v1/backtest-ai/runs/{id}"),
+    "getBacktestRunTrades": ("GET", "/v1/backtest-ai/runs/{id}/markets/{slug}/trades"),
+    "replayStrategy": ("POST", "/v1/replay"),
 }
 
 #: TypedDict -> {field: 'datetime' | the TypedDict of an object field | 'value'}, in field order:
@@ -55,9 +57,11 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "BacktestAggregate": {"markets": "value", "markets_traded": "value", "trades": "value", "pnl": "value", "cost": "value", "roi": "value", "win_rate": "value", "profit_factor": "value", "max_drawdown": "value", "sharpe": "value", "sortino": "value", "fees_paid": "value", "avg_slippage_bps": "value", "time_in_market_s": "value", "time_in_market_pct": "value", "orders_unfilled": "value", "equity_curve": "value"},
     "BacktestAggregateEquityCurveItem": {"time": "datetime", "equity": "value"},
     "BacktestMarketResult": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value", "snapshots": "value", "trades": "value", "orders_unfilled": "value", "pnl": "value", "cost": "value", "roi": "value", "fees_usdc": "value", "time_in_market_s": "value"},
+    "BacktestMarketTrades": {"run_id": "value", "slug": "value", "total": "value", "limit": "value", "offset": "value", "trades": "value"},
     "BacktestQuota": {"plan": "value", "included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
-    "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "definition_text": "value", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
-    "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "aggregate": "BacktestAggregate", "results": "value", "unresolved": "value"},
+    "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
+    "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "generated_strategy": "StrategyDefinition", "aggregate": "BacktestAggregate", "results": "value", "results_page": "BacktestRunAnswerResultsPage", "unresolved": "value"},
+    "BacktestRunAnswerResultsPage": {"total": "value", "limit": "value", "offset": "value"},
     "BacktestRunAnswerUnresolvedItem": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
     "BacktestRunProgress": {"markets_done": "value", "markets_total": "value"},
     "BacktestTrade": {"entry": "BacktestTradeEntry", "exit": "BacktestTradeExitOption1", "settlement": "BacktestTradeSettlementOption1", "exit_reason": "value", "closed_at": "datetime", "held_s": "value", "pnl": "value", "roi": "value"},
@@ -79,7 +83,7 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "FundingRate": {"time": "datetime", "timestamp": "value", "funding_rate": "value", "mark_price": "value"},
     "FundingRatePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
     "GenerateAnswer": {"strategy": "value", "quota": "BacktestQuota"},
-    "GenerateStrategyBody": {"prompt": "value", "preset": "value", "name": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
+    "GenerateStrategyBody": {"prompt": "value", "preset": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "marketType": "value", "marketCount": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
     "LatestDepth": {"coin": "value", "venue": "value", "symbol": "value", "time": "datetime", "timestamp": "value", "price": "value", "bids": "value", "asks": "value"},
     "LatestTrades": {"data": "value", "limit": "value"},
     "Level": {"price": "value", "size": "value"},
@@ -94,7 +98,14 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "OpenInterestPage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
     "OrderBook": {"bids": "value", "asks": "value"},
     "RecordingGap": {"from": "datetime", "to": "datetime", "seconds": "value", "missing_snapshots": "value", "cause": "value", "detail": "value"},
-    "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
+    "ReplayAnswer": {"success": "value", "data": "ReplayAnswerData", "timestamp": "datetime"},
+    "ReplayAnswerData": {"market": "ReplayAnswerDataMarket", "strategy": "StrategyDefinition", "performance": "value", "trades": "value", "pnl_curve": "value", "total_snapshots": "value"},
+    "ReplayAnswerDataMarket": {"slug": "value", "coin": "value", "market_type": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value"},
+    "ReplayAnswerDataPnlCurveItem": {"time": "datetime", "equity": "value"},
+    "ReplayPending": {"success": "value", "data": "ReplayPendingData", "timestamp": "datetime"},
+    "ReplayPendingData": {"run_id": "value", "status": "value", "location": "value"},
+    "ReplayStrategyBody": {"marketSlug": "value", "market_slug": "value", "side": "value", "entryConditions": "value", "entry_conditions": "value", "exitConditions": "value", "exit_conditions": "value", "positionSize": "value", "position_size": "value", "maxLossPercent": "value", "max_loss_percent": "value", "orderType": "value", "order_type": "value", "latencyMs": "value", "latency_ms": "value", "maxFillPrice": "value", "max_fill_price": "value", "name": "value", "wait": "value"},
+    "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "strategy": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
     "RunStrategyBody": {"prompt": "value", "preset": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
     "Series": {"coin": "value", "market_type": "value", "markets": "value", "snapshots": "value", "first_market": "SeriesFirstMarket", "last_market": "SeriesLastMarket", "coverage_24h": "SpanCoverage", "coverage_overall": "SpanCoverage"},
     "SeriesFirstMarket": {"slug": "value", "start_time": "datetime"},
@@ -105,59 +116,11 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "SnapshotAt": {"slug": "value", "requested_time": "datetime", "distance_us": "value", "snapshot": "Snapshot"},
     "SnapshotPage": {"market": "Market", "snapshots": "value", "total": "value", "limit": "value", "offset": "value"},
     "SpanCoverage": {"expected_snapshots": "value", "recorded_snapshots": "value", "coverage": "value"},
-    "Strategy": {"id": "value", "name": "value", "definition": "StrategyDefinition", "definition_text": "value", "source": "value", "prompt": "value", "preset": "value", "generator": "value", "model": "value", "notes": "value", "created_at": "datetime"},
+    "Strategy": {"id": "value", "name": "value", "definition": "StrategyDefinition", "source": "value", "prompt": "value", "preset": "value", "generator": "value", "model": "value", "notes": "value", "created_at": "datetime"},
     "StrategyDefinition": {"version": "value", "name": "value", "side": "value", "entry": "value", "exit": "StrategyDefinitionExit", "order_type": "value", "limit_price": "StrategyDefinitionLimitPriceOption1", "limit_expiry_s": "value", "position_size": "value", "max_fill_price": "value", "max_loss_percent": "value", "max_entries_per_market": "value", "latency_ms": "value"},
-    "StrategyDefinitionEntryItemOption1": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption2": {"all": "value"},
-    "StrategyDefinitionEntryItemOption2AllItemOption1": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption2AllItemOption2": {"all": "value"},
-    "StrategyDefinitionEntryItemOption2AllItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption2AllItemOption3": {"any": "value"},
-    "StrategyDefinitionEntryItemOption2AllItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption2AllItemOption4": {"not": "StrategyDefinitionEntryItemOption2AllItemOption4Not"},
-    "StrategyDefinitionEntryItemOption2AllItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption3": {"any": "value"},
-    "StrategyDefinitionEntryItemOption3AnyItemOption1": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption3AnyItemOption2": {"all": "value"},
-    "StrategyDefinitionEntryItemOption3AnyItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption3AnyItemOption3": {"any": "value"},
-    "StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption3AnyItemOption4": {"not": "StrategyDefinitionEntryItemOption3AnyItemOption4Not"},
-    "StrategyDefinitionEntryItemOption3AnyItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption4": {"not": "value"},
-    "StrategyDefinitionEntryItemOption4NotOption1": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption4NotOption2": {"all": "value"},
-    "StrategyDefinitionEntryItemOption4NotOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption4NotOption3": {"any": "value"},
-    "StrategyDefinitionEntryItemOption4NotOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionEntryItemOption4NotOption4": {"not": "StrategyDefinitionEntryItemOption4NotOption4Not"},
-    "StrategyDefinitionEntryItemOption4NotOption4Not": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItem": {"feature": "value", "op": "value", "value": "value"},
     "StrategyDefinitionExit": {"conditions": "value", "take_profit_pct": "value", "stop_loss_pct": "value", "time_limit_s": "value", "hold_to_resolution": "value"},
-    "StrategyDefinitionExitConditionsItemOption1": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption2": {"all": "value"},
-    "StrategyDefinitionExitConditionsItemOption2AllItemOption1": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption2AllItemOption2": {"all": "value"},
-    "StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption2AllItemOption3": {"any": "value"},
-    "StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption2AllItemOption4": {"not": "StrategyDefinitionExitConditionsItemOption2AllItemOption4Not"},
-    "StrategyDefinitionExitConditionsItemOption2AllItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption3": {"any": "value"},
-    "StrategyDefinitionExitConditionsItemOption3AnyItemOption1": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption3AnyItemOption2": {"all": "value"},
-    "StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption3AnyItemOption3": {"any": "value"},
-    "StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption3AnyItemOption4": {"not": "StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not"},
-    "StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption4": {"not": "value"},
-    "StrategyDefinitionExitConditionsItemOption4NotOption1": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption4NotOption2": {"all": "value"},
-    "StrategyDefinitionExitConditionsItemOption4NotOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption4NotOption3": {"any": "value"},
-    "StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
-    "StrategyDefinitionExitConditionsItemOption4NotOption4": {"not": "StrategyDefinitionExitConditionsItemOption4NotOption4Not"},
-    "StrategyDefinitionExitConditionsItemOption4NotOption4Not": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItem": {"feature": "value", "op": "value", "value": "value"},
     "StrategyDefinitionLimitPriceOption1": {"reference": "value", "offset": "value"},
     "StrategyList": {"strategies": "value", "total": "value", "limit": "value", "offset": "value"},
     "Trade": {"id": "value", "time": "datetime", "timestamp": "value", "price": "value", "size": "value", "side": "value", "is_buyer_maker": "value"},
@@ -345,7 +308,7 @@ class MarkPrice(TypedDict):
 
 class _ErrorErrorRequired(TypedDict):
     #: One of the codes of DESIGN 3.1
-    code: Literal["VALIDATION_ERROR", "BAD_REQUEST", "UNAUTHORIZED", "TIER_ACCESS_DENIED", "RESOURCE_NOT_FOUND", "METHOD_NOT_ALLOWED", "REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE", "GENERATION_FAILED", "RATE_LIMIT_EXCEEDED", "QUOTA_EXCEEDED", "HEADERS_TOO_LARGE", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE"]
+    code: Literal["VALIDATION_ERROR", "BAD_REQUEST", "UNAUTHORIZED", "TIER_ACCESS_DENIED", "BACKTEST_AI_REQUIRED", "RESOURCE_NOT_FOUND", "METHOD_NOT_ALLOWED", "REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE", "GENERATION_FAILED", "RATE_LIMIT_EXCEEDED", "QUOTA_EXCEEDED", "BACKTEST_AI_QUOTA_EXCEEDED", "HEADERS_TOO_LARGE", "INTERNAL_ERROR", "SERVICE_UNAVAILABLE"]
     message: str
 
 
@@ -617,305 +580,25 @@ class ExecutionPrice(TypedDict):
     fee_schedule: Optional[FeeSchedule]
 
 
-class StrategyDefinitionEntryItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+class StrategyDefinitionEntryItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
     value: Union[float, str]
 
 
-class StrategyDefinitionEntryItemOption2AllItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+class StrategyDefinitionExitConditionsItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
     value: Union[float, str]
-
-
-class StrategyDefinitionEntryItemOption2AllItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionEntryItemOption2AllItemOption2(TypedDict):
-    all: List[StrategyDefinitionEntryItemOption2AllItemOption2AllItem]
-
-
-class StrategyDefinitionEntryItemOption2AllItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionEntryItemOption2AllItemOption3(TypedDict):
-    any: List[StrategyDefinitionEntryItemOption2AllItemOption3AnyItem]
-
-
-class StrategyDefinitionEntryItemOption2AllItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-StrategyDefinitionEntryItemOption2AllItemOption4 = TypedDict("StrategyDefinitionEntryItemOption2AllItemOption4", {"not": "StrategyDefinitionEntryItemOption2AllItemOption4Not"}, total=True)
-
-
-class StrategyDefinitionEntryItemOption2(TypedDict):
-    all: List[Union[StrategyDefinitionEntryItemOption2AllItemOption1, StrategyDefinitionEntryItemOption2AllItemOption2, StrategyDefinitionEntryItemOption2AllItemOption3, StrategyDefinitionEntryItemOption2AllItemOption4]]
-
-
-class StrategyDefinitionEntryItemOption3AnyItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionEntryItemOption3AnyItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionEntryItemOption3AnyItemOption2(TypedDict):
-    all: List[StrategyDefinitionEntryItemOption3AnyItemOption2AllItem]
-
-
-class StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionEntryItemOption3AnyItemOption3(TypedDict):
-    any: List[StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem]
-
-
-class StrategyDefinitionEntryItemOption3AnyItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-StrategyDefinitionEntryItemOption3AnyItemOption4 = TypedDict("StrategyDefinitionEntryItemOption3AnyItemOption4", {"not": "StrategyDefinitionEntryItemOption3AnyItemOption4Not"}, total=True)
-
-
-class StrategyDefinitionEntryItemOption3(TypedDict):
-    any: List[Union[StrategyDefinitionEntryItemOption3AnyItemOption1, StrategyDefinitionEntryItemOption3AnyItemOption2, StrategyDefinitionEntryItemOption3AnyItemOption3, StrategyDefinitionEntryItemOption3AnyItemOption4]]
-
-
-class StrategyDefinitionEntryItemOption4NotOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionEntryItemOption4NotOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionEntryItemOption4NotOption2(TypedDict):
-    all: List[StrategyDefinitionEntryItemOption4NotOption2AllItem]
-
-
-class StrategyDefinitionEntryItemOption4NotOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionEntryItemOption4NotOption3(TypedDict):
-    any: List[StrategyDefinitionEntryItemOption4NotOption3AnyItem]
-
-
-class StrategyDefinitionEntryItemOption4NotOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-StrategyDefinitionEntryItemOption4NotOption4 = TypedDict("StrategyDefinitionEntryItemOption4NotOption4", {"not": "StrategyDefinitionEntryItemOption4NotOption4Not"}, total=True)
-
-
-StrategyDefinitionEntryItemOption4 = TypedDict("StrategyDefinitionEntryItemOption4", {"not": "Union[StrategyDefinitionEntryItemOption4NotOption1, StrategyDefinitionEntryItemOption4NotOption2, StrategyDefinitionEntryItemOption4NotOption3, StrategyDefinitionEntryItemOption4NotOption4]"}, total=True)
-
-
-class StrategyDefinitionExitConditionsItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionExitConditionsItemOption2AllItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionExitConditionsItemOption2AllItemOption2(TypedDict):
-    all: List[StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem]
-
-
-class StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionExitConditionsItemOption2AllItemOption3(TypedDict):
-    any: List[StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem]
-
-
-class StrategyDefinitionExitConditionsItemOption2AllItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-StrategyDefinitionExitConditionsItemOption2AllItemOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption2AllItemOption4", {"not": "StrategyDefinitionExitConditionsItemOption2AllItemOption4Not"}, total=True)
-
-
-class StrategyDefinitionExitConditionsItemOption2(TypedDict):
-    all: List[Union[StrategyDefinitionExitConditionsItemOption2AllItemOption1, StrategyDefinitionExitConditionsItemOption2AllItemOption2, StrategyDefinitionExitConditionsItemOption2AllItemOption3, StrategyDefinitionExitConditionsItemOption2AllItemOption4]]
-
-
-class StrategyDefinitionExitConditionsItemOption3AnyItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionExitConditionsItemOption3AnyItemOption2(TypedDict):
-    all: List[StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem]
-
-
-class StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionExitConditionsItemOption3AnyItemOption3(TypedDict):
-    any: List[StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem]
-
-
-class StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-StrategyDefinitionExitConditionsItemOption3AnyItemOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption3AnyItemOption4", {"not": "StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not"}, total=True)
-
-
-class StrategyDefinitionExitConditionsItemOption3(TypedDict):
-    any: List[Union[StrategyDefinitionExitConditionsItemOption3AnyItemOption1, StrategyDefinitionExitConditionsItemOption3AnyItemOption2, StrategyDefinitionExitConditionsItemOption3AnyItemOption3, StrategyDefinitionExitConditionsItemOption3AnyItemOption4]]
-
-
-class StrategyDefinitionExitConditionsItemOption4NotOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionExitConditionsItemOption4NotOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionExitConditionsItemOption4NotOption2(TypedDict):
-    all: List[StrategyDefinitionExitConditionsItemOption4NotOption2AllItem]
-
-
-class StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-class StrategyDefinitionExitConditionsItemOption4NotOption3(TypedDict):
-    any: List[StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem]
-
-
-class StrategyDefinitionExitConditionsItemOption4NotOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
-    feature: str
-    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
-    #: A number, or another feature to compare with
-    value: Union[float, str]
-
-
-StrategyDefinitionExitConditionsItemOption4NotOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption4NotOption4", {"not": "StrategyDefinitionExitConditionsItemOption4NotOption4Not"}, total=True)
-
-
-StrategyDefinitionExitConditionsItemOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption4", {"not": "Union[StrategyDefinitionExitConditionsItemOption4NotOption1, StrategyDefinitionExitConditionsItemOption4NotOption2, StrategyDefinitionExitConditionsItemOption4NotOption3, StrategyDefinitionExitConditionsItemOption4NotOption4]"}, total=True)
 
 
 class StrategyDefinitionExit(TypedDict):
     #: Any of them closes the position (a market sell)
-    conditions: List[Union[StrategyDefinitionExitConditionsItemOption1, StrategyDefinitionExitConditionsItemOption2, StrategyDefinitionExitConditionsItemOption3, StrategyDefinitionExitConditionsItemOption4]]
+    conditions: List[StrategyDefinitionExitConditionsItem]
     #: Sell once the best bid is this many percent above the entry price; null: none
     take_profit_pct: Optional[float]
     #: Sell once the best bid is this many percent below the entry price; null: none
@@ -934,14 +617,13 @@ class StrategyDefinitionLimitPriceOption1(TypedDict):
 
 
 class StrategyDefinition(TypedDict):
-    "A backtest strategy (version 2, or 1); docs/backtests.md explains every rule"
-    #: 2 (condition trees, lookbacks); 1 is still accepted as it was
-    version: Literal[1, 2]
+    "A backtest strategy (version 1); docs/backtests.md explains every rule"
+    version: Literal[1]
     name: str
     #: The outcome token bought
     side: Literal["UP", "DOWN"]
     #: All must hold to enter; none: enter at the first snapshot
-    entry: List[Union[StrategyDefinitionEntryItemOption1, StrategyDefinitionEntryItemOption2, StrategyDefinitionEntryItemOption3, StrategyDefinitionEntryItemOption4]]
+    entry: List[StrategyDefinitionEntryItem]
     exit: StrategyDefinitionExit
     #: How entries are placed (exits sell at market)
     order_type: Literal["MARKET", "LIMIT"]
@@ -970,6 +652,62 @@ class StrategyList(TypedDict):
     total: int
     limit: int
     offset: int
+
+
+class BacktestMarketTrades(TypedDict):
+    run_id: str
+    slug: str
+    #: The market's trades in the run
+    total: int
+    limit: int
+    offset: int
+    #: Oldest first
+    trades: List[BacktestTrade]
+
+
+class ReplayAnswerDataMarket(TypedDict):
+    slug: str
+    coin: str
+    market_type: str
+    start_time: str
+    end_time: str
+    winner: Literal["Up", "Down", "50-50"]
+
+
+class ReplayAnswerDataPnlCurveItem(TypedDict):
+    time: str
+    equity: float
+
+
+class ReplayAnswerData(TypedDict):
+    market: ReplayAnswerDataMarket
+    strategy: StrategyDefinition
+    #: The run's figures: BacktestAggregate without its equity curve
+    performance: Dict[str, Any]
+    trades: List[BacktestTrade]
+    #: Cumulative PnL after each closed trade (USDC)
+    pnl_curve: List[ReplayAnswerDataPnlCurveItem]
+    #: Snapshots replayed
+    total_snapshots: int
+
+
+class ReplayAnswer(TypedDict):
+    success: Literal[True]
+    data: ReplayAnswerData
+    timestamp: str
+
+
+class ReplayPendingData(TypedDict):
+    run_id: str
+    status: Literal["queued", "running"]
+    #: Where to poll the run: /v1/backtest-ai/runs/{id}
+    location: str
+
+
+class ReplayPending(TypedDict):
+    success: Literal[True]
+    data: ReplayPendingData
+    timestamp: str
 
 
 class BacktestTradeEntryLevelsItem(TypedDict):
@@ -1109,8 +847,6 @@ class Strategy(TypedDict):
     id: str
     name: str
     definition: StrategyDefinition
-    #: The definition in plain words, a line per part (what the engine follows, nothing more)
-    definition_text: str
     source: Literal["prompt", "preset", "definition"]
     prompt: Optional[str]
     preset: Optional[str]
@@ -1137,14 +873,19 @@ class BacktestRun(TypedDict):
     start_time: Optional[str]
     end_time: Optional[str]
     definition: StrategyDefinition
-    #: The definition in plain words, a line per part (what the engine follows, nothing more)
-    definition_text: str
     progress: BacktestRunProgress
     error: Optional[str]
     #: When it was stored
     created_at: str
     started_at: Optional[str]
     finished_at: Optional[str]
+
+
+class BacktestRunAnswerResultsPage(TypedDict):
+    #: Markets replayed so far
+    total: int
+    limit: int
+    offset: int
 
 
 class BacktestRunAnswerUnresolvedItem(TypedDict):
@@ -1158,9 +899,11 @@ class BacktestRunAnswerUnresolvedItem(TypedDict):
 class BacktestRunAnswer(TypedDict):
     run: BacktestRun
     strategy: Optional[Strategy]
+    generated_strategy: Optional[StrategyDefinition]
     aggregate: Optional[BacktestAggregate]
-    #: One per market replayed, oldest first
+    #: One per market replayed, oldest first: the page results_limit and results_offset ask for
     results: List[BacktestMarketResult]
+    results_page: BacktestRunAnswerResultsPage
     #: Markets of the selection left out: not resolved yet
     unresolved: List[BacktestRunAnswerUnresolvedItem]
 
@@ -1329,12 +1072,22 @@ class GetExecutionPriceQuery(TypedDict):
 
 
 class GenerateStrategyBody(TypedDict, total=False):
-    "Exactly one of prompt or preset"
+    "A prompt, a preset, or a prompt with a preset (the preset its starting point). coin, marketType and marketCount are checked and not used: generation does not depend on markets"
     #: What the strategy does, in words
     prompt: str
     #: A preset instead of a prompt
     preset: Literal["mean_reversion", "dip_buying", "momentum_entry", "quick_scalp"]
     name: str
+    #: A configured coin; required
+    coin: str
+    #: 5m, 15m, 1h, 4h, 24h; required
+    market_type: str
+    #: Default 10
+    market_count: int
+    #: Alias of market_type (PolyHistorical's spelling)
+    marketType: str
+    #: Alias of market_count (PolyHistorical's spelling)
+    marketCount: int
     #: Shares per entry
     position_size: float
     max_loss_percent: float
@@ -1352,7 +1105,7 @@ class GenerateStrategyBody(TypedDict, total=False):
 
 
 class RunStrategyBody(TypedDict, total=False):
-    "One of prompt, preset, definition (fields left out take their defaults), or side with entryConditions"
+    "One of prompt (with an optional preset), preset, definition (fields left out take their defaults), or side with entryConditions"
     #: What the strategy does, in words
     prompt: str
     #: A preset instead of a prompt
@@ -1410,6 +1163,7 @@ class RunBacktestBody(TypedDict, total=False):
     #: Alias of strategy_id (PolyHistorical's spelling)
     strategyId: str
     definition: StrategyDefinition
+    strategy: StrategyDefinition
     #: PolyHistorical's replay form, with entryConditions
     side: Literal["UP", "DOWN"]
     #: {field, operator, value}, all must hold
@@ -1447,3 +1201,55 @@ class RunBacktestBody(TypedDict, total=False):
     orderType: str
     #: Alias of latency_ms (PolyHistorical's spelling)
     latencyMs: int
+
+
+class GetBacktestRunQuery(TypedDict, total=False):
+    "Query of getBacktestRun"
+    #: Markets' results in the answer (default: every market)
+    results_limit: int
+    results_offset: int
+
+
+class GetBacktestRunTradesQuery(TypedDict, total=False):
+    "Query of getBacktestRunTrades"
+    limit: int
+    offset: int
+
+
+class ReplayStrategyBody(TypedDict, total=False):
+    "PolyHistorical's replay body; camelCase or snake_case, one spelling a field"
+    #: A resolved market's slug; required
+    marketSlug: str
+    #: Also accepted as marketSlug
+    market_slug: str
+    #: The outcome bought; required
+    side: Literal["UP", "DOWN"]
+    #: All must hold to enter; required
+    entryConditions: List[Dict[str, Any]]
+    #: Also accepted as entryConditions
+    entry_conditions: List[Dict[str, Any]]
+    #: Any closes the position
+    exitConditions: List[Dict[str, Any]]
+    #: Also accepted as exitConditions
+    exit_conditions: List[Dict[str, Any]]
+    #: Shares per entry; default 100
+    positionSize: float
+    #: Also accepted as positionSize
+    position_size: float
+    #: A forced exit of the position at this drawdown, in percent; default 50
+    maxLossPercent: float
+    #: Also accepted as maxLossPercent
+    max_loss_percent: float
+    #: Default MARKET
+    orderType: Literal["MARKET", "LIMIT"]
+    #: Also accepted as orderType
+    order_type: str
+    latencyMs: int
+    #: Also accepted as latencyMs
+    latency_ms: int
+    maxFillPrice: float
+    #: Also accepted as maxFillPrice
+    max_fill_price: float
+    name: str
+    #: Seconds to wait for the replay before 202; default 25
+    wait: float

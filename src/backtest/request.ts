@@ -9,10 +9,11 @@ import { PRESET_NAMES } from "./generate/presets.ts";
  * which markets it runs over, what of the definition the body overrides, and how long to wait.
  */
 
-export type Endpoint = "generate" | "strategy" | "run";
+export type Endpoint = "generate" | "strategy" | "run" | "replay";
 
 export type StrategySource =
-  | { kind: "prompt"; prompt: string }
+  /** A prompt; with a preset (PolyHistorical's optional `preset` beside it), the preset is its starting point. */
+  | { kind: "prompt"; prompt: string; preset: string | null }
   | { kind: "preset"; preset: string }
   | { kind: "definition"; definition: StrategyDefinition }
   | { kind: "stored"; strategyId: string };
@@ -41,6 +42,8 @@ export interface BacktestRequest {
   source: StrategySource;
   name: string | null;
   markets: MarketSelection | null;
+  /** `POST /v1/replay`'s one market, by the slug the caller gave. */
+  marketSlug: string | null;
   overrides: Overrides;
   /** Seconds to wait for the run before answering 202. */
   wait: number;
@@ -61,11 +64,13 @@ const SOURCE_FIELDS = [
   "exit_conditions",
 ];
 const MARKET_FIELDS = ["coin", "market_type", "market_count", "start_time", "end_time"];
+/** What `generate` takes of the markets (PolyHistorical's body): checked, not used (see docs/backtests.md). */
+const TARGET_FIELDS = ["coin", "market_type", "market_count"];
 const OVERRIDE_FIELDS = ["position_size", "max_loss_percent", "order_type", "latency_ms", "max_fill_price"];
 
 /** Which fields each endpoint takes. */
 const ENDPOINT_FIELDS: Record<Endpoint, string[]> = {
-  generate: ["prompt", "preset", "name", ...OVERRIDE_FIELDS],
+  generate: ["prompt", "preset", "name", ...TARGET_FIELDS, ...OVERRIDE_FIELDS],
   strategy: [
     ...SOURCE_FIELDS.filter((f) => f !== "strategy_id"),
     "name",
@@ -80,12 +85,17 @@ const ENDPOINT_FIELDS: Record<Endpoint, string[]> = {
     ...OVERRIDE_FIELDS,
     "wait",
   ],
+  replay: ["market_slug", "side", "entry_conditions", "exit_conditions", "name", ...OVERRIDE_FIELDS, "wait"],
 };
+
+/** PolyHistorical's default of max_loss_percent on its replay-shaped bodies: a forced exit at a 50 % drawdown. */
+export const REPLAY_MAX_LOSS_PERCENT = 50;
 
 const SOURCES_OF: Record<Endpoint, string> = {
   generate: "one of prompt or preset",
   strategy: "one of prompt, preset, definition, or side with entryConditions",
   run: "one of strategy_id, definition, or side with entryConditions",
+  replay: "side with entryConditions",
 };
 
 function fail(field: Field | string, rule: string): never {
@@ -119,10 +129,15 @@ function time(field: Field): number {
 }
 
 function source(endpoint: Endpoint, f: Map<string, Field>): StrategySource {
-  const given = ["prompt", "preset", "definition", "strategy_id", "side"].filter((k) => f.has(k));
+  // PolyHistorical sends `prompt` with an optional `preset`: together they are one source.
+  const promptWithPreset = endpoint !== "run" && f.has("prompt") && f.has("preset");
+  const given = ["prompt", "preset", "definition", "strategy_id", "side"].filter(
+    (k) => f.has(k) && !(promptWithPreset && k === "preset"),
+  );
   if ((f.has("entry_conditions") || f.has("exit_conditions")) && !f.has("side")) {
     fail("/side", "is required with entryConditions and exitConditions");
   }
+  if (endpoint === "replay" && !f.has("side")) fail("/side", "is required (UP or DOWN)");
   if (f.has("side") && !f.has("entry_conditions")) fail("/entryConditions", "is required with side");
   if (given.length !== 1) {
     const where = given.length === 0 ? "" : (f.get(given[1])?.pointer ?? "");
@@ -133,12 +148,11 @@ function source(endpoint: Endpoint, f: Map<string, Field>): StrategySource {
   }
   const [kind] = given;
   const field = f.get(kind) as Field;
-  if (kind === "prompt") return { kind, prompt: text(field, 2000) };
-  if (kind === "preset") {
-    const preset = text(field, 100).toLowerCase();
-    if (!PRESET_NAMES.includes(preset)) fail(field, `must be one of ${PRESET_NAMES.join(", ")}`);
-    return { kind, preset };
+  if (kind === "prompt") {
+    const presetField = promptWithPreset ? f.get("preset") : undefined;
+    return { kind, prompt: text(field, 2000), preset: presetField ? presetName(presetField) : null };
   }
+  if (kind === "preset") return { kind, preset: presetName(field) };
   if (kind === "strategy_id") return { kind: "stored", strategyId: text(field, 100) };
   if (kind === "definition") return { kind, definition: normalizeDefinition(field.value, field.pointer) };
   // PolyHistorical's replay form: side, entryConditions (all) and exitConditions (any) in the body.
@@ -148,6 +162,26 @@ function source(endpoint: Endpoint, f: Map<string, Field>): StrategySource {
     if (part) parts[part.key] = part.value;
   }
   return { kind: "definition", definition: normalizeDefinition(parts, "") };
+}
+
+function presetName(field: Field): string {
+  const preset = text(field, 100).toLowerCase();
+  if (!PRESET_NAMES.includes(preset)) fail(field, `must be one of ${PRESET_NAMES.join(", ")}`);
+  return preset;
+}
+
+/** `generate`'s coin, marketType and marketCount: held to the rules of the run's fields. */
+function checkTargets(f: Map<string, Field>, coins: readonly Coin[]): void {
+  const coinField = f.get("coin");
+  if (coinField && (typeof coinField.value !== "string" || knownCoin(coinField.value, coins) === null)) {
+    fail(coinField, `must be one of ${coins.join(", ")}`);
+  }
+  const typeField = f.get("market_type");
+  if (typeField && (typeof typeField.value !== "string" || parseMarketType(typeField.value) === null)) {
+    fail(typeField, `must be one of ${MARKET_TYPES.join(", ")}`);
+  }
+  const countField = f.get("market_count");
+  if (countField) number(countField, 1, 100, true);
 }
 
 function markets(f: Map<string, Field>, coins: readonly Coin[]): MarketSelection {
@@ -194,16 +228,27 @@ function overrides(f: Map<string, Field>): Overrides {
 
 /** A POST body of `endpoint` read and checked; throws DefinitionError naming the offending field. */
 export function readBacktestBody(endpoint: Endpoint, body: unknown, coins: readonly Coin[]): BacktestRequest {
-  const f = readFields(body ?? null, "", ENDPOINT_FIELDS[endpoint], {}, `a ${endpoint} request`);
+  // PolyHistorical's run takes back the strategy generate made: `strategy` is our definition there.
+  const aliases: Record<string, string> = endpoint === "run" ? { strategy: "definition" } : {};
+  const f = readFields(body ?? null, "", ENDPOINT_FIELDS[endpoint], aliases, `a ${endpoint} request`);
   const nameField = f.get("name");
   const waitField = f.get("wait");
-  return {
+  if (endpoint === "generate") checkTargets(f, coins);
+  const slugField = f.get("market_slug");
+  if (endpoint === "replay" && !slugField) fail("/marketSlug", "is required");
+  const read: BacktestRequest = {
     source: source(endpoint, f),
     name: nameField ? text(nameField, 120) : null,
-    markets: endpoint === "generate" ? null : markets(f, coins),
+    markets: endpoint === "generate" || endpoint === "replay" ? null : markets(f, coins),
+    marketSlug: slugField ? text(slugField, 200) : null,
     overrides: overrides(f),
     wait: waitField ? number(waitField, 0, MAX_WAIT_SECONDS) : DEFAULT_WAIT_SECONDS,
   };
+  // PolyHistorical's replay-shaped body means a forced exit at a 50 % drawdown when it names none.
+  if (f.has("side") && read.overrides.max_loss_percent === undefined) {
+    read.overrides.max_loss_percent = REPLAY_MAX_LOSS_PERCENT;
+  }
+  return read;
 }
 
 /** The definition a run uses: the strategy's, with the body's overrides and name laid over it. */

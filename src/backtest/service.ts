@@ -4,14 +4,27 @@ import type { QuotaService, QuotaStatus } from "../access/quota.ts";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
 import type { Coin } from "../domain/market.ts";
 import type { Clock } from "../domain/time.ts";
-import type { NewRun, RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
+import type { StoredMarket } from "../store/ports/market-store.ts";
+import type { Busy, NewRun, RunLimits, RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
 import type { Store } from "../store/ports/store.ts";
-import { DefinitionError, parseStoredDefinition, type StrategyDefinition } from "./definition.ts";
+import {
+  DEFINITION_DEFAULTS,
+  DefinitionError,
+  parseStoredDefinition,
+  type StrategyDefinition,
+} from "./definition.ts";
 import { GenerationError, type GeneratedStrategy, type StrategyGenerator } from "./generate/generator.ts";
 import { presetDefinition } from "./generate/presets.ts";
 import type { RunScheduler } from "./jobs/scheduler.ts";
 import { applyOverrides, type BacktestRequest, type Endpoint, readBacktestBody } from "./request.ts";
-import { runAnswer, type StoredSelection, strategyToWire } from "./wire.ts";
+import {
+  type RenderedRunAnswer,
+  renderRunAnswer,
+  type ResultsPage,
+  type StoredSelection,
+  strategyToWire,
+  tradeLinesPage,
+} from "./wire.ts";
 
 /**
  * The backtest endpoints' work (DESIGN 3.7), between the routes and the store: read the body,
@@ -20,14 +33,14 @@ import { runAnswer, type StoredSelection, strategyToWire } from "./wire.ts";
  * BacktestRefusal, which the routes turn into HTTP answers.
  */
 
-/** Runs a key may have queued or running at once (DESIGN 3.7). */
-export const MAX_RUNS_IN_FLIGHT = 2;
+/** Markets of a run answer's results page by default: every market a run can have. */
+export const DEFAULT_RESULTS_LIMIT = 100;
 
 export type Refusal =
   | { kind: "invalid"; pointer: string; message: string }
   | { kind: "not_included" }
   | { kind: "quota_exhausted"; quota: QuotaStatus }
-  | { kind: "busy"; inFlight: number; limit: number }
+  | { kind: "busy"; inFlight: number; limit: number; scope: "key" | "account" }
   | { kind: "generation_failed"; reason: string; clauses: string[] }
   | { kind: "not_found"; message: string }
   | { kind: "idempotency_conflict" };
@@ -54,6 +67,8 @@ export interface BacktestServiceOptions {
   generators: Generators;
   scheduler: RunScheduler;
   coins: readonly Coin[];
+  /** Runs a key, and an account, may have queued or running at once (BACKTEST_RUNS_PER_KEY, _PER_ACCOUNT). */
+  runLimits: RunLimits;
 }
 
 /** Who asks, and how their request may be retried. */
@@ -64,7 +79,37 @@ export interface Caller {
   hidden: HiddenSeries[];
 }
 
-export type RunAnswer = ReturnType<typeof runAnswer>;
+/** A run POST's outcome: finished within `wait` or not, and the answer's bytes. */
+export interface RunOutcomeAnswer {
+  complete: boolean;
+  answer: RenderedRunAnswer;
+}
+
+const busyRefusal = (b: Busy): Refusal => ({
+  kind: "busy",
+  inFlight: b.inFlight,
+  limit: b.limit,
+  scope: b.scope,
+});
+
+/**
+ * A prompt generated over a preset (PolyHistorical's `prompt` with `preset`): the preset's definition,
+ * with every field the prompt set (any that differs from the definition's default) taken from the prompt.
+ */
+function overPreset(preset: StrategyDefinition, fromPrompt: StrategyDefinition): StrategyDefinition {
+  const out: Record<string, unknown> = { ...preset, exit: { ...preset.exit } };
+  const defaults = DEFINITION_DEFAULTS as unknown as Record<string, unknown>;
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  for (const [field, value] of Object.entries(fromPrompt)) {
+    if (field === "exit") continue;
+    if (field === "side" || !same(value, defaults[field])) out[field] = value;
+  }
+  const exitDefaults = DEFINITION_DEFAULTS.exit as unknown as Record<string, unknown>;
+  for (const [field, value] of Object.entries(fromPrompt.exit)) {
+    if (!same(value, exitDefaults[field])) (out.exit as Record<string, unknown>)[field] = value;
+  }
+  return out as unknown as StrategyDefinition;
+}
 
 /**
  * The body with every object's keys sorted, recursively: the same fields in another order are the
@@ -94,9 +139,11 @@ const refuse = (refusal: Refusal): never => {
 
 export class BacktestService {
   private readonly o: BacktestServiceOptions;
+  readonly limits: RunLimits;
 
   constructor(options: BacktestServiceOptions) {
     this.o = options;
+    this.limits = options.runLimits;
   }
 
   get scheduler(): RunScheduler {
@@ -131,13 +178,19 @@ export class BacktestService {
     }
     if (source.kind !== "prompt") return null;
     const generator = this.o.generators.provider ?? this.o.generators.offline;
+    let made: GeneratedStrategy;
     try {
-      return await generator.generate(source.prompt);
+      made = await generator.generate(source.prompt);
     } catch (err) {
       if (err instanceof GenerationError)
         return refuse({ kind: "generation_failed", reason: err.message, clauses: err.clauses });
       throw err;
     }
+    if (source.preset === null) return made;
+    return {
+      ...made,
+      definition: overPreset(presetDefinition(source.preset) as StrategyDefinition, made.definition),
+    };
   }
 
   private strategyRecord(caller: Caller, req: BacktestRequest, hash: string, g: GeneratedStrategy | null) {
@@ -152,7 +205,7 @@ export class BacktestService {
       definition: JSON.stringify(definition),
       source: src.kind === "prompt" || src.kind === "preset" ? src.kind : "definition",
       prompt: src.kind === "prompt" ? src.prompt : null,
-      preset: src.kind === "preset" ? src.preset : null,
+      preset: src.kind === "preset" || src.kind === "prompt" ? src.preset : null,
       generator: g?.generator ?? null,
       model: g?.model ?? null,
       notes: JSON.stringify(g?.notes ?? []),
@@ -171,12 +224,12 @@ export class BacktestService {
   ): Promise<{ strategy: ReturnType<typeof strategyToWire>; quota: QuotaStatus }> {
     const req = this.read("generate", body);
     const hash = hashOf("generate", body);
-    const earlier = await this.replay(caller, hash);
+    const earlier = await this.bought(caller, hash);
     if (earlier)
       return { strategy: strategyToWire(earlier.strategy), quota: await this.o.quota.status(caller.key) };
     const charge = await this.chargeFor(caller);
     const { record } = this.strategyRecord(caller, req, hash, await this.generated(req));
-    const made = await this.o.store.backtests.createStrategy(record, charge, null, MAX_RUNS_IN_FLIGHT);
+    const made = await this.o.store.backtests.createStrategy(record, charge, null, this.limits);
     if (made.status === "exhausted")
       return refuse({ kind: "quota_exhausted", quota: this.status(caller, charge.month, made.used) });
     if (made.status === "busy") throw new Error("generate makes no run");
@@ -190,7 +243,7 @@ export class BacktestService {
   }
 
   /** What an earlier request with the caller's idempotency key bought; a different request with it is refused. */
-  private async replay(caller: Caller, hash: string) {
+  private async bought(caller: Caller, hash: string) {
     if (caller.idempotencyKey === null) return null;
     const earlier = await this.o.store.backtests.boughtWith(caller.key.id, caller.idempotencyKey);
     if (earlier && earlier.strategy.requestHash !== hash) refuse({ kind: "idempotency_conflict" });
@@ -203,20 +256,36 @@ export class BacktestService {
     definition: StrategyDefinition,
     strategyId: string | null,
     hash: string,
+    market: StoredMarket | null = null,
   ): NewRun {
     const m = req.markets;
-    if (m === null) throw new Error("a run needs markets");
-    const selection: StoredSelection = {
-      coin: m.coin,
-      market_type: m.marketType,
-      market_count: m.count,
-      start_time: m.from,
-      end_time: m.to,
-      hidden: caller.hidden,
-    };
+    let selection: StoredSelection;
+    if (market !== null) {
+      selection = {
+        coin: market.coin,
+        market_type: market.marketType,
+        market_count: 1,
+        start_time: null,
+        end_time: null,
+        hidden: [],
+        slugs: [market.slug],
+      };
+    } else if (m !== null) {
+      selection = {
+        coin: m.coin,
+        market_type: m.marketType,
+        market_count: m.count,
+        start_time: m.from,
+        end_time: m.to,
+        hidden: caller.hidden,
+      };
+    } else {
+      throw new Error("a run needs markets");
+    }
     return {
       id: randomUUID(),
       keyId: caller.key.id,
+      account: caller.key.account,
       strategyId,
       definition: JSON.stringify(definition),
       selection: JSON.stringify(selection),
@@ -229,36 +298,37 @@ export class BacktestService {
   }
 
   /** `POST /v1/backtest-ai/strategy`: a strategy (one unit) and its run over the selected markets. */
-  async strategy(caller: Caller, body: unknown): Promise<{ complete: boolean; answer: RunAnswer }> {
+  async strategy(caller: Caller, body: unknown): Promise<RunOutcomeAnswer> {
     const req = this.read("strategy", body);
     const hash = hashOf("strategy", body);
-    const earlier = await this.replay(caller, hash);
+    const earlier = await this.bought(caller, hash);
     if (earlier?.run) return this.settle(earlier.run, earlier.strategy, req.wait);
     if (earlier) return refuse({ kind: "idempotency_conflict" });
     const charge = await this.chargeFor(caller);
     const { record, definition } = this.strategyRecord(caller, req, hash, await this.generated(req));
     const run = this.newRun(caller, req, definition, record.id, hash);
-    const made = await this.o.store.backtests.createStrategy(record, charge, run, MAX_RUNS_IN_FLIGHT);
+    const made = await this.o.store.backtests.createStrategy(record, charge, run, this.limits);
     if (made.status === "exhausted")
       return refuse({ kind: "quota_exhausted", quota: this.status(caller, charge.month, made.used) });
-    if (made.status === "busy")
-      return refuse({ kind: "busy", inFlight: made.inFlight, limit: MAX_RUNS_IN_FLIGHT });
+    if (made.status === "busy") return refuse(busyRefusal(made));
     if (made.strategy === null || made.run === null || made.strategy.requestHash !== hash) {
       return refuse({ kind: "idempotency_conflict" });
     }
-    if (made.status === "created") this.o.scheduler.submit(made.run.id);
+    if (made.status === "created") this.submit(made.run);
     return this.settle(made.run, made.strategy, req.wait);
   }
 
+  /** Hands a run this process created to the scheduler, queued fairly by its account and key. */
+  private submit(run: RunRecord): void {
+    this.o.scheduler.submit(run.id, { account: run.account ?? run.keyId, keyId: run.keyId });
+  }
+
   /** `POST /v1/backtest-ai/run`: a stored strategy or a definition over the selected markets (no unit). */
-  async run(caller: Caller, body: unknown): Promise<{ complete: boolean; answer: RunAnswer }> {
+  async run(caller: Caller, body: unknown): Promise<RunOutcomeAnswer> {
     const req = this.read("run", body);
     const hash = hashOf("run", body);
-    if (caller.idempotencyKey !== null) {
-      const earlier = await this.o.store.backtests.runByIdempotencyKey(caller.key.id, caller.idempotencyKey);
-      if (earlier && earlier.requestHash !== hash) refuse({ kind: "idempotency_conflict" });
-      if (earlier) return this.settle(earlier, await this.strategyOf(caller, earlier), req.wait);
-    }
+    const earlier = await this.earlierRun(caller, hash);
+    if (earlier) return this.settle(earlier, await this.strategyOf(caller, earlier), req.wait);
     let strategy: StrategyRecord | null = null;
     let base: StrategyDefinition;
     if (req.source.kind === "stored") {
@@ -278,12 +348,52 @@ export class BacktestService {
       strategy?.id ?? null,
       hash,
     );
-    const made = await this.o.store.backtests.createRun(run, MAX_RUNS_IN_FLIGHT);
-    if (made.status === "busy")
-      return refuse({ kind: "busy", inFlight: made.inFlight, limit: MAX_RUNS_IN_FLIGHT });
-    if (made.status === "created") this.o.scheduler.submit(made.run.id);
+    const made = await this.o.store.backtests.createRun(run, this.limits);
+    if (made.status === "busy") return refuse(busyRefusal(made));
+    if (made.status === "created") this.submit(made.run);
     if (made.run.requestHash !== hash) return refuse({ kind: "idempotency_conflict" });
     return this.settle(made.run, strategy ?? (await this.strategyOf(caller, made.run)), req.wait);
+  }
+
+  private async earlierRun(caller: Caller, hash: string): Promise<RunRecord | null> {
+    if (caller.idempotencyKey === null) return null;
+    const earlier = await this.o.store.backtests.runByIdempotencyKey(caller.key.id, caller.idempotencyKey);
+    if (earlier && earlier.requestHash !== hash) refuse({ kind: "idempotency_conflict" });
+    return earlier;
+  }
+
+  /** `POST /v1/replay`'s body read: the slug it names, for the route to look the market up. */
+  readReplay(body: unknown): BacktestRequest {
+    return this.read("replay", body);
+  }
+
+  /**
+   * `POST /v1/replay` (PolyHistorical's): one resolved market replayed as a run of its own, under the
+   * same in-flight limits, spending no generation. Waits up to `wait` seconds for it.
+   */
+  async replayMarket(caller: Caller, req: BacktestRequest, body: unknown, market: StoredMarket) {
+    const hash = hashOf("replay", body);
+    const earlier = await this.earlierRun(caller, hash);
+    let run = earlier;
+    if (run === null) {
+      const src = req.source;
+      if (src.kind !== "definition") throw new Error("a replay takes a definition");
+      const definition = applyOverrides(src.definition, req.overrides, req.name);
+      const made = await this.o.store.backtests.createRun(
+        this.newRun(caller, req, definition, null, hash, market),
+        this.limits,
+      );
+      if (made.status === "busy") return refuse(busyRefusal(made));
+      if (made.status === "created") this.submit(made.run);
+      if (made.run.requestHash !== hash) return refuse({ kind: "idempotency_conflict" });
+      run = made.run;
+    }
+    await this.o.scheduler.waitFor(run.id, req.wait * 1000);
+    const now = (await this.o.store.backtests.getRun(run.id)) ?? run;
+    if (now.status !== "complete") return { run: now, result: null, trades: null };
+    const [result] = await this.o.store.backtests.listResults(now.id, 1, 0);
+    const trades = await this.o.store.backtests.marketTrades(now.id, market.slug);
+    return { run: now, result: result ?? null, trades };
   }
 
   private strategyOf(caller: Caller, run: RunRecord): Promise<StrategyRecord | null> {
@@ -293,20 +403,45 @@ export class BacktestService {
   }
 
   /** Waits up to `wait` seconds for the run, then answers with it as it stands. */
-  private async settle(run: RunRecord, strategy: StrategyRecord | null, wait: number) {
+  private async settle(
+    run: RunRecord,
+    strategy: StrategyRecord | null,
+    wait: number,
+  ): Promise<RunOutcomeAnswer> {
     await this.o.scheduler.waitFor(run.id, wait * 1000);
     const now = (await this.o.store.backtests.getRun(run.id)) ?? run;
-    const done = now.status === "complete" || now.status === "failed";
-    const results = await this.o.store.backtests.listResults(run.id);
-    return { complete: done, answer: runAnswer(now, strategy, results) };
+    const answer = await this.rendered(now, strategy, DEFAULT_RESULTS_LIMIT, 0);
+    return { complete: answer.done, answer };
   }
 
-  async getRun(key: ApiKeyRecord, id: string): Promise<RunAnswer> {
+  private async rendered(run: RunRecord, strategy: StrategyRecord | null, limit: number, offset: number) {
+    const results = await this.o.store.backtests.listResults(run.id, limit, offset);
+    const page: ResultsPage = { total: run.marketsDone, limit, offset };
+    return renderRunAnswer(run, strategy, results, page);
+  }
+
+  private async ownRun(key: ApiKeyRecord, id: string): Promise<RunRecord> {
     const run = await this.o.store.backtests.getRun(id);
     if (run === null || run.keyId !== key.id) return refuse({ kind: "not_found", message: `No run ${id}.` });
+    return run;
+  }
+
+  /** `GET /v1/backtest-ai/runs/{id}`: the run, with `limit` of its markets' results from `offset`. */
+  async getRun(key: ApiKeyRecord, id: string, limit = DEFAULT_RESULTS_LIMIT, offset = 0) {
+    const run = await this.ownRun(key, id);
     const strategy =
       run.strategyId === null ? null : await this.o.store.backtests.getStrategy(key.id, run.strategyId);
-    return runAnswer(run, strategy, await this.o.store.backtests.listResults(id));
+    return this.rendered(run, strategy, limit, offset);
+  }
+
+  /** `GET /v1/backtest-ai/runs/{id}/markets/{slug}/trades`: a page of one market's trades, as the worker rendered them. */
+  async marketTrades(key: ApiKeyRecord, id: string, slug: string, limit: number, offset: number) {
+    const run = await this.ownRun(key, id);
+    const lines = await this.o.store.backtests.marketTrades(run.id, slug);
+    if (lines === null) return refuse({ kind: "not_found", message: `Run ${id} has no result for ${slug}.` });
+    const { items, total } = tradeLinesPage(lines, limit, offset);
+    const head = JSON.stringify({ run_id: run.id, slug, total, limit, offset });
+    return `${head.slice(0, -1)},"trades":[${items}]}`;
   }
 
   async getStrategy(key: ApiKeyRecord, id: string) {

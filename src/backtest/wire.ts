@@ -234,10 +234,24 @@ export const RunAnswerSchema = Type.Object(
   {
     run: Type.Ref("BacktestRun"),
     strategy: Nullable(Type.Ref("Strategy")),
+    generated_strategy: Nullable(
+      Type.Ref("StrategyDefinition", {
+        description:
+          "PolyHistorical's name: the definition the run replays when its strategy was generated (a prompt or preset); else null",
+      }),
+    ),
     aggregate: Nullable(Type.Ref("BacktestAggregate")),
     results: Type.Array(Type.Ref("BacktestMarketResult"), {
-      description: "One per market replayed, oldest first",
+      description: "One per market replayed, oldest first: the page results_limit and results_offset ask for",
     }),
+    results_page: Type.Object(
+      {
+        total: Type.Integer({ description: "Markets replayed so far" }),
+        limit: Type.Integer(),
+        offset: Type.Integer(),
+      },
+      { additionalProperties: false },
+    ),
     unresolved: Type.Array(Unresolved, {
       description: "Markets of the selection left out: not resolved yet",
     }),
@@ -264,6 +278,8 @@ export interface StoredSelection {
   end_time: number | null;
   /** Series the caller's plan hides before a start time (a MarketFilter's hiddenBefore). */
   hidden: { coin: string; marketType: string; startTime: number }[];
+  /** The markets named by slug instead (`POST /v1/replay`); the fields above then only describe them. */
+  slugs?: string[];
 }
 
 export interface UnresolvedWire {
@@ -347,15 +363,81 @@ function storedResult(text: string, positionSize: number): MarketResult {
   return { ...r, trades, rebates_usdc: 0 };
 }
 
-/** `{run, strategy, aggregate, results, unresolved}`: a run as stored, whatever its status. */
-export function runAnswer(run: RunRecord, strategy: StrategyRecord | null, results: string[]) {
-  const aggregate = run.aggregate === null ? null : (JSON.parse(run.aggregate) as Aggregate);
+/** In every result and aggregate the engine has stored since issue 24; absent from older ones. */
+const REBATES_KEY = '"rebates_usdc":';
+
+/** An aggregate as stored, given the rebates older ones lack (the curve kept last). */
+function storedAggregate(text: string): string {
+  if (text.includes(REBATES_KEY)) return text;
+  return renderAggregate({ ...(JSON.parse(text) as Aggregate), rebates_usdc: 0 });
+}
+
+/** A page of a run's results. */
+export interface ResultsPage {
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+/** A run answer's bytes, and the run's id and status for the route (Location, 200 or 202). */
+export interface RenderedRunAnswer {
+  runId: string;
+  done: boolean;
+  json: string;
+}
+
+/**
+ * `{run, strategy, generated_strategy, aggregate, results, results_page, unresolved}`: a run as stored,
+ * whatever its status. The aggregate and the results are spliced in as the worker rendered them, so
+ * that a request never parses nor serializes a big result (issue 24: 3-4 MB answers stalled requests).
+ */
+export function renderRunAnswer(
+  run: RunRecord,
+  strategy: StrategyRecord | null,
+  results: readonly string[],
+  page: ResultsPage,
+): RenderedRunAnswer {
+  const generated =
+    strategy !== null && strategy.source !== "definition"
+      ? JSON.stringify(parseStoredDefinition(run.definition))
+      : "null";
   const positionSize = parseStoredDefinition(run.definition).position_size;
-  return {
-    run: runToWire(run),
-    strategy: strategy === null ? null : strategyToWire(strategy),
-    aggregate: aggregate === null ? null : { ...aggregate, rebates_usdc: aggregate.rebates_usdc ?? 0 },
-    results: results.map((r) => storedResult(r, positionSize)),
-    unresolved: run.unresolved === null ? [] : (JSON.parse(run.unresolved) as UnresolvedWire[]),
-  };
+  const json =
+    `{"run":${JSON.stringify(runToWire(run))}` +
+    `,"strategy":${strategy === null ? "null" : JSON.stringify(strategyToWire(strategy))}` +
+    `,"generated_strategy":${generated}` +
+    `,"aggregate":${run.aggregate === null ? "null" : storedAggregate(run.aggregate)}` +
+    `,"results":[${results.map((r) => (r.includes(REBATES_KEY) ? r : JSON.stringify(storedResult(r, positionSize)))).join(",")}]` +
+    `,"results_page":${JSON.stringify(page)}` +
+    `,"unresolved":${run.unresolved ?? "[]"}}`;
+  return { runId: run.id, done: run.status === "complete" || run.status === "failed", json };
+}
+
+/** A market's result as the worker stores it: its JSON, and its trades apart, one JSON line a trade. */
+export function renderMarketResult(result: MarketResult): { result: string; trades: string } {
+  return { result: JSON.stringify(result), trades: result.trades.map((t) => JSON.stringify(t)).join("\n") };
+}
+
+const CURVE_KEY = ',"equity_curve":';
+
+/** The aggregate as the worker stores it: the equity curve last, so that a reader can cut it off unparsed. */
+export function renderAggregate(a: Aggregate): string {
+  const { equity_curve: curve, ...rest } = a;
+  return `${JSON.stringify(rest).slice(0, -1)}${CURVE_KEY}${JSON.stringify(curve)}}`;
+}
+
+/** A stored aggregate (renderAggregate) as its figures without the curve, and the curve. */
+export function splitAggregate(text: string): { figures: string; curve: string } {
+  const at = text.lastIndexOf(CURVE_KEY);
+  return { figures: `${text.slice(0, at)}}`, curve: text.slice(at + CURVE_KEY.length, -1) };
+}
+
+/** A page of trade lines (renderMarketResult's `trades`) as a JSON array's elements, without parsing them. */
+export function tradeLinesPage(
+  lines: string,
+  limit: number,
+  offset: number,
+): { items: string; total: number } {
+  const all = lines === "" ? [] : lines.split("\n");
+  return { items: all.slice(offset, offset + limit).join(","), total: all.length };
 }

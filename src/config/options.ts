@@ -370,6 +370,20 @@ const SERVICE_OPTIONS = {
     default: 2,
     doc: "backtest runs this process executes at once, each on a worker thread with its own database connection",
   }),
+  backtestRunsPerKey: option({
+    env: "BACKTEST_RUNS_PER_KEY",
+    flags: ["--backtest-runs-per-key"],
+    type: integer(1, 1000),
+    default: 2,
+    doc: "backtest runs a key may have queued or running at once; one more is a 429 (runs_in_flight, scope key)",
+  }),
+  backtestRunsPerAccount: option({
+    env: "BACKTEST_RUNS_PER_ACCOUNT",
+    flags: ["--backtest-runs-per-account"],
+    type: integer(1, 10000),
+    default: 6,
+    doc: "backtest runs the keys of one account may have queued or running at once; one more is a 429 (runs_in_flight, scope account)",
+  }),
   backtestLeaseS: option({
     env: "BACKTEST_LEASE_S",
     flags: ["--backtest-lease-s"],

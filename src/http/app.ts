@@ -57,7 +57,8 @@ import { eventComponents, eventRoutes } from "./routes/events.ts";
 import { replayRoutes } from "./routes/replay.ts";
 import { bookComponents, bookRoutes } from "./routes/book.ts";
 import { BACKTEST_SCHEMAS } from "../backtest/wire.ts";
-import { runRoutes } from "./routes/backtest-runs.ts";
+import { runComponents, runRoutes } from "./routes/backtest-runs.ts";
+import { replayComponents, replayRoutes } from "./routes/backtest-replay.ts";
 import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies.ts";
 import { executionPriceComponents, executionPriceRoutes } from "./routes/execution-price.ts";
 import { webPageRoutes } from "./web-page.ts";
@@ -266,6 +267,7 @@ function v1Api(ctx: AppContext, routes: RouteTable, meter: OnRequest): FastifyPl
       executionPriceRoutes,
       strategyRoutes,
       runRoutes,
+      replayRoutes,
     ]) {
       await api.register(async (scope) => routes(scope, ctx));
     }
@@ -305,6 +307,8 @@ export const updownApp = fp<AppPluginOptions>(
       ...exchangeComponents,
       ...executionPriceComponents,
       ...strategyComponents,
+      ...runComponents,
+      ...replayComponents,
       ...BACKTEST_SCHEMAS,
     ]) {
       app.addSchema(schema);

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { BacktestRefusal, type Caller, type Refusal } from "../backtest/service.ts";
+import { BacktestRefusal, type Caller, type Refusal, type RunOutcomeAnswer } from "../backtest/service.ts";
 import { cheapestPlanWith } from "../domain/plan.ts";
 import { isoSeconds } from "../domain/time.ts";
 import type { AppContext } from "./context.ts";
-import { ApiError, notFound, secondsUntil, tierAccessDenied, validationError } from "./errors.ts";
+import { ApiError, notFound, secondsUntil, validationError } from "./errors.ts";
 import { callerOf, requireFeature } from "./params.ts";
 
 /**
@@ -12,14 +12,29 @@ import { callerOf, requireFeature } from "./params.ts";
  * their plan hides), their refusals as HTTP answers, and the documented request bodies.
  */
 
-/** Seconds a caller with two runs in flight is asked to wait. */
+/** Seconds a caller with too many runs in flight is asked to wait. */
 const BUSY_RETRY_SECONDS = 5;
 
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
 
+/**
+ * The plan's feature check of the backtest routes: 403 BACKTEST_AI_REQUIRED (PolyHistorical's code for
+ * these routes) with `details.required_plan`, where other routes answer TIER_ACCESS_DENIED.
+ */
+export function requireBacktestAi(ctx: AppContext, req: FastifyRequest): void {
+  try {
+    requireFeature(ctx, req, "backtest");
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "TIER_ACCESS_DENIED") {
+      throw new ApiError("BACKTEST_AI_REQUIRED", err.message, err.details, err.headers);
+    }
+    throw err;
+  }
+}
+
 /** The caller of a backtest route, after the plan's feature check (403 on starter). */
 export async function backtestCaller(ctx: AppContext, req: FastifyRequest, coin?: string): Promise<Caller> {
-  requireFeature(ctx, req, "backtest");
+  requireBacktestAi(ctx, req);
   const key = callerOf(req);
   const header = req.headers["idempotency-key"];
   let idempotencyKey: string | null = null;
@@ -50,13 +65,15 @@ function refusalError(ctx: AppContext, req: FastifyRequest, r: Refusal): ApiErro
       return validationError(r.message, { pointer: r.pointer, in: "body" });
     case "not_included": {
       const required = cheapestPlanWith(ctx.plans, (p) => p.backtestGenerationsPerMonth !== 0);
-      return tierAccessDenied(`The ${plan} plan includes no backtest generations.`, required);
+      return new ApiError("BACKTEST_AI_REQUIRED", `The ${plan} plan includes no backtest generations.`, {
+        required_plan: required,
+      });
     }
     case "quota_exhausted": {
       const q = r.quota;
       const retryAfter = secondsUntil(q.resetsAt, Math.floor(ctx.clock.nowMicros() / 1000));
       return new ApiError(
-        "QUOTA_EXCEEDED",
+        "BACKTEST_AI_QUOTA_EXCEEDED",
         `The ${plan} plan includes ${q.limit} backtest generations a month; all of ${q.month}'s are used. ` +
           `They renew at ${isoSeconds(q.resetsAt)}.`,
         {
@@ -72,9 +89,15 @@ function refusalError(ctx: AppContext, req: FastifyRequest, r: Refusal): ApiErro
     case "busy":
       return new ApiError(
         "RATE_LIMIT_EXCEEDED",
-        `This key has ${r.inFlight} backtest runs queued or running; at most ${r.limit} may be at once. ` +
+        `This ${r.scope} has ${r.inFlight} backtest runs queued or running; at most ${r.limit} may be at once. ` +
           "Retry when one has finished.",
-        { reason: "runs_in_flight", in_flight: r.inFlight, limit: r.limit, retry_after: BUSY_RETRY_SECONDS },
+        {
+          reason: "runs_in_flight",
+          scope: r.scope,
+          in_flight: r.inFlight,
+          limit: r.limit,
+          retry_after: BUSY_RETRY_SECONDS,
+        },
         { "retry-after": String(BUSY_RETRY_SECONDS) },
       );
     case "generation_failed":
@@ -103,15 +126,22 @@ export async function answering<T>(ctx: AppContext, req: FastifyRequest, work: (
   }
 }
 
-/** A run answer: 200 once the run finished within `wait`, else 202 with where to poll. */
-export function sendRun(
-  reply: FastifyReply,
-  outcome: { complete: boolean; answer: { run: { id: string } } },
-) {
-  if (outcome.complete) return reply.code(200).send(outcome.answer);
-  reply.header("location", `/v1/backtest-ai/runs/${outcome.answer.run.id}`);
-  return reply.code(202).send(outcome.answer);
+/**
+ * JSON already rendered (a run's results are spliced from what the worker stored): sent as it is,
+ * Fastify's serializer left out.
+ */
+export function sendJson(reply: FastifyReply, json: string) {
+  return reply.type("application/json; charset=utf-8").send(json);
 }
+
+/** A run answer: 200 once the run finished within `wait`, else 202 with where to poll. */
+export function sendRun(reply: FastifyReply, outcome: RunOutcomeAnswer) {
+  if (outcome.complete) return sendJson(reply.code(200), outcome.answer.json);
+  reply.header("location", runLocation(outcome.answer.runId));
+  return sendJson(reply.code(202), outcome.answer.json);
+}
+
+export const runLocation = (id: string) => `/v1/backtest-ai/runs/${id}`;
 
 /** The header of a run's 202. */
 export const LOCATION = {
@@ -195,16 +225,30 @@ const preset = Type.Optional(
 const name = Type.Optional(Type.String({ minLength: 1, maxLength: 120 }));
 const definition = Type.Optional(Type.Ref("StrategyDefinition"));
 
+/** What `generate` takes of the markets (PolyHistorical's body): checked against the run's rules, not used. */
+const Targets = {
+  coin: Markets.coin,
+  market_type: Markets.market_type,
+  market_count: Markets.market_count,
+  marketType: Markets.marketType,
+  marketCount: Markets.marketCount,
+};
+
 export const GenerateBody = Type.Object(
-  { prompt, preset, name, ...Overrides },
-  { description: "Exactly one of prompt or preset", additionalProperties: false },
+  { prompt, preset, name, ...Targets, ...Overrides },
+  {
+    description:
+      "A prompt, a preset, or a prompt with a preset (the preset its starting point). coin, marketType and " +
+      "marketCount are checked and not used: generation does not depend on markets",
+    additionalProperties: false,
+  },
 );
 
 export const StrategyBody = Type.Object(
   { prompt, preset, definition, ...Replay, name, ...Markets, ...Overrides },
   {
     description:
-      "One of prompt, preset, definition (fields left out take their defaults), or side with entryConditions",
+      "One of prompt (with an optional preset), preset, definition (fields left out take their defaults), or side with entryConditions",
     additionalProperties: false,
   },
 );
@@ -214,6 +258,11 @@ export const RunBody = Type.Object(
     strategy_id: Type.Optional(Type.String({ description: "A stored strategy of this key" })),
     strategyId: Type.Optional(Type.String({ description: alias("strategy_id") })),
     definition,
+    strategy: Type.Optional(
+      Type.Ref("StrategyDefinition", {
+        description: "Alias of definition (PolyHistorical's run takes back generated_strategy as strategy)",
+      }),
+    ),
     ...Replay,
     name,
     ...Markets,

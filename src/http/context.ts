@@ -77,6 +77,7 @@ function backtestsOf(store: Store, config: Config, clock: Clock, quota: QuotaSer
     quota,
     clock,
     coins: config.coins,
+    runLimits: { perKey: config.backtest.runsPerKey, perAccount: config.backtest.runsPerAccount },
     generators: {
       offline: new OfflineGenerator(),
       provider: config.llm === null ? null : new OpenAiCompatibleGenerator(config.llm),

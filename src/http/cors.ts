@@ -40,7 +40,7 @@ const ALLOWED_METHODS = "GET, HEAD, POST, OPTIONS";
  * which MCP clients send to /mcp after initialization).
  */
 const ALLOWED_HEADERS =
-  "X-API-Key, X-Request-Id, Content-Type, Idempotency-Key, If-None-Match, MCP-Protocol-Version";
+  "X-API-Key, Authorization, X-Request-Id, Content-Type, Idempotency-Key, If-None-Match, MCP-Protocol-Version";
 
 /** Seconds a browser may reuse a preflight's answer. */
 const PREFLIGHT_MAX_AGE = "86400";

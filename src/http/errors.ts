@@ -4,6 +4,8 @@ export const ERROR_STATUS = {
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
   TIER_ACCESS_DENIED: 403,
+  /** The backtest-ai routes' TIER_ACCESS_DENIED, in PolyHistorical's words (DESIGN 3.7). */
+  BACKTEST_AI_REQUIRED: 403,
   RESOURCE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
@@ -11,6 +13,8 @@ export const ERROR_STATUS = {
   GENERATION_FAILED: 422,
   RATE_LIMIT_EXCEEDED: 429,
   QUOTA_EXCEEDED: 429,
+  /** The backtest-ai routes' exhausted monthly quota, in PolyHistorical's words (DESIGN 3.7). */
+  BACKTEST_AI_QUOTA_EXCEEDED: 429,
   HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,

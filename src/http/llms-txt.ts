@@ -168,7 +168,7 @@ recording gap, and its trades. Times in queries are ISO 8601 or epoch millisecon
 
 ## Authentication
 
-Every \`/v1\` request and \`/mcp\` need the header \`X-API-Key: <key>\` (never put a key in a URL).
+Every \`/v1\` request and \`/mcp\` need the header \`X-API-Key: <key>\` or \`Authorization: Bearer <key>\` (never put a key in a URL).
 Every request with a valid key counts once in the key's UTC minute and UTC day, whatever its status
 (\`/v1/account\` and \`/v1/backtest-ai/quota\` do not count); answers carry \`X-RateLimit-Limit\`,
 \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` and \`X-Tier\`. Plans:

@@ -10,6 +10,7 @@ import {
 import { type ApiKeyRecord, PLAN_NAMES, type PlanName } from "../domain/api-key.ts";
 import { limitsOf, type Plan, type Plans, type RequestLimits } from "../domain/plan.ts";
 import { type Clock, isoSeconds } from "../domain/time.ts";
+import { presentedKey } from "./api-key-header.ts";
 import { ApiError, secondsUntil, unauthorized } from "./errors.ts";
 import type { Metrics } from "./metrics.ts";
 
@@ -168,8 +169,7 @@ export class Metering {
     const nowMs = Math.floor(clock.nowMicros() / 1000);
     // A valid key is served whatever its address did: only failures are throttled (issue 21), so a
     // guesser sharing an address (a NAT, a proxy) locks out nobody but itself.
-    const header = req.headers["x-api-key"];
-    const key = await keys.authenticate(typeof header === "string" ? header : undefined);
+    const key = await keys.authenticate(presentedKey(req.headers));
     if (!key) {
       this.throwIfBlocked(req.ip, nowMs);
       return this.authenticationFailed(req.ip, nowMs);

@@ -44,8 +44,13 @@ export const openApiOptions: SwaggerOptions = {
         "Recorded history of Polymarket's short-interval crypto Up or Down markets: market records and per-second snapshots with order books, and Binance spot and futures data.",
     },
     tags: TAGS,
-    components: { securitySchemes: { apiKey: { type: "apiKey", in: "header", name: "X-API-Key" } } },
-    security: [{ apiKey: [] }],
+    components: {
+      securitySchemes: {
+        apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+        bearer: { type: "http", scheme: "bearer", description: "The same API key as a bearer token" },
+      },
+    },
+    security: [{ apiKey: [] }, { bearer: [] }],
   },
   // Components are named by their $id (Market, Snapshot, ...), never def-0.
   refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

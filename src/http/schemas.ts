@@ -108,8 +108,13 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
 
 /** The 429 of the backtest routes, which also meter a monthly quota and runs in flight. */
 const QUOTA_429 =
-  "QUOTA_EXCEEDED: the month's backtest generations are used (Retry-After: the next UTC month); or " +
-  "RATE_LIMIT_EXCEEDED: a request window is full (details.window), or two runs are in flight (details.reason runs_in_flight)";
+  "BACKTEST_AI_QUOTA_EXCEEDED: the month's backtest generations are used (Retry-After: the next UTC month); or " +
+  "RATE_LIMIT_EXCEEDED: a request window is full (details.window), or too many runs are in flight for the key or " +
+  "its account (details.reason runs_in_flight, details.scope key or account)";
+
+/** The 403 of the backtest-ai routes (PolyHistorical's code). */
+const BACKTEST_AI_403 =
+  "BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does";
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 422 | 429 | 500 | 503;
 
@@ -121,8 +126,10 @@ interface ResponseOptions {
   errors?: ErrorStatus[];
   /** Metered answers carry the rate-limit headers (every /v1 answer to a valid key does). */
   metered?: boolean;
-  /** The route spends the monthly backtest quota: its 429 may be QUOTA_EXCEEDED. */
+  /** The route spends the monthly backtest quota: its 429 may be BACKTEST_AI_QUOTA_EXCEEDED. */
   quota?: boolean;
+  /** A backtest-ai route: its 403 is BACKTEST_AI_REQUIRED. */
+  backtestAi?: boolean;
 }
 
 /** A declared answer: its schema and the headers it carries. */
@@ -136,7 +143,7 @@ export function answer(schema: object, description: string, headers: object = {}
  */
 export function v1Responses(
   successes: Record<number, object>,
-  { errors = [], metered = true, quota = false }: ResponseOptions = {},
+  { errors = [], metered = true, quota = false, backtestAi = false }: ResponseOptions = {},
 ): Record<number, object> {
   const limitHeaders = metered ? RATE_LIMIT : {};
   const out: Record<number, object> = {};
@@ -147,7 +154,12 @@ export function v1Responses(
   }
   const statuses = [...new Set([...errors, ...V1_ERRORS])].sort((a, b) => a - b);
   for (const status of statuses) {
-    const description = quota && status === 429 ? QUOTA_429 : ERROR_DESCRIPTIONS[status];
+    const description =
+      quota && status === 429
+        ? QUOTA_429
+        : backtestAi && status === 403
+          ? BACKTEST_AI_403
+          : ERROR_DESCRIPTIONS[status];
     const headers = { ...errorHeaders(status, limitHeaders), ...COMPRESSION };
     out[status] = answer(ref("Error"), description, headers);
   }

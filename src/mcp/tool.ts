@@ -45,7 +45,8 @@ export function errorText(err: unknown): string {
   const status = err.status === null ? "" : ` (HTTP ${err.status})`;
   const parts = [`${err.code}${status}: ${err.message}`];
   const plan = requiredPlanOf(err.details);
-  if (err.code === "TIER_ACCESS_DENIED" && plan !== null) parts.push(`Required plan: ${plan}.`);
+  const planRefusal = err.code === "TIER_ACCESS_DENIED" || err.code === "BACKTEST_AI_REQUIRED";
+  if (planRefusal && plan !== null) parts.push(`Required plan: ${plan}.`);
   if (err.retryAfterSeconds !== null) parts.push(`Retry after ${err.retryAfterSeconds} s.`);
   if (err.requestId !== null) parts.push(`Request id: ${err.requestId}.`);
   return parts.join(" ");

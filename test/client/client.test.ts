@@ -265,7 +265,11 @@ describe("client: typed errors", () => {
     await check(clientWith(undefined).account(), 401, "UNAUTHORIZED");
     await check(clientWith("ud_wrong").markets().next(), 401, "UNAUTHORIZED");
     const starter = clientWith(await s.t.keyFor("starter"));
-    const plan = await check(starter.generateStrategy({ preset: "quick_scalp" }), 403, "TIER_ACCESS_DENIED");
+    const plan = await check(
+      starter.generateStrategy({ preset: "quick_scalp" }),
+      403,
+      "BACKTEST_AI_REQUIRED",
+    );
     assert.deepEqual(plan.details, { required_plan: "pro" });
     await check(pro.market("btc-updown-5m-1"), 404, "RESOURCE_NOT_FOUND");
     const invalid = await check(pro.marketsPage({ limit: 0 }), 400, "VALIDATION_ERROR");

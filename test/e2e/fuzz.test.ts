@@ -997,6 +997,7 @@ describe(`fuzz of POST bodies and /mcp (seed ${SEED})`, () => {
   test(`${BODY_RUNS} bodies for every POST operation: no 5xx, every error the envelope, as documented`, async () => {
     assert.deepEqual(POST_OPERATIONS.map((o) => o.id).sort(), [
       "generateStrategy",
+      "replayStrategy",
       "runBacktest",
       "runStrategy",
     ]);
@@ -1007,9 +1008,11 @@ describe(`fuzz of POST bodies and /mcp (seed ${SEED})`, () => {
       );
     const property = fc.asyncProperty(bodyOf, async ([op, mode, body, slug]) => {
       // A market to run on, most of the time, so that valid bodies get as far as a run.
+      // (A replay names its market by marketSlug.)
+      const market = op.id === "replayStrategy" ? { marketSlug: slug } : { slug };
       const payload =
         typeof body === "object" && body !== null && !Array.isArray(body) && mode !== "hostile"
-          ? { slug, ...body }
+          ? { ...market, ...body }
           : body;
       const mismatchesBefore = s.contractMismatches.length;
       const res = await s.app.inject({

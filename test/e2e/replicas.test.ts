@@ -172,7 +172,7 @@ describe("two serve processes over one PostgreSQL and one Redis", { skip: SKIP, 
     for (const s of servers) assert.equal((await get(s.url, "/v1/markets?limit=1", key)).status, 401);
   });
 
-  test("50 concurrent generate calls over both on a fresh pro key: exactly 5 succeed, 45 are 429 QUOTA_EXCEEDED", async () => {
+  test("50 concurrent generate calls over both on a fresh pro key: exactly 5 succeed, 45 are 429 BACKTEST_AI_QUOTA_EXCEEDED", async () => {
     const key = (await updown("keys", "create", "--plan", "pro")).trim();
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -182,7 +182,7 @@ describe("two serve processes over one PostgreSQL and one Redis", { skip: SKIP, 
     const tally = new Map<string, number>();
     for (const a of answers)
       tally.set(`${a.status} ${a.code}`, (tally.get(`${a.status} ${a.code}`) ?? 0) + 1);
-    assert.deepEqual(Object.fromEntries(tally), { "200 null": 5, "429 QUOTA_EXCEEDED": 45 });
+    assert.deepEqual(Object.fromEntries(tally), { "200 null": 5, "429 BACKTEST_AI_QUOTA_EXCEEDED": 45 });
     for (const s of servers) {
       const quota = await fetch(`${s.url}/v1/backtest-ai/quota`, { headers: { "x-api-key": key } });
       assert.equal(((await quota.json()) as { used: number }).used, 5);

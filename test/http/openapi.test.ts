@@ -138,7 +138,7 @@ describe("every operation's answers match the document", () => {
     assert.equal((await t.get(`/v1/backtest-ai/strategies/${id}`)).statusCode, 200);
     assert.equal((await post("/v1/backtest-ai/generate", { prompt: "tomorrow it rains" })).statusCode, 422);
     assert.equal(
-      (await post("/v1/backtest-ai/generate", { prompt: "buy up", preset: "dip_buying" })).statusCode,
+      (await post("/v1/backtest-ai/generate", { prompt: "buy up", preset: "nope" })).statusCode,
       400,
     );
     const markets = { coin: "btc", market_type: "5m", market_count: 2 };
@@ -154,6 +154,18 @@ describe("every operation's answers match the document", () => {
       403,
     );
     assert.equal((await t.get("/v1/backtest-ai/strategies", { "x-api-key": starter })).statusCode, 403);
+    const slug = ran.json().results[0].slug;
+    const trades = `/v1/backtest-ai/runs/${ran.json().run.id}/markets/${slug}/trades`;
+    assert.equal((await t.get(trades)).statusCode, 200);
+    assert.equal((await t.get(`${trades}?limit=0`)).statusCode, 400);
+    assert.equal((await t.get(trades, { "x-api-key": starter })).statusCode, 403);
+    assert.equal((await t.get(trades.replace(slug, "btc-updown-5m-1"))).statusCode, 404);
+    const replay = { marketSlug: slug, side: "UP", entryConditions: [] };
+    assert.equal((await post("/v1/replay", replay)).statusCode, 200);
+    assert.equal((await post("/v1/replay", { ...replay, wait: 0 })).statusCode, 202);
+    assert.equal((await post("/v1/replay", { ...replay, side: "SIDEWAYS" })).statusCode, 400);
+    assert.equal((await post("/v1/replay", replay, starter)).statusCode, 403);
+    assert.equal((await post("/v1/replay", { ...replay, marketSlug: "btc-updown-5m-1" })).statusCode, 404);
   });
 
   test("403 for a market older than the plan opens", async () => {

@@ -383,7 +383,7 @@ describe("plans and keys on both transports", () => {
           coin: "eth",
           market_type: "5m",
         });
-        assert.match(backtest, /^TIER_ACCESS_DENIED \(HTTP 403\): .*starter.*Required plan: pro\./);
+        assert.match(backtest, /^BACKTEST_AI_REQUIRED \(HTTP 403\): .*starter.*Required plan: pro\./);
         // What the starter plan opens, it answers.
         await answer(mcp.client, "market_summary", { slug: RESOLVED });
       } finally {

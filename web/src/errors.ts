@@ -22,11 +22,14 @@ export function retryText(seconds: number, now = Date.now()): string {
 function rateLimited(err: UpdownError): string {
   const d = detailsOf(err);
   const when = err.retryAfterSeconds === null ? "later" : retryText(err.retryAfterSeconds);
-  if (err.code === "QUOTA_EXCEEDED") {
+  if (err.code === "QUOTA_EXCEEDED" || err.code === "BACKTEST_AI_QUOTA_EXCEEDED") {
     const resets = typeof d.resets_at === "string" ? ` They renew ${utc(d.resets_at)}.` : "";
     return `This month's backtest generations are used up (${String(d.used ?? "?")} of ${String(d.limit ?? "?")}).${resets} Retry ${when}, or run a definition (it spends none).`;
   }
-  if (d.reason === "runs_in_flight") return `Two backtests of this key are still running. Retry ${when}.`;
+  if (d.reason === "runs_in_flight") {
+    const whose = d.scope === "account" ? "this key's account" : "this key";
+    return `Too many backtests of ${whose} are queued or running. Retry ${when}.`;
+  }
   const window = typeof d.window === "string" ? ` (the ${d.window} window is full)` : "";
   return `Too many requests${window}. Retry ${when}.`;
 }
@@ -40,12 +43,14 @@ export function describeError(err: unknown): string {
   switch (err.code) {
     case "UNAUTHORIZED":
       return "The key was refused (401): it is wrong, unknown or revoked. Check the key field.";
-    case "TIER_ACCESS_DENIED": {
+    case "TIER_ACCESS_DENIED":
+    case "BACKTEST_AI_REQUIRED": {
       const plan = typeof d.required_plan === "string" ? d.required_plan : "a higher";
       return `Your plan does not open this (403): it needs the ${plan} plan. ${err.message}`;
     }
     case "RATE_LIMIT_EXCEEDED":
     case "QUOTA_EXCEEDED":
+    case "BACKTEST_AI_QUOTA_EXCEEDED":
       return rateLimited(err);
     case "VALIDATION_ERROR": {
       const where = typeof d.pointer === "string" ? ` at ${d.pointer}` : "";

@@ -10,7 +10,7 @@ import { type MarketResult, replayMarket } from "../engine.ts";
 import type { ReplayMarket } from "../features.ts";
 import { type Print, printsOfTrades } from "../fills.ts";
 import { type Aggregate, aggregate } from "../metrics.ts";
-import type { StoredSelection, UnresolvedWire } from "../wire.ts";
+import { renderAggregate, renderMarketResult, type StoredSelection, type UnresolvedWire } from "../wire.ts";
 
 /**
  * Executing a run (DESIGN 3.7): select its markets, read each one's snapshots with their books and its
@@ -30,6 +30,7 @@ export interface SelectedMarkets {
 
 /** The latest `market_count` resolved markets of the series (within the range, when given), and the unresolved ones beside them. */
 export async function selectMarkets(markets: MarketStore, sel: StoredSelection): Promise<SelectedMarkets> {
+  if (sel.slugs !== undefined) return namedMarkets(markets, sel.slugs);
   const filter = {
     coin: sel.coin,
     marketType: sel.market_type as MarketType,
@@ -53,6 +54,25 @@ export async function selectMarkets(markets: MarketStore, sel: StoredSelection):
     end_time: isoSeconds(m.endTime),
   }));
   return { replay, unresolved };
+}
+
+/** Markets named by slug (`POST /v1/replay`), in the order named; the ones not resolved left out and listed. */
+async function namedMarkets(markets: MarketStore, slugs: readonly string[]): Promise<SelectedMarkets> {
+  const out: SelectedMarkets = { replay: [], unresolved: [] };
+  for (const slug of slugs) {
+    const m = await markets.getMarket(slug);
+    if (m === null) continue;
+    if (m.winner === null) {
+      out.unresolved.push({
+        slug: m.slug,
+        start_time: isoSeconds(m.startTime),
+        end_time: isoSeconds(m.endTime),
+      });
+    } else {
+      out.replay.push(m);
+    }
+  }
+  return out;
 }
 
 export function replayMarketOf(m: StoredMarket): ReplayMarket {
@@ -150,11 +170,14 @@ export async function executeRun(
     const unresolved = JSON.stringify(selected.unresolved);
     if (!(await stores.backtests.setSelected(runId, runner, selected.replay.length, unresolved))) return;
     const done = await replayMarkets(stores, definition, selected.replay, {
-      onMarket: (seq, m, result) =>
-        stores.backtests.putResult(runId, runner, seq, m.slug, JSON.stringify(result)),
+      // Rendered here, on the worker thread: a request splices these bytes, never serializing a result.
+      onMarket: (seq, m, result) => {
+        const rendered = renderMarketResult(result);
+        return stores.backtests.putResult(runId, runner, seq, m.slug, rendered.result, rendered.trades);
+      },
     });
     if (done === null) return;
-    const outcome = { status: "complete" as const, aggregate: JSON.stringify(done.aggregate) };
+    const outcome = { status: "complete" as const, aggregate: renderAggregate(done.aggregate) };
     await stores.backtests.finishRun(runId, runner, outcome, now());
   } catch (err) {
     const error = `The run failed: ${(err as Error).message}`;

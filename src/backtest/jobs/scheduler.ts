@@ -4,6 +4,7 @@ import { Worker } from "node:worker_threads";
 import { type Clock, type Micros, systemClock } from "../../domain/time.ts";
 import type { Logger } from "../../log.ts";
 import type { Store } from "../../store/ports/store.ts";
+import { FairQueue, type RunOwner } from "./fair-queue.ts";
 import { executeRun } from "./replay.ts";
 import type { WorkerJob, WorkerMessage } from "./worker.ts";
 
@@ -107,7 +108,7 @@ export class RunScheduler {
   private log: Logger | null;
   private readonly slots: Slot[];
   private readonly idle: Slot[];
-  private readonly queue: string[] = [];
+  private readonly queue = new FairQueue();
   /** Runs this process holds: queued here or executing. */
   private readonly held = new Set<string>();
   private readonly waiters = new Map<string, Set<() => void>>();
@@ -163,7 +164,8 @@ export class RunScheduler {
     for (const id of failed) this.log?.warn({ run: id }, "backtest run abandoned by its server, failed");
     for (const id of requeued) {
       this.log?.info({ run: id }, "backtest run abandoned by its server, taken over");
-      this.submit(id);
+      const run = await store.backtests.getRun(id);
+      if (run !== null) this.submit(id, { account: run.account ?? run.keyId, keyId: run.keyId });
     }
   }
 
@@ -172,16 +174,19 @@ export class RunScheduler {
       await this.options.store.backtests.renewLeases(this.runner, [...this.held], this.leaseUntil());
   }
 
-  /** Queues a run held by this process's runner (created with `runner` and a lease). */
-  submit(runId: string): void {
+  /**
+   * Queues a run held by this process's runner (created with `runner` and a lease). Queued runs start
+   * round robin over accounts, then over each account's keys (FairQueue).
+   */
+  submit(runId: string, owner: RunOwner): void {
     if (this.closed || this.held.has(runId)) return;
     this.held.add(runId);
-    this.queue.push(runId);
+    this.queue.push(runId, owner);
     this.pump();
   }
 
   private pump(): void {
-    while (this.queue.length > 0 && this.idle.length > 0) {
+    while (this.queue.size > 0 && this.idle.length > 0) {
       const runId = this.queue.shift() as string;
       const slot = this.idle.pop() as Slot;
       void this.execute(slot, runId).finally(() => {

@@ -3,6 +3,7 @@ import { DEFINITION_SCHEMA } from "../../backtest/definition.ts";
 import type { Api, AppContext } from "../context.ts";
 import {
   answering,
+  requireBacktestAi,
   backtestCaller,
   bodyCoin,
   bodyUnchecked,
@@ -12,7 +13,7 @@ import {
   sendRun,
   StrategyBody,
 } from "../backtest.ts";
-import { callerOf, requireFeature } from "../params.ts";
+import { callerOf } from "../params.ts";
 import { answer, Limit, Offset, Query, ref, v1Responses } from "../schemas.ts";
 import { quotaToWire } from "./account.ts";
 
@@ -61,7 +62,7 @@ const generateSchema = {
   body: GenerateBody,
   response: v1Responses(
     { 200: answer(ref("GenerateAnswer"), "The stored strategy and the quota after it") },
-    { errors: [400, 403, 422, 429], quota: true },
+    { errors: [400, 403, 422, 429], quota: true, backtestAi: true },
   ),
 };
 
@@ -79,7 +80,7 @@ const strategyRunSchema = {
       200: answer(ref("BacktestRunAnswer"), "The run, finished (complete or failed)"),
       202: answer(ref("BacktestRunAnswer"), "The run, still queued or running", { Location: LOCATION }),
     },
-    { errors: [400, 403, 422, 429], quota: true },
+    { errors: [400, 403, 422, 429], quota: true, backtestAi: true },
   ),
 };
 
@@ -88,7 +89,10 @@ const listSchema = {
   tags: ["backtest"],
   summary: "The key's stored strategies, newest first",
   querystring: Query({ limit: Limit(100, 20), offset: Offset }),
-  response: v1Responses({ 200: answer(ref("StrategyList"), "A page of strategies") }, { errors: [400, 403] }),
+  response: v1Responses(
+    { 200: answer(ref("StrategyList"), "A page of strategies") },
+    { errors: [400, 403], backtestAi: true },
+  ),
 };
 
 const getSchema = {
@@ -96,7 +100,10 @@ const getSchema = {
   tags: ["backtest"],
   summary: "One stored strategy of the key",
   params: StrategyParams,
-  response: v1Responses({ 200: answer(ref("Strategy"), "The strategy") }, { errors: [400, 403, 404] }),
+  response: v1Responses(
+    { 200: answer(ref("Strategy"), "The strategy") },
+    { errors: [400, 403, 404], backtestAi: true },
+  ),
 };
 
 export function strategyRoutes(app: Api, ctx: AppContext): void {
@@ -122,12 +129,12 @@ export function strategyRoutes(app: Api, ctx: AppContext): void {
   );
 
   app.get("/backtest-ai/strategies", { schema: listSchema }, async (req) => {
-    requireFeature(ctx, req, "backtest");
+    requireBacktestAi(ctx, req);
     return ctx.backtests.listStrategies(callerOf(req), req.query.limit, req.query.offset);
   });
 
   app.get("/backtest-ai/strategies/:id", { schema: getSchema }, async (req) => {
-    requireFeature(ctx, req, "backtest");
+    requireBacktestAi(ctx, req);
     return answering(ctx, req, () => ctx.backtests.getStrategy(callerOf(req), req.params.id));
   });
 }

@@ -1,6 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest, LightMyRequestResponse } from "fastify";
 import { answerInvalidParams, inProcessMcpServer } from "../../mcp/mcp-server.ts";
+import { presentedKey } from "../api-key-header.ts";
 import { ApiError } from "../errors.ts";
 import { injectFetch } from "../inject-fetch.ts";
 
@@ -68,7 +69,7 @@ async function send(reply: FastifyReply, response: Response): Promise<FastifyRep
 function handler(root: FastifyInstance) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const reads: { latest: LightMyRequestResponse | null } = { latest: null };
-    const key = req.headers["x-api-key"];
+    const key = presentedKey(req.headers);
     const fetch = injectFetch(root, {
       remoteAddress: req.ip,
       host: req.headers.host,
@@ -77,7 +78,7 @@ function handler(root: FastifyInstance) {
         reads.latest = answer;
       },
     });
-    const server = inProcessMcpServer(fetch, typeof key === "string" ? key : undefined);
+    const server = inProcessMcpServer(fetch, key);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -29,6 +29,8 @@ export type RunStatus = "queued" | "running" | "complete" | "failed";
 export interface RunRecord {
   id: string;
   keyId: string;
+  /** The account of the key (ApiKeyRecord.account); null for runs stored before accounts were kept. */
+  account: string | null;
   strategyId: string | null;
   /** The definition the run replays (the strategy's with the body's overrides), as JSON text. */
   definition: string;
@@ -59,6 +61,7 @@ export type NewRun = Pick<
   RunRecord,
   | "id"
   | "keyId"
+  | "account"
   | "strategyId"
   | "definition"
   | "selection"
@@ -69,17 +72,29 @@ export type NewRun = Pick<
   | "requestHash"
 >;
 
+/** How many runs may be queued or running at once, per key and per account (DESIGN 3.7, docs/backtests.md). */
+export interface RunLimits {
+  perKey: number;
+  perAccount: number;
+}
+
+/** A run refused for the runs already in flight: of the key, or of its account. */
+export interface Busy {
+  status: "busy";
+  inFlight: number;
+  limit: number;
+  scope: "key" | "account";
+}
+
 export type CreateStrategyResult =
   | { status: "created"; strategy: StrategyRecord; run: RunRecord | null; used: number }
   /** A live charge holds the idempotency key: what it bought (null if that is not stored here). */
   | { status: "replayed"; strategy: StrategyRecord | null; run: RunRecord | null; used: number }
   | { status: "exhausted"; used: number }
-  | { status: "busy"; inFlight: number };
+  | Busy;
 
 export type CreateRunResult =
-  | { status: "created"; run: RunRecord }
-  | { status: "replayed"; run: RunRecord }
-  | { status: "busy"; inFlight: number };
+  { status: "created"; run: RunRecord } | { status: "replayed"; run: RunRecord } | Busy;
 
 export type RunOutcome = { status: "complete"; aggregate: string } | { status: "failed"; error: string };
 
@@ -90,23 +105,23 @@ export type RunOutcome = { status: "complete"; aggregate: string } | { status: "
  * Invariants every implementation keeps:
  * - a strategy is stored in the same transaction as the quota charge that pays for it (and its run,
  *   if any): never one without the other, and never past the limit the charge was made under;
- * - a key never has more runs queued or running than the limit it creates runs under, whatever the
- *   concurrency; a run's idempotency key (per API key) replays the run it first made;
+ * - a key, and an account, never has more runs queued or running than the limits it creates runs
+ *   under, whatever the concurrency; a run's idempotency key (per API key) replays the run it first made;
  * - a run's progress, results and outcome are written only by the runner holding it; a run whose
  *   lease expired is taken over (run again from the start) or failed, never left running.
  */
 export interface BacktestStore {
   /**
    * In one transaction under the key's lock: replays the live charge holding the charge's
-   * idempotency key (with what it bought); refuses when `run` is given and the key has
-   * `maxRunsInFlight` runs queued or running; charges (or refuses at the limit); stores the strategy
-   * with the charge's id, and the run.
+   * idempotency key (with what it bought); refuses when `run` is given and the key or its account
+   * has as many runs queued or running as `limits` allow; charges (or refuses at the limit); stores
+   * the strategy with the charge's id, and the run.
    */
   createStrategy(
     strategy: StrategyRecord,
     charge: QuotaCharge,
     run: NewRun | null,
-    maxRunsInFlight: number,
+    limits: RunLimits,
   ): Promise<CreateStrategyResult>;
   /** What a live charge with this idempotency key bought (a strategy, and its run if it made one), if any. */
   boughtWith(
@@ -121,8 +136,8 @@ export interface BacktestStore {
     offset: number,
   ): Promise<{ strategies: StrategyRecord[]; total: number }>;
 
-  /** In one transaction under the key's lock: replays by idempotency key, refuses past the limit, or stores. */
-  createRun(run: NewRun, maxRunsInFlight: number): Promise<CreateRunResult>;
+  /** In one transaction under the key's and the account's lock: replays by idempotency key, refuses past a limit, or stores. */
+  createRun(run: NewRun, limits: RunLimits): Promise<CreateRunResult>;
   runByIdempotencyKey(keyId: string, idempotencyKey: string): Promise<RunRecord | null>;
   getRun(id: string): Promise<RunRecord | null>;
   /** Queued → running for the runner holding it: counts an attempt; false if it is not the runner's to start. */
@@ -131,11 +146,23 @@ export interface BacktestStore {
   renewLeases(runner: string, ids: string[], leaseUntil: Micros): Promise<void>;
   /** The selection's outcome: how many markets replay, and those left out as unresolved (JSON). */
   setSelected(id: string, runner: string, marketsTotal: number, unresolved: string): Promise<boolean>;
-  /** One market's result, `seq` from 0, stored with the progress in one transaction. */
-  putResult(id: string, runner: string, seq: number, slug: string, result: string): Promise<boolean>;
+  /**
+   * One market's result, `seq` from 0, stored with the progress in one transaction: the result's JSON
+   * and its trades apart, one JSON line a trade (both rendered by the worker, never by a request).
+   */
+  putResult(
+    id: string,
+    runner: string,
+    seq: number,
+    slug: string,
+    result: string,
+    trades: string,
+  ): Promise<boolean>;
   finishRun(id: string, runner: string, outcome: RunOutcome, at: Micros): Promise<boolean>;
-  /** A run's per-market results as stored, in replay order. */
-  listResults(id: string): Promise<string[]>;
+  /** A run's per-market results as stored, in replay order: `limit` of them from `offset` (all by default). */
+  listResults(id: string, limit?: number, offset?: number): Promise<string[]>;
+  /** One market's trades of a run, one JSON line a trade; null when the run has no result for the slug. */
+  marketTrades(id: string, slug: string): Promise<string | null>;
   /**
    * Runs queued or running whose lease ended before `now`: those started `maxAttempts` times fail,
    * the others are handed to `runner` (queued again, their results cleared). Returns both lists.

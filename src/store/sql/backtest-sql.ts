@@ -1,4 +1,4 @@
-import type { NewRun, RunRecord, StrategyRecord } from "../ports/backtest-store.ts";
+import type { Busy, NewRun, RunLimits, RunRecord, StrategyRecord } from "../ports/backtest-store.ts";
 
 /** Columns, row readers and parameter lists of the backtest tables, shared by both dialects. */
 
@@ -7,11 +7,11 @@ export const STRATEGY_COLUMNS =
 
 export const RUN_COLUMNS =
   "id, key_id, strategy_id, definition, selection, status, created_at, started_at, finished_at, error, " +
-  "markets_done, markets_total, aggregate, unresolved, runner, lease_until, attempts, idempotency_key, request_hash";
+  "markets_done, markets_total, aggregate, unresolved, runner, lease_until, attempts, idempotency_key, request_hash, account";
 
 /** The columns a new run is inserted with, in NEW_RUN_COLUMNS order by newRunValues. */
 export const NEW_RUN_COLUMNS =
-  "id, key_id, strategy_id, definition, selection, status, created_at, runner, lease_until, attempts, idempotency_key, request_hash";
+  "id, key_id, strategy_id, definition, selection, status, created_at, runner, lease_until, attempts, idempotency_key, request_hash, account";
 
 type Row = Record<string, unknown>;
 
@@ -70,6 +70,7 @@ export function newRunValues(run: NewRun): (string | number | null)[] {
     0,
     run.idempotencyKey,
     run.requestHash,
+    run.account,
   ];
 }
 
@@ -94,7 +95,26 @@ export function runFromRow(r: Row): RunRecord {
     attempts: Number(r.attempts),
     idempotencyKey: text(r.idempotency_key),
     requestHash: text(r.request_hash),
+    account: text(r.account),
   };
+}
+
+/** The refusal of a new run, if the key's or the account's runs in flight are at their limit (the key's first). */
+export function busyOf(keyInFlight: number, accountInFlight: number, limits: RunLimits): Busy | null {
+  if (keyInFlight >= limits.perKey) {
+    return { status: "busy", inFlight: keyInFlight, limit: limits.perKey, scope: "key" };
+  }
+  if (accountInFlight >= limits.perAccount) {
+    return { status: "busy", inFlight: accountInFlight, limit: limits.perAccount, scope: "account" };
+  }
+  return null;
+}
+
+/** A market's trades, one JSON line a trade, from its stored row (rows stored before version 12 keep them only in the result). */
+export function tradeLinesOf(trades: unknown, result: unknown): string {
+  if (typeof trades === "string") return trades;
+  const parsed = JSON.parse(String(result)) as { trades?: unknown[] };
+  return (parsed.trades ?? []).map((t) => JSON.stringify(t)).join("\n");
 }
 
 /** What a charge bought, as the ledger keeps it (QuotaChargeRecord.result). */

@@ -5,6 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { loadPlans } from "../../../src/access/plans.ts";
 import { seedDemo } from "../../../src/demo/seed.ts";
+import { DEFAULT_CONFIG } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
 import { ANCHOR, insertHandMarket, makeTestApp, type TestApp } from "../../helpers/app.ts";
 
@@ -97,10 +98,39 @@ describe("POST /v1/backtest-ai/generate", () => {
     );
   });
 
+  test("PolyHistorical's body: prompt with a preset, and coin, marketType, marketCount (checked, not used)", async () => {
+    const key = await t.keyFor("pro");
+    const res = await post(
+      "/v1/backtest-ai/generate",
+      { prompt: "buy up below 40c", preset: "quick_scalp", coin: "BTC", marketType: "5m", marketCount: 20 },
+      {},
+      key,
+    );
+    assert.equal(res.statusCode, 200, res.body);
+    const { strategy } = res.json();
+    assert.deepEqual(
+      [strategy.source, strategy.prompt, strategy.preset],
+      ["prompt", "buy up below 40c", "quick_scalp"],
+    );
+    // The prompt's entry, over the preset's limit order.
+    assert.deepEqual(strategy.definition.entry, [{ feature: "price_up", op: "<", value: 0.4 }]);
+    assert.equal(strategy.definition.order_type, "LIMIT");
+    for (const [body, pointer] of [
+      [{ prompt: "buy up below 40c", coin: "dogecoin2" }, "/coin"],
+      [{ prompt: "buy up below 40c", marketType: "2m" }, "/marketType"],
+      [{ prompt: "buy up below 40c", marketCount: 101 }, "/marketCount"],
+    ] as const) {
+      const bad = await post("/v1/backtest-ai/generate", body, {}, key);
+      assert.equal(bad.statusCode, 400);
+      assert.equal(bad.json().error.details.pointer, pointer);
+    }
+  });
+
   test("bad bodies: 400 naming the JSON pointer of the field", async () => {
     const cases: [unknown, string, RegExp][] = [
       [{}, "", /one of prompt or preset/],
-      [{ prompt: "buy up", preset: "dip_buying" }, "/preset", /not both prompt and preset/],
+      [{ prompt: "buy up", preset: "nope" }, "/preset", /one of mean_reversion/],
+      [{ preset: "dip_buying", definition: CHEAP_UP }, "/definition", /not a field of a generate request/],
       [{ preset: "nope" }, "/preset", /one of mean_reversion/],
       [{ prompt: "buy up", colour: "red" }, "/colour", /not a field of a generate request/],
       [
@@ -147,7 +177,7 @@ describe("POST /v1/backtest-ai/generate", () => {
     assert.equal((await t.get("/v1/backtest-ai/quota", { "x-api-key": key })).json().used, 0);
   });
 
-  test("starter: 403 TIER_ACCESS_DENIED naming the plan that has backtests", async () => {
+  test("starter: 403 BACKTEST_AI_REQUIRED naming the plan that has backtests", async () => {
     const starter = await t.keyFor("starter");
     for (const res of [
       await post("/v1/backtest-ai/generate", { preset: "dip_buying" }, {}, starter),
@@ -155,6 +185,7 @@ describe("POST /v1/backtest-ai/generate", () => {
       await t.get("/v1/backtest-ai/strategies", { "x-api-key": starter }),
     ]) {
       assert.equal(res.statusCode, 403);
+      assert.equal(res.json().error.code, "BACKTEST_AI_REQUIRED");
       assert.deepEqual(res.json().error.details, { required_plan: "pro" });
     }
   });
@@ -169,7 +200,7 @@ describe("the monthly quota over the endpoints", () => {
   });
   after(() => t.close());
 
-  test("50 concurrent generate calls on a fresh pro key: exactly 5 succeed, 45 are 429 QUOTA_EXCEEDED", async () => {
+  test("50 concurrent generate calls on a fresh pro key: exactly 5 succeed, 45 are 429 BACKTEST_AI_QUOTA_EXCEEDED", async () => {
     const key = await t.keyFor("pro");
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -182,7 +213,7 @@ describe("the monthly quota over the endpoints", () => {
     // Retry-After runs to 2026-08-01T00:00:00Z from the clock's 2026-07-24T00:20:34.123456Z.
     const retryAfter = String(Math.ceil(AUGUST - (ANCHOR + 0.123456)));
     for (const r of refused) {
-      assert.equal(r.json().error.code, "QUOTA_EXCEEDED");
+      assert.equal(r.json().error.code, "BACKTEST_AI_QUOTA_EXCEEDED");
       assert.equal(r.headers["retry-after"], retryAfter);
       assert.equal(r.json().error.details.resets_at, "2026-08-01T00:00:00Z");
     }
@@ -340,6 +371,43 @@ describe("runs", () => {
     );
   });
 
+  test("results paged by market; a market's trades on their own route, paged, the same as inline", async () => {
+    const body = (await post("/v1/backtest-ai/run", { definition: CHEAP_UP, ...MARKETS })).json();
+    const id = body.run.id;
+    assert.deepEqual(body.results_page, { total: 2, limit: 100, offset: 0 });
+    const second = (await t.get(`/v1/backtest-ai/runs/${id}?results_limit=1&results_offset=1`)).json();
+    assert.deepEqual(second.results_page, { total: 2, limit: 1, offset: 1 });
+    assert.deepEqual(second.results, [body.results[1]]);
+    assert.deepEqual(second.aggregate, body.aggregate, "the aggregate is the whole run's");
+    const bad = await t.get(`/v1/backtest-ai/runs/${id}?results_limit=0`);
+    assert.equal(bad.json().error.details.parameter, "results_limit");
+    const market = body.results.find((r: { trades: unknown[] }) => r.trades.length > 0);
+    assert.ok(market, "a market with trades");
+    const url = `/v1/backtest-ai/runs/${id}/markets/${market.slug}/trades`;
+    const all = (await t.get(url)).json();
+    assert.deepEqual(all, {
+      run_id: id,
+      slug: market.slug,
+      total: market.trades.length,
+      limit: 1000,
+      offset: 0,
+      trades: market.trades,
+    });
+    const last = (await t.get(`${url}?limit=1&offset=${market.trades.length - 1}`)).json();
+    assert.deepEqual(last.trades, [market.trades.at(-1)]);
+    assert.equal((await t.get(`/v1/backtest-ai/runs/${id}/markets/btc-updown-5m-1/trades`)).statusCode, 404);
+    const other = await t.keyFor("pro");
+    assert.equal((await t.get(url, { "x-api-key": other })).statusCode, 404, "another key's run");
+  });
+
+  test("strategy answers generated_strategy, the definition that ran; a definition's run has none", async () => {
+    const res = await post("/v1/backtest-ai/strategy", { preset: "dip_buying", ...MARKETS });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json().generated_strategy, res.json().run.definition);
+    const plain = await post("/v1/backtest-ai/run", { definition: CHEAP_UP, ...MARKETS });
+    assert.equal(plain.json().generated_strategy, null);
+  });
+
   test("wait 0: 202 with the run and its Location, then the run by id", async () => {
     const res = await post("/v1/backtest-ai/run", { definition: CHEAP_UP, ...MARKETS, wait: 0 });
     assert.equal(res.statusCode, 202);
@@ -422,6 +490,71 @@ describe("at most two runs in flight per key", () => {
     }
     for (const a of answers.filter((x) => x.statusCode === 202)) await finished(t, a.json().run.id);
     assert.equal((await post("/v1/backtest-ai/run", body)).statusCode, 202);
+  });
+});
+
+describe("a fair queue across accounts, and runs in flight limited per account", () => {
+  let t: TestApp;
+  let post: ReturnType<typeof poster>;
+  before(async () => {
+    t = await makeTestApp({
+      seed: false,
+      config: { backtest: { ...DEFAULT_CONFIG.backtest, workers: 1, runsPerAccount: 20 } },
+    });
+    await seedDemo(t.store, {
+      seed: 3,
+      anchor: ANCHOR,
+      counts: { "5m": 61, "15m": 0, "1h": 0, "4h": 0, "24h": 0 },
+      coins: ["btc"],
+    });
+    post = poster(t);
+  });
+  after(() => t.close());
+
+  test("one account's 20 runs through 10 keys: another account's small run starts next, not 21st", async () => {
+    const big = await Promise.all(
+      Array.from({ length: 10 }, async () => (await t.keys.create({ plan: "pro", account: "big" })).key),
+    );
+    const heavy = { definition: CHEAP_UP, coin: "btc", market_type: "5m", market_count: 60, wait: 0 };
+    const queued: string[] = [];
+    for (const key of big) {
+      for (let i = 0; i < 2; i++) {
+        const res = await post("/v1/backtest-ai/run", heavy, {}, key);
+        assert.equal(res.statusCode, 202, res.body);
+        queued.push(res.json().run.id);
+      }
+    }
+    // The account's 21st run is refused whichever of its keys asks.
+    // (An enterprise key: the account holds all the pro keys its plan allows.)
+    const extra = (await t.keys.create({ plan: "enterprise", account: "big" })).key;
+    const refused = await post("/v1/backtest-ai/run", heavy, {}, extra);
+    assert.equal(refused.statusCode, 429);
+    assert.deepEqual(
+      [
+        refused.json().error.details.reason,
+        refused.json().error.details.scope,
+        refused.json().error.details.limit,
+      ],
+      ["runs_in_flight", "account", 20],
+    );
+    const statusesOf = () =>
+      Promise.all(queued.map(async (id) => (await t.store.backtests.getRun(id))?.status));
+    const started = (await statusesOf()).filter((s) => s !== "queued").length;
+    const small = await post("/v1/backtest-ai/run", {
+      definition: CHEAP_UP,
+      ...MARKETS,
+      market_count: 3,
+      wait: 60,
+    });
+    assert.equal(small.statusCode, 200, small.body);
+    assert.equal(small.json().run.status, "complete");
+    // One worker: the small run starts as soon as the big account's run executing when it was queued
+    // ends. Of the big account's runs, only those started by then have finished before it (one more
+    // may have started between the look above and the POST). First in, first out, all twenty would have.
+    const statuses = await statusesOf();
+    const complete = statuses.filter((s) => s === "complete").length;
+    assert.ok(complete <= started + 1 && complete < 20, `${started} started before: ${statuses.join(",")}`);
+    for (const id of queued) await finished(t, id);
   });
 });
 

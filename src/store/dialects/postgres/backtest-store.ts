@@ -3,6 +3,7 @@ import type { Micros } from "../../../domain/time.ts";
 import {
   abandonedError,
   boughtBy,
+  busyOf,
   chargeResultOf,
   NEW_RUN_COLUMNS,
   newRunValues,
@@ -11,12 +12,14 @@ import {
   STRATEGY_COLUMNS,
   strategyFromRow,
   strategyValues,
+  tradeLinesOf,
 } from "../../sql/backtest-sql.ts";
 import type {
   BacktestStore,
   CreateRunResult,
   CreateStrategyResult,
   NewRun,
+  RunLimits,
   RunOutcome,
   RunRecord,
   StrategyRecord,
@@ -30,9 +33,10 @@ type Row = Record<string, unknown>;
 
 const params = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(", ");
 const INSERT_STRATEGY_SQL = `INSERT INTO backtest_strategies (${STRATEGY_COLUMNS}) VALUES (${params(14)})`;
-const INSERT_RUN_SQL = `INSERT INTO backtest_runs (${NEW_RUN_COLUMNS}) VALUES (${params(12)})`;
-const IN_FLIGHT_SQL =
-  "SELECT count(*)::int AS n FROM backtest_runs WHERE key_id = $1 AND status IN ('queued', 'running')";
+const INSERT_RUN_SQL = `INSERT INTO backtest_runs (${NEW_RUN_COLUMNS}) VALUES (${params(13)})`;
+const IN_FLIGHT_SQL = `SELECT
+  (SELECT count(*)::int FROM backtest_runs WHERE key_id = $1 AND status IN ('queued', 'running')) AS by_key,
+  (SELECT count(*)::int FROM backtest_runs WHERE account = $2 AND status IN ('queued', 'running')) AS by_account`;
 
 async function one<T>(db: Queryable, sql: string, values: unknown[], read: (r: Row) => T): Promise<T | null> {
   const { rows } = await db.query<Row>(sql, values);
@@ -53,9 +57,14 @@ async function strategyOf(db: Queryable, keyId: string, id: string): Promise<Str
   );
 }
 
-async function inFlight(client: PoolClient, keyId: string): Promise<number> {
-  const { rows } = await client.query<Row>(IN_FLIGHT_SQL, [keyId]);
-  return Number(rows[0].n);
+/**
+ * Whether the run is refused for the runs in flight, under the account's lock (taken after the key's,
+ * always in that order): two keys of one account admitting runs at once each see the other's.
+ */
+async function busy(client: PoolClient, run: NewRun, limits: RunLimits) {
+  await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`backtest-account:${run.account}`]);
+  const { rows } = await client.query<Row>(IN_FLIGHT_SQL, [run.keyId, run.account]);
+  return busyOf(Number(rows[0].by_key), Number(rows[0].by_account), limits);
 }
 
 async function replayOf(
@@ -86,7 +95,7 @@ export class PostgresBacktestStore implements BacktestStore {
     strategy: StrategyRecord,
     charge: QuotaCharge,
     run: NewRun | null,
-    maxRunsInFlight: number,
+    limits: RunLimits,
   ): Promise<CreateStrategyResult> {
     return inTransaction(this.pool, async (client): Promise<CreateStrategyResult> => {
       await lockQuotaOf(client, charge.keyId);
@@ -96,10 +105,8 @@ export class PostgresBacktestStore implements BacktestStore {
         if (earlier && !earlier.refunded)
           return replayOf(client, steps, earlier.result, charge.keyId, earlier.month);
       }
-      if (run !== null) {
-        const n = await inFlight(client, run.keyId);
-        if (n >= maxRunsInFlight) return { status: "busy", inFlight: n };
-      }
+      const refused = run === null ? null : await busy(client, run, limits);
+      if (refused !== null) return refused;
       const charged = await runFlowAsync(chargeFlow(charge), steps);
       if (charged.status === "exhausted") return charged;
       if (charged.status === "replayed")
@@ -147,15 +154,15 @@ export class PostgresBacktestStore implements BacktestStore {
     return { strategies: rows.map(strategyFromRow), total: total ?? 0 };
   }
 
-  async createRun(run: NewRun, maxRunsInFlight: number): Promise<CreateRunResult> {
+  async createRun(run: NewRun, limits: RunLimits): Promise<CreateRunResult> {
     return inTransaction(this.pool, async (client): Promise<CreateRunResult> => {
       await lockQuotaOf(client, run.keyId);
       if (run.idempotencyKey !== null) {
         const earlier = await this.runByKey(client, run.keyId, run.idempotencyKey);
         if (earlier) return { status: "replayed", run: earlier };
       }
-      const n = await inFlight(client, run.keyId);
-      if (n >= maxRunsInFlight) return { status: "busy", inFlight: n };
+      const refused = await busy(client, run, limits);
+      if (refused !== null) return refused;
       await client.query(INSERT_RUN_SQL, newRunValues(run));
       return { status: "created", run: (await runOf(client, run.id)) as RunRecord };
     });
@@ -205,7 +212,14 @@ export class PostgresBacktestStore implements BacktestStore {
     return rowCount === 1;
   }
 
-  async putResult(id: string, runner: string, seq: number, slug: string, result: string): Promise<boolean> {
+  async putResult(
+    id: string,
+    runner: string,
+    seq: number,
+    slug: string,
+    result: string,
+    trades: string,
+  ): Promise<boolean> {
     return inTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         "UPDATE backtest_runs SET markets_done = $1 WHERE id = $2 AND runner = $3 AND status = 'running'",
@@ -213,9 +227,10 @@ export class PostgresBacktestStore implements BacktestStore {
       );
       if (rowCount !== 1) return false;
       await client.query(
-        `INSERT INTO backtest_results (run_id, seq, slug, result) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (run_id, seq) DO UPDATE SET slug = excluded.slug, result = excluded.result`,
-        [id, seq, slug, result],
+        `INSERT INTO backtest_results (run_id, seq, slug, result, trades) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (run_id, seq) DO UPDATE SET slug = excluded.slug, result = excluded.result,
+           trades = excluded.trades`,
+        [id, seq, slug, result, trades],
       );
       return true;
     });
@@ -237,12 +252,21 @@ export class PostgresBacktestStore implements BacktestStore {
     return rowCount === 1;
   }
 
-  async listResults(id: string): Promise<string[]> {
+  async listResults(id: string, limit?: number, offset = 0): Promise<string[]> {
     const { rows } = await this.pool.query<Row>(
-      "SELECT result FROM backtest_results WHERE run_id = $1 ORDER BY seq",
-      [id],
+      "SELECT result FROM backtest_results WHERE run_id = $1 ORDER BY seq LIMIT $2 OFFSET $3",
+      [id, limit ?? null, offset],
     );
     return rows.map((r) => String(r.result));
+  }
+
+  async marketTrades(id: string, slug: string): Promise<string | null> {
+    return one(
+      this.pool,
+      "SELECT trades, result FROM backtest_results WHERE run_id = $1 AND slug = $2 ORDER BY seq LIMIT 1",
+      [id, slug],
+      (r) => tradeLinesOf(r.trades, r.result),
+    );
   }
 
   /** One transaction; FOR UPDATE SKIP LOCKED, so that two processes sweeping at once share the runs out. */

@@ -387,4 +387,15 @@ CREATE TABLE market_book_integrity (
 );
 `,
   },
+  {
+    version: 12,
+    sql: `
+-- As SQLite's version 12 (version 11 is the events'): a run's account, and each market's trades as
+-- rendered by the worker, one JSON line a trade.
+ALTER TABLE backtest_runs ADD COLUMN account TEXT;
+CREATE INDEX backtest_runs_in_flight_by_account ON backtest_runs (account)
+  WHERE status IN ('queued', 'running');
+ALTER TABLE backtest_results ADD COLUMN trades TEXT;
+`,
+  },
 ];

@@ -3,6 +3,7 @@ import type { Micros } from "../../../domain/time.ts";
 import {
   abandonedError,
   boughtBy,
+  busyOf,
   chargeResultOf,
   NEW_RUN_COLUMNS,
   newRunValues,
@@ -11,12 +12,14 @@ import {
   STRATEGY_COLUMNS,
   strategyFromRow,
   strategyValues,
+  tradeLinesOf,
 } from "../../sql/backtest-sql.ts";
 import type {
   BacktestStore,
   CreateRunResult,
   CreateStrategyResult,
   NewRun,
+  RunLimits,
   RunOutcome,
   RunRecord,
   StrategyRecord,
@@ -30,8 +33,10 @@ type Row = Record<string, SQLInputValue>;
 
 const IN_FLIGHT_SQL =
   "SELECT count(*) AS n FROM backtest_runs WHERE key_id = ? AND status IN ('queued', 'running')";
+const ACCOUNT_IN_FLIGHT_SQL =
+  "SELECT count(*) AS n FROM backtest_runs WHERE account = ? AND status IN ('queued', 'running')";
 const INSERT_STRATEGY_SQL = `INSERT INTO backtest_strategies (${STRATEGY_COLUMNS}) VALUES (${"?, ".repeat(13)}?)`;
-const INSERT_RUN_SQL = `INSERT INTO backtest_runs (${NEW_RUN_COLUMNS}) VALUES (${"?, ".repeat(11)}?)`;
+const INSERT_RUN_SQL = `INSERT INTO backtest_runs (${NEW_RUN_COLUMNS}) VALUES (${"?, ".repeat(12)}?)`;
 const RUN_SQL = `SELECT ${RUN_COLUMNS} FROM backtest_runs WHERE id = ?`;
 
 /**
@@ -61,8 +66,10 @@ export class SqliteBacktestStore implements BacktestStore {
     return row ? runFromRow(row) : null;
   }
 
-  private inFlight(keyId: string): number {
-    return Number((this.conn.stmt(IN_FLIGHT_SQL).get(keyId) as Row).n);
+  private busy(run: NewRun, limits: RunLimits) {
+    const key = Number((this.conn.stmt(IN_FLIGHT_SQL).get(run.keyId) as Row).n);
+    const account = Number((this.conn.stmt(ACCOUNT_IN_FLIGHT_SQL).get(run.account) as Row).n);
+    return busyOf(key, account, limits);
   }
 
   /** What an earlier charge bought, from the ledger's record of it (chargeResultOf). */
@@ -77,17 +84,15 @@ export class SqliteBacktestStore implements BacktestStore {
     strategy: StrategyRecord,
     charge: QuotaCharge,
     run: NewRun | null,
-    maxRunsInFlight: number,
+    limits: RunLimits,
   ): Promise<CreateStrategyResult> {
     return this.conn.transaction((): CreateStrategyResult => {
       if (charge.idempotencyKey !== null) {
         const earlier = this.steps.chargeWithIdempotencyKey(charge.keyId, charge.idempotencyKey);
         if (earlier && !earlier.refunded) return this.replayOf(earlier.result, charge.keyId, earlier.month);
       }
-      if (run !== null) {
-        const inFlight = this.inFlight(run.keyId);
-        if (inFlight >= maxRunsInFlight) return { status: "busy", inFlight };
-      }
+      const busy = run === null ? null : this.busy(run, limits);
+      if (busy !== null) return busy;
       const charged = runFlow(chargeFlow(charge), this.steps);
       if (charged.status === "exhausted") return charged;
       if (charged.status === "replayed") return this.replayOf(charged.result, charge.keyId, charge.month);
@@ -127,14 +132,14 @@ export class SqliteBacktestStore implements BacktestStore {
     return { strategies: rows.map(strategyFromRow), total: Number(total.n) };
   }
 
-  async createRun(run: NewRun, maxRunsInFlight: number): Promise<CreateRunResult> {
+  async createRun(run: NewRun, limits: RunLimits): Promise<CreateRunResult> {
     return this.conn.transaction((): CreateRunResult => {
       if (run.idempotencyKey !== null) {
         const earlier = this.runByKey(run.keyId, run.idempotencyKey);
         if (earlier) return { status: "replayed", run: earlier };
       }
-      const inFlight = this.inFlight(run.keyId);
-      if (inFlight >= maxRunsInFlight) return { status: "busy", inFlight };
+      const busy = this.busy(run, limits);
+      if (busy !== null) return busy;
       this.conn.stmt(INSERT_RUN_SQL).run(...newRunValues(run));
       return { status: "created", run: this.run(run.id) as RunRecord };
     });
@@ -185,15 +190,24 @@ export class SqliteBacktestStore implements BacktestStore {
     return Number(result.changes) === 1;
   }
 
-  async putResult(id: string, runner: string, seq: number, slug: string, result: string): Promise<boolean> {
+  async putResult(
+    id: string,
+    runner: string,
+    seq: number,
+    slug: string,
+    result: string,
+    trades: string,
+  ): Promise<boolean> {
     return this.conn.transaction(() => {
       const progress = this.conn
         .stmt("UPDATE backtest_runs SET markets_done = ? WHERE id = ? AND runner = ? AND status = 'running'")
         .run(seq + 1, id, runner);
       if (Number(progress.changes) !== 1) return false;
       this.conn
-        .stmt("INSERT OR REPLACE INTO backtest_results (run_id, seq, slug, result) VALUES (?, ?, ?, ?)")
-        .run(id, seq, slug, result);
+        .stmt(
+          "INSERT OR REPLACE INTO backtest_results (run_id, seq, slug, result, trades) VALUES (?, ?, ?, ?, ?)",
+        )
+        .run(id, seq, slug, result, trades);
       return true;
     });
   }
@@ -215,11 +229,18 @@ export class SqliteBacktestStore implements BacktestStore {
     return Number(result.changes) === 1;
   }
 
-  async listResults(id: string): Promise<string[]> {
+  async listResults(id: string, limit = -1, offset = 0): Promise<string[]> {
     const rows = this.conn
-      .stmt("SELECT result FROM backtest_results WHERE run_id = ? ORDER BY seq")
-      .all(id) as Row[];
+      .stmt("SELECT result FROM backtest_results WHERE run_id = ? ORDER BY seq LIMIT ? OFFSET ?")
+      .all(id, limit, offset) as Row[];
     return rows.map((r) => String(r.result));
+  }
+
+  async marketTrades(id: string, slug: string): Promise<string | null> {
+    const row = this.conn
+      .stmt("SELECT trades, result FROM backtest_results WHERE run_id = ? AND slug = ? ORDER BY seq LIMIT 1")
+      .get(id, slug) as Row | undefined;
+    return row ? tradeLinesOf(row.trades, row.result) : null;
   }
 
   async reclaimExpired(runner: string, now: Micros, leaseUntil: Micros, maxAttempts: number) {

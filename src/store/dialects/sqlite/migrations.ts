@@ -451,4 +451,16 @@ CREATE TABLE market_book_integrity (
 );
 `,
   },
+  {
+    version: 12,
+    sql: `
+-- Backtests without stalls (issue 24; version 11 is the events'): the account a run's key belongs to,
+-- so that runs in flight are limited per account as well as per key, and each market's trades as the
+-- worker rendered them, one JSON line a trade, so that a page of them is cut without parsing.
+ALTER TABLE backtest_runs ADD COLUMN account TEXT;
+CREATE INDEX backtest_runs_in_flight_by_account ON backtest_runs (account)
+  WHERE status IN ('queued', 'running');
+ALTER TABLE backtest_results ADD COLUMN trades TEXT;
+`,
+  },
 ];
