@@ -1,61 +1,67 @@
 import { KeyPolicyError } from "../access/keys.ts";
-import { ArchiveError } from "../archive/archive.ts";
 import { ImportError } from "../archive/upstream-import.ts";
 import { ConfigError } from "../config.ts";
 import { PlanConfigError } from "../domain/plan.ts";
-import { WireFormatError } from "../wire/wire.ts";
-import { ListenError } from "../server.ts";
 import { CopyError } from "../store/copy.ts";
 import { type Command, UsageError } from "./command.ts";
-import { backfillCommand } from "./commands/backfill.ts";
-import { backtestCommand } from "./commands/backtest.ts";
-import { collectCommand } from "./commands/collect.ts";
-import { copyCommand } from "./commands/copy.ts";
-import { exportCommand } from "./commands/export.ts";
-import { importCommand } from "./commands/import.ts";
-import { keysCommand } from "./commands/keys.ts";
-import { mcpCommand } from "./commands/mcp.ts";
-import { migrateCommand } from "./commands/migrate.ts";
-import { seedCommand } from "./commands/seed.ts";
-import { serveCommand } from "./commands/serve.ts";
 import { commandHelp, mainHelp } from "./help.ts";
 import { isSystemError, oneLine } from "./messages.ts";
 
-/** Every command, in the order `updown --help` lists them. */
-export const COMMANDS: readonly Command[] = [
-  serveCommand,
-  collectCommand,
-  migrateCommand,
-  seedCommand,
-  importCommand,
-  exportCommand,
-  keysCommand,
-  copyCommand,
-  backfillCommand,
-  backtestCommand,
-  mcpCommand,
+/**
+ * Every command by name, in the order `updown --help` lists them. A command's module (and what it
+ * imports: the server, the archive, the backtest engine...) is loaded only when that command runs, so
+ * that a process loads only what its command needs (a usage error, `keys` or `migrate` never load the
+ * server).
+ */
+const COMMANDS: readonly (readonly [name: string, load: () => Promise<Command>])[] = [
+  ["serve", async () => (await import("./commands/serve.ts")).serveCommand],
+  ["collect", async () => (await import("./commands/collect.ts")).collectCommand],
+  ["migrate", async () => (await import("./commands/migrate.ts")).migrateCommand],
+  ["seed", async () => (await import("./commands/seed.ts")).seedCommand],
+  ["import", async () => (await import("./commands/import.ts")).importCommand],
+  ["export", async () => (await import("./commands/export.ts")).exportCommand],
+  ["keys", async () => (await import("./commands/keys.ts")).keysCommand],
+  ["copy", async () => (await import("./commands/copy.ts")).copyCommand],
+  ["backfill", async () => (await import("./commands/backfill.ts")).backfillCommand],
+  ["backtest", async () => (await import("./commands/backtest.ts")).backtestCommand],
+  ["mcp", async () => (await import("./commands/mcp.ts")).mcpCommand],
 ];
 
+/** Every command, loaded: what `updown --help` lists. */
+export async function loadCommands(): Promise<Command[]> {
+  return Promise.all(COMMANDS.map(([, load]) => load()));
+}
+
+/** The command of that name, loaded; null for a name no command has. */
+async function loadCommand(name: string): Promise<Command | null> {
+  const load = COMMANDS.find(([n]) => n === name)?.[1];
+  return load ? load() : null;
+}
+
 /** Errors that mean "this cannot be done as asked": one line on stderr and exit status 2, no stack. */
-const USAGE_ERRORS = [
-  UsageError,
-  ConfigError,
-  PlanConfigError,
-  ImportError,
-  ArchiveError,
-  WireFormatError,
-  CopyError,
-  ListenError,
-];
+const USAGE_ERRORS = [UsageError, ConfigError, PlanConfigError, ImportError, CopyError];
+
+/**
+ * The same, from modules that are heavy to load: imported only once an error is not one of the
+ * above (a module that threw one of its own errors is loaded already, so this costs nothing then).
+ */
+async function isUsageErrorOfLoadedModule(err: unknown): Promise<boolean> {
+  const [{ ArchiveError }, { WireFormatError }, { ListenError }] = await Promise.all([
+    import("../archive/archive.ts"),
+    import("../wire/wire.ts"),
+    import("../server.ts"),
+  ]);
+  return [ArchiveError, WireFormatError, ListenError].some((E) => err instanceof E);
+}
 
 async function run(argv: readonly string[]): Promise<void> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "help") {
-    process.stdout.write(`${mainHelp(COMMANDS)}\n`);
+    process.stdout.write(`${mainHelp(await loadCommands())}\n`);
     return;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) throw new UsageError(`unknown command ${name}\n\n${mainHelp(COMMANDS)}`);
+  const command = await loadCommand(name);
+  if (!command) throw new UsageError(`unknown command ${name}\n\n${mainHelp(await loadCommands())}`);
   if (rest.includes("--help")) {
     process.stdout.write(`${commandHelp(command)}\n`);
     return;
@@ -74,7 +80,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
     const usage =
       USAGE_ERRORS.some((E) => err instanceof E) ||
-      (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+      (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ||
+      (!isSystemError(err) && (await isUsageErrorOfLoadedModule(err)));
     // A file or folder that a command meets only while it works (an output that cannot be written)
     // is as much the command line's matter as one it checks first.
     if (usage || isSystemError(err)) {

@@ -48,6 +48,7 @@ import { exchangeComponents } from "./routes/exchange.ts";
 import { marketComponents } from "./routes/markets.ts";
 import { snapshotComponents } from "./routes/snapshots.ts";
 import { RouteTable } from "./route-table.ts";
+import { compileOncePerSchema } from "./serializers.ts";
 import { COMPONENT_SCHEMAS } from "./schemas.ts";
 import { numbersAsWritten, wellFormed } from "./strict-input.ts";
 import { coinSchema } from "../wire/wire.ts";
@@ -372,6 +373,7 @@ export async function serverOver(ctx: AppContext, options: ServerOptions): Promi
     requestIdHeader: false,
     trustProxy: trustedProxies(config.trustProxy),
     ajv: { customOptions: { coerceTypes: true, allErrors: false, removeAdditional: false } },
+    schemaController: { compilersFactory: { buildSerializer: compileOncePerSchema } },
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     http: {

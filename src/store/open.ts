@@ -19,7 +19,7 @@ export async function openAndMigrate(
       `DATABASE_URL must start with ${knownSchemes()} (got "${databaseUrl.split(":")[0]}:")`,
     );
   }
-  const store = backend.open(databaseUrl, options);
+  const store = await backend.open(databaseUrl, options);
   try {
     return { store, migration: await store.migrate() };
   } catch (err) {

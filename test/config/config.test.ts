@@ -3,11 +3,14 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { COMMANDS } from "../../src/cli/main.ts";
+import { loadCommands } from "../../src/cli/main.ts";
 import { ConfigError, DEFAULT_CONFIG, loadConfig } from "../../src/config.ts";
 import { type Option, type OptionName, OPTIONS, ruleOf, shownDefault } from "../../src/config/options.ts";
 import { readOptions } from "../../src/config/read.ts";
 import { ROOT, BIN } from "../helpers/paths.ts";
+
+/** Every command, as `updown --help` lists them. */
+const COMMANDS = await loadCommands();
 
 describe("configuration from the environment (docs/configuration.md)", () => {
   test("an empty environment gives the documented defaults", () => {

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
-import { postgresTestUrl } from "../helpers/postgres.ts";
+import { dropRunDatabases, postgresTestUrl, TEMPLATE_RUN_VARIABLE } from "../helpers/postgres.ts";
 
 /** Every test file that talks to the store through makeTestApp/openTestStore (the collector too). */
 const API_TEST_FILES = [
@@ -28,9 +29,16 @@ const API_TEST_FILES = [
   "http/routes/replay.test.ts",
 ];
 
+/** The run's name for its seeded template databases (test/helpers/postgres.ts), dropped after it. */
+const RUN = randomBytes(4).toString("hex");
+
 /** This environment for a test run of its own: NODE_TEST_CONTEXT would make it report to ours. */
 function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, UPDOWN_TEST_STORE: "postgres" };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    UPDOWN_TEST_STORE: "postgres",
+    [TEMPLATE_RUN_VARIABLE]: RUN,
+  };
   delete env.NODE_TEST_CONTEXT;
   return env;
 }
@@ -40,7 +48,8 @@ function childEnv(): NodeJS.ProcessEnv {
 test(
   "the API test files pass with PostgreSQL as the store",
   { skip: postgresTestUrl() ? false : "DATABASE_URL is not postgres", timeout: 600_000 },
-  () => {
+  async (t) => {
+    t.after(() => dropRunDatabases(postgresTestUrl()!, RUN));
     const run = spawnSync(
       process.execPath,
       [

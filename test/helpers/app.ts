@@ -13,7 +13,7 @@ import { seedDemo } from "../../src/demo/seed.ts";
 import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import type { Store } from "../../src/store/ports/store.ts";
 import { checkAnswersOf } from "./contract.ts";
-import { openScratchStore, postgresTestUrl } from "./postgres.ts";
+import { openScratchStore, openSeededScratchStore, postgresTestUrl } from "./postgres.ts";
 
 /** The rate-limit headers every answer to a valid key carries (DESIGN 3.1). */
 export const LIMIT_HEADERS = [
@@ -70,16 +70,60 @@ export interface TestAppOptions {
   config?: Partial<Config>;
 }
 
+/** The demo data makeTestApp seeds: two coins, a few markets of each length, the exchange's if asked. */
+async function seedTestDemo(store: Store, exchange: boolean): Promise<void> {
+  await seedDemo(store, {
+    seed: 7,
+    anchor: ANCHOR,
+    counts: { "5m": 3, "15m": 2, "1h": 1, "4h": 1, "24h": 0 },
+    coins: ["btc", "eth"],
+    exchange,
+  });
+}
+
+/** The bytes of an in-memory SQLite database seeded by seedTestDemo, by `exchange`. */
+const seededImages = new Map<boolean, Promise<Uint8Array>>();
+
+/**
+ * A new store holding what seedTestDemo seeds. Seeding costs about 0.3 s of CPU, and a test file
+ * builds many apps, so over SQLite it is done once a process: each store is a copy of the seeded
+ * database's bytes (SQLite's serialize and deserialize), as if seeded again. Over PostgreSQL each store
+ * is seeded (test/helpers/postgres.ts copies a seeded template database when the run provides one).
+ */
+export async function openSeededTestStore(exchange = false): Promise<Store> {
+  if (process.env.UPDOWN_TEST_STORE === "postgres") {
+    const url = postgresTestUrl();
+    if (!url) throw new Error("UPDOWN_TEST_STORE=postgres needs DATABASE_URL=postgres://...");
+    return openSeededScratchStore(url, `demo-${exchange ? "exchange" : "plain"}`, (store) =>
+      seedTestDemo(store, exchange),
+    );
+  }
+  let image = seededImages.get(exchange);
+  if (image === undefined) {
+    image = (async () => {
+      const seeded = new SqliteStore(":memory:");
+      await seeded.migrate();
+      await seedTestDemo(seeded, exchange);
+      const bytes = seeded.db.serialize();
+      await seeded.close();
+      return bytes;
+    })();
+    seededImages.set(exchange, image);
+  }
+  const store = new SqliteStore(":memory:");
+  store.db.deserialize(await image);
+  await store.migrate();
+  return store;
+}
+
 export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const store = options.store ?? (await openTestStore());
-  if (options.seed !== false) {
-    await seedDemo(store, {
-      seed: 7,
-      anchor: ANCHOR,
-      counts: { "5m": 3, "15m": 2, "1h": 1, "4h": 1, "24h": 0 },
-      coins: ["btc", "eth"],
-      exchange: options.exchange ?? false,
-    });
+  const seed = options.seed !== false;
+  let store: Store;
+  if (options.store) {
+    store = options.store;
+    if (seed) await seedTestDemo(store, options.exchange ?? false);
+  } else {
+    store = seed ? await openSeededTestStore(options.exchange ?? false) : await openTestStore();
   }
   const clock = options.clock ?? new ManualClock(ANCHOR * 1e6 + 123_456);
   const plans = options.plans ?? loadPlans();

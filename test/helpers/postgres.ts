@@ -70,3 +70,123 @@ export async function openScratchStore(url: string): Promise<PostgresStore> {
   };
   return store;
 }
+
+/**
+ * Names the seeded template databases of one run of tests (test/e2e/api-on-postgres.test.ts sets it
+ * for the files it runs, and drops that run's databases after them).
+ */
+export const TEMPLATE_RUN_VARIABLE = "UPDOWN_TEST_PG_TEMPLATE_RUN";
+
+/** `url` with another database name (its user, server and options kept). */
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+function databaseOf(url: string): string {
+  return decodeURIComponent(new URL(url).pathname.slice(1)) || "postgres";
+}
+
+const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** The prefix of every database a run of tests makes beside DATABASE_URL's, so that it can drop them. */
+export function runDatabasePrefix(url: string, run: string): string {
+  return `${databaseOf(url)}_r${run}_`.toLowerCase();
+}
+
+async function adminQuery(url: string, sql: string, params: unknown[] = []): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops every database a run of tests made (templates and the copies a crashed test left). */
+export async function dropRunDatabases(url: string, run: string): Promise<void> {
+  const prefix = runDatabasePrefix(url, run);
+  const { rows } = await adminQuery(url, "SELECT datname FROM pg_database WHERE starts_with(datname, $1)", [
+    prefix,
+  ]);
+  for (const { datname } of rows as { datname: string }[]) {
+    await adminQuery(url, `DROP DATABASE IF EXISTS ${quoted(datname)} WITH (FORCE)`);
+  }
+}
+
+/** Templates this process knows to be made, by name. */
+const templates = new Map<string, Promise<void>>();
+
+/**
+ * Makes the template database once for the run, whichever test process asks first: the others wait
+ * on an advisory lock, then find it made. Nothing is connected to it once made, so it can be copied.
+ */
+function seededTemplate(url: string, template: string, seed: (store: PostgresStore) => Promise<void>) {
+  let made = templates.get(template);
+  if (made === undefined) {
+    made = (async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        // Released when this session ends, whatever happens.
+        await client.query("SELECT pg_advisory_lock(hashtext($1))", [template]);
+        const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [template]);
+        if (found.rowCount !== 0) return;
+        await client.query(`CREATE DATABASE ${quoted(template)}`);
+        try {
+          const store = new PostgresStore(withDatabase(url, template));
+          try {
+            await store.migrate();
+            await seed(store);
+          } finally {
+            await store.close();
+          }
+        } catch (err) {
+          await client.query(`DROP DATABASE ${quoted(template)} WITH (FORCE)`);
+          throw err;
+        }
+      } finally {
+        await client.end();
+      }
+    })();
+    templates.set(template, made);
+  }
+  return made;
+}
+
+/**
+ * A migrated store holding what `seed` writes, over a database of its own that is dropped when the
+ * store closes. When the run names its templates (TEMPLATE_RUN_VARIABLE) the database is a copy
+ * (CREATE DATABASE ... TEMPLATE) of one seeded once for the run under `name`: seeding costs about a
+ * second over PostgreSQL, copying a tenth of that. Otherwise it is a scratch schema, seeded.
+ */
+export async function openSeededScratchStore(
+  url: string,
+  name: string,
+  seed: (store: PostgresStore) => Promise<void>,
+): Promise<PostgresStore> {
+  const run = process.env[TEMPLATE_RUN_VARIABLE];
+  if (!run) {
+    const store = await openScratchStore(url);
+    await seed(store);
+    return store;
+  }
+  const prefix = runDatabasePrefix(url, run);
+  const template = `${prefix}t_${name}`;
+  await seededTemplate(url, template, seed);
+  const copy = `${prefix}c_${randomBytes(6).toString("hex")}`;
+  await adminQuery(url, `CREATE DATABASE ${quoted(copy)} TEMPLATE ${quoted(template)}`);
+  const store = new PostgresStore(withDatabase(url, copy));
+  await store.migrate();
+  const close = store.close.bind(store);
+  let closed = false;
+  store.close = async () => {
+    if (closed) return;
+    closed = true;
+    await close();
+    await adminQuery(url, `DROP DATABASE IF EXISTS ${quoted(copy)} WITH (FORCE)`);
+  };
+  return store;
+}

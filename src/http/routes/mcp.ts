@@ -1,6 +1,4 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest, LightMyRequestResponse } from "fastify";
-import { answerInvalidParams, inProcessMcpServer } from "../../mcp/mcp-server.ts";
 import { presentedKey } from "../api-key-header.ts";
 import { ApiError } from "../errors.ts";
 import { injectFetch } from "../inject-fetch.ts";
@@ -22,6 +20,25 @@ const LIMIT_HEADERS = [
   "ratelimit-policy",
   "ratelimit",
 ];
+
+/**
+ * The MCP SDK, zod and the tools, loaded on the first call to /mcp: about 250 modules that a process
+ * never calling it (most test processes, a replica no agent talks to) does not pay to load at start.
+ */
+let mcpModules: Promise<
+  [
+    typeof import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+    typeof import("../../mcp/mcp-server.ts"),
+  ]
+> | null = null;
+
+function loadMcp() {
+  mcpModules ??= Promise.all([
+    import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+    import("../../mcp/mcp-server.ts"),
+  ]);
+  return mcpModules;
+}
 
 /** Headers of the transport's answer the reply leaves to Fastify. */
 const FRAMING = new Set(["content-length", "transfer-encoding", "connection"]);
@@ -68,6 +85,8 @@ async function send(reply: FastifyReply, response: Response): Promise<FastifyRep
 
 function handler(root: FastifyInstance) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
+    const [{ WebStandardStreamableHTTPServerTransport }, { answerInvalidParams, inProcessMcpServer }] =
+      await loadMcp();
     const reads: { latest: LightMyRequestResponse | null } = { latest: null };
     const key = presentedKey(req.headers);
     const fetch = injectFetch(root, {

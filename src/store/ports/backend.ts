@@ -11,8 +11,11 @@ export interface Backend {
   readonly name: string;
   /** The URL prefixes it opens (`sqlite:`, `postgres://`...), as messages name them. */
   readonly schemes: readonly string[];
-  /** A store over the database `url` names, not yet migrated (nothing is read until a call). */
-  open(url: string, options: StoreOptions): Store;
+  /**
+   * A store over the database `url` names, not yet migrated (nothing is read until a call). The
+   * dialect's code and driver are loaded here, so a process loads only the kind it opens.
+   */
+  open(url: string, options: StoreOptions): Promise<Store>;
   /**
    * What `url` points at, for telling two URLs apart and for messages; throws an Error whose message
    * completes "--flag " (`is not a valid PostgreSQL URL`) when the URL cannot name a lasting store.

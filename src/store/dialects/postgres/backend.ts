@@ -1,5 +1,4 @@
 import type { Backend } from "../../ports/backend.ts";
-import { PostgresStore } from "./pg-store.ts";
 import { isClientTimeout } from "./pg-util.ts";
 
 /** Connection-level failures: the database is unreachable or restarting, not wrong about the request. */
@@ -37,7 +36,10 @@ function identityOf(url: URL): string {
 export const POSTGRES_BACKEND: Backend = {
   name: "postgres",
   schemes: ["postgres://", "postgresql://"],
-  open: (url, options) => new PostgresStore(url, { timeouts: options }),
+  open: async (url, options) => {
+    const { PostgresStore } = await import("./pg-store.ts");
+    return new PostgresStore(url, { timeouts: options });
+  },
   locate(url) {
     let parsed: URL;
     try {

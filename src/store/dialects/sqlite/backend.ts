@@ -1,8 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Backend } from "../../ports/backend.ts";
-import { sqliteResultOf } from "./connection.ts";
-import { SqliteStore, sqlitePathOf } from "./sqlite-store.ts";
+import { sqlitePathOf, sqliteResultOf } from "./connection.ts";
 
 /** A file's path with links resolved, also for a file not made yet (its directory's links resolved). */
 function canonicalPath(path: string): string {
@@ -31,7 +30,10 @@ const UNAVAILABLE_RESULTS = new Set([
 export const SQLITE_BACKEND: Backend = {
   name: "sqlite",
   schemes: ["sqlite:"],
-  open: (url) => new SqliteStore(sqlitePathOf(url)),
+  open: async (url) => {
+    const { SqliteStore } = await import("./sqlite-store.ts");
+    return new SqliteStore(sqlitePathOf(url));
+  },
   locate(url) {
     const path = sqlitePathOf(url);
     if (path === "" || path === ":memory:") {

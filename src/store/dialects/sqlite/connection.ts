@@ -2,6 +2,11 @@ import { mkdirSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 
+/** Parses `sqlite:./data/updown.db`, `sqlite::memory:` or a bare path. */
+export function sqlitePathOf(url: string): string {
+  return url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
+}
+
 /** SQLite's primary result code of a driver error (the low byte of its extended code), or null. */
 export function sqliteResultOf(err: unknown): number | null {
   const { errcode } = err as { errcode?: unknown };

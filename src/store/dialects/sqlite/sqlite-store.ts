@@ -10,11 +10,6 @@ import { SQLITE_MIGRATIONS } from "./migrations.ts";
 import { SqliteQuotaLedger } from "./quota-ledger.ts";
 import { SqliteTradeStore } from "./trade-store.ts";
 
-/** Parses `sqlite:./data/updown.db`, `sqlite::memory:` or a bare path. */
-export function sqlitePathOf(url: string): string {
-  return url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
-}
-
 /** The embedded store: one node:sqlite connection (WAL) shared by a store of each capability. */
 export class SqliteStore implements Store {
   readonly kind = "sqlite";
