@@ -150,7 +150,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The snapshot in effect at a time: the latest at or before it */
+        /**
+         * The snapshot in effect at a time: the latest at or before it
+         * @description Where the market has events, the snapshot is derived from them at exactly that time (distance_us 0): the book every event received by then makes, with the coin price of the latest stored snapshot. Otherwise the latest stored snapshot at or before the time, and its distance.
+         */
         get: operations["getSnapshotAt"];
         put?: never;
         post?: never;
@@ -200,6 +203,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/markets/{slug}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A market's recorded market-channel messages (every book change), newest first unless order=asc
+         * @description Every message the collector received about the market's two tokens (book, price_change, last_trade_price, tick_size_change, best_bid_ask, market_resolved), as Polymarket sent it, plus received_at. start_time and end_time bound the upstream timestamp. Order is receive order (order=asc) or its reverse (desc, the default). format=ndjson streams every event of the range in receive order, in one answer (compressed when accepted). One request either way; the plan opens the markets it opens for snapshots (403 otherwise).
+         */
+        get: operations["listMarketEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/markets/{slug}/book": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The full book of both outcomes at any moment, rebuilt from the market's events
+         * @description Every event received at or before time applied in receive order (the market's first book message and the changes after it). 404 when the market has no event at or before time. One request.
+         */
+        get: operations["getBookAt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/replay/ws": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * WebSocket replay in Polymarket's market-channel protocol (upgrade required)
+         * @description Connect with a WebSocket (ws://host/v1/replay/ws?from=...&to=...&speed=...), send Polymarket's subscribe message {"assets_ids": [...], "type": "market"} (market slugs accepted too), and read. The key goes in X-API-Key, Authorization: Bearer, the subprotocol updown-key.<key>, or the api_key query parameter. The connection closes with 1000 after the last message; refusals close with 4400, 4401, 4403, 4404, 4408, 4429, 4500 or 4503 and a reason. A plain GET (no upgrade) is answered 400. The recorded market-channel messages of the assets (token ids or market slugs), in receive order across the markets, each exactly as Polymarket sent it, paced by the receive times divided by speed. Costs one request per market-hour it covers (each market's events within from..to, rounded up to whole hours; at least 1), charged before the first message: 429 when the day has less left (details.cost). docs/events.md.
+         */
+        get: operations["replayWebSocket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Replay recorded messages as NDJSON (one upstream message a line), paced
+         * @description The recorded market-channel messages of the assets (token ids or market slugs), in receive order across the markets, each exactly as Polymarket sent it, paced by the receive times divided by speed. Costs one request per market-hour it covers (each market's events within from..to, rounded up to whole hours; at least 1), charged before the first message: 429 when the day has less left (details.cost). docs/events.md.
+         */
+        get: operations["replay"];
+        put?: never;
+        /**
+         * PolyHistorical's Strategy Replay: one resolved market, side, entryConditions (all), exitConditions (any)
+         * @description Answers `{success, data: {market, strategy, performance, trades, pnl_curve, total_snapshots}, timestamp}` when the replay finishes within `wait` seconds (default 25), else 202 with the run's id and Location. Runs as a backtest run of one market under the runs-in-flight limits; spends no generation.
+         */
+        post: operations["replayStrategy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/markets/{slug}/coverage": {
         parameters: {
             query?: never;
@@ -209,7 +296,7 @@ export interface paths {
         };
         /**
          * How completely a market was recorded: expected and recorded snapshots, and every gap with its cause
-         * @description Gaps are found from the stored snapshots (consecutive snapshots more than 1.5 cadences apart, and missing stretches after the start or before the end) and take their cause from what the collector recorded. Causes: not_recording, collector_down, upstream_disconnected, upstream_silent, not_connected, no_book, no_coin_price, no_price, store_error, unknown (docs/collector.md).
+         * @description Gaps are found from the stored snapshots (consecutive snapshots more than 1.5 cadences apart, and missing stretches after the start or before the end) and take their cause from what the collector recorded. Causes: not_recording, collector_down, upstream_disconnected, upstream_silent, not_connected, no_book, no_coin_price, no_price, store_error, unknown (docs/collector.md). events and book_integrity: what the recorded market-channel messages cover, and how often the book rebuilt from them agreed with the upstream (docs/events.md).
          */
         get: operations["getMarketCoverage"];
         put?: never;
@@ -567,26 +654,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/replay": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * PolyHistorical's Strategy Replay: one resolved market, side, entryConditions (all), exitConditions (any)
-         * @description Answers `{success, data: {market, strategy, performance, trades, pnl_curve, total_snapshots}, timestamp}` when the replay finishes within `wait` seconds (default 25), else 202 with the run's id and Location. Runs as a backtest run of one market under the runs-in-flight limits; spends no generation.
-         */
-        post: operations["replayStrategy"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -857,6 +924,41 @@ export interface components {
             /** @description Oldest first: of each bucket, its first and last snapshot and those with the lowest and highest Up, Down and coin price */
             snapshots: components["schemas"]["Snapshot"][];
         };
+        EventCoverage: {
+            /** @description Market-channel messages recorded (GET /v1/markets/{slug}/events) */
+            count: number;
+            /**
+             * Format: date-time
+             * @description The first event's upstream timestamp
+             */
+            first_timestamp: string;
+            /**
+             * Format: date-time
+             * @description The last event's upstream timestamp
+             */
+            last_timestamp: string;
+            /**
+             * Format: date-time
+             * @description When the first was received (µs)
+             */
+            first_received_at: string;
+            /**
+             * Format: date-time
+             * @description When the last was received (µs)
+             */
+            last_received_at: string;
+        };
+        /** @description The book rebuilt from events checked against what the upstream said (DESIGN 3.10) */
+        BookIntegrity: {
+            /** @description book messages equal to the book rebuilt before them */
+            book_matches: number;
+            /** @description book messages that differed (never repaired) */
+            book_mismatches: number;
+            /** @description price_change entries whose best bid and ask the rebuilt book had */
+            best_matches: number;
+            /** @description price_change entries whose best bid or ask it did not have */
+            best_mismatches: number;
+        };
         RecordingGap: {
             /**
              * Format: date-time
@@ -892,6 +994,10 @@ export interface components {
             coverage: number | null;
             largest_gap_seconds: number;
             gaps: components["schemas"]["RecordingGap"][];
+            /** @description What the market's events cover; null without events */
+            events: components["schemas"]["EventCoverage"] | null;
+            /** @description The book-integrity counts of its events; null when never counted */
+            book_integrity: components["schemas"]["BookIntegrity"] | null;
         };
         MarketTradePage: {
             slug: string;
@@ -900,6 +1006,49 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+        };
+        /** @description One market-channel message exactly as Polymarket sent it (every field, decimals as strings), plus received_at (docs/events.md) */
+        MarketEvent: {
+            /** @enum {unknown} */
+            event_type: "book" | "price_change" | "last_trade_price" | "tick_size_change" | "best_bid_ask" | "market_resolved";
+            /** @description The upstream's timestamp, epoch milliseconds as it sent it */
+            timestamp: string;
+            /**
+             * Format: date-time
+             * @description When our collector received it, ISO 8601 with microseconds
+             */
+            received_at: string;
+        } & {
+            [key: string]: unknown;
+        };
+        MarketEventPage: {
+            slug: string;
+            events: components["schemas"]["MarketEvent"][];
+            /** @description Events in the range; page until offset reaches it */
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        TokenBook: {
+            token_id: string;
+            book: components["schemas"]["OrderBook"];
+            /** @description False until the token's first book message: the levels are then only the changes seen */
+            has_book: boolean;
+            last_trade_price: number | null;
+            tick_size: number | null;
+        };
+        BookAt: {
+            slug: string;
+            /** Format: date-time */
+            requested_time: string;
+            /**
+             * Format: date-time
+             * @description Receive time of the last event applied (µs): the book is as it stood from then on
+             */
+            last_event_at: string;
+            last_event_type: string;
+            up: components["schemas"]["TokenBook"];
+            down: components["schemas"]["TokenBook"];
         };
         SpanCoverage: {
             expected_snapshots: number;
@@ -1232,7 +1381,7 @@ export interface components {
                 };
             })[];
             exit: {
-                /** @description Any of them closes the position (a market sell) */
+                /** @description Any of them closes the position (a market sell, retried until sold or the market ends) */
                 conditions: ({
                     /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
                     feature: string;
@@ -1350,9 +1499,9 @@ export interface components {
                         };
                     };
                 })[];
-                /** @description Sell once the best bid is this many percent above the entry price; null: none */
+                /** @description Sell once the best bid less the exit's fee is this many percent above the cost of a share held; null: none */
                 take_profit_pct: number | null;
-                /** @description Sell once the best bid is this many percent below the entry price; null: none */
+                /** @description Sell once the best bid less the exit's fee is this many percent below the cost of a share held; null: none */
                 stop_loss_pct: number | null;
                 /** @description Sell once the position is this many seconds old; null: none */
                 time_limit_s: number | null;
@@ -1374,13 +1523,15 @@ export interface components {
                 /** @description Added to the reference price */
                 offset: number;
             } | null;
-            /** @description A resting limit order is cancelled after this many seconds; null: at the market's end */
+            /** @description A resting limit order is cancelled this many seconds after it joins the book (alias expire_after_s); null: at the market's end */
             limit_expiry_s: number | null;
+            /** @description true: resting (maker) fills earn the market's fee_schedule.rebate_rate of the taker fee, added to PnL and reported as rebate_usdc */
+            count_rebates: boolean;
             /** @description Shares bought per entry */
             position_size: number;
             /** @description A buy takes no level above this price; null: no cap */
             max_fill_price: number | null;
-            /** @description No new entry once the run's realized loss reaches this percent of its capital (position_size USDC); null: none */
+            /** @description Sell a position once it has lost this percent of its cost, valued at the best bid less the exit's fee (also when held to resolution); null: none */
             max_loss_percent: number | null;
             max_entries_per_market: number;
             /** @description An order fills at the first snapshot at or after decision + latency; null (default): the next snapshot */
@@ -1461,16 +1612,24 @@ export interface components {
                 decision_time: string;
                 /**
                  * Format: date-time
-                 * @description The snapshot the order first filled against
+                 * @description The order's first fill: the snapshot it filled against, or a trade it filled from resting
                  */
                 fill_time: string;
+                /**
+                 * Format: date-time
+                 * @description The order's last fill
+                 */
+                last_fill_time: string;
                 /** @enum {unknown} */
                 order_type: "MARKET" | "LIMIT";
                 limit_price: number | null;
+                queue_ahead: number | null;
                 /** @description Average fill price */
                 price: number;
                 /** @description Shares bought */
                 size: number;
+                /** @description Shares of the order never bought (depth ran out, or the limit expired or was cancelled) */
+                unfilled: number;
                 /** @description Shares held after the fee taken in shares */
                 shares_received: number;
                 /** @description Paid for the shares (USDC) */
@@ -1481,6 +1640,8 @@ export interface components {
                 fee_shares: number;
                 /** @description Of the shares, those bought by a resting limit order */
                 maker_size: number;
+                /** @description Maker rebate earned, in PnL; 0 unless the definition's count_rebates (USDC) */
+                rebate_usdc: number;
                 mid_at_decision: number;
                 /** @description Average price against the mid at the decision; positive is worse */
                 slippage_bps: number;
@@ -1492,23 +1653,38 @@ export interface components {
             };
             exit: {
                 /** @enum {unknown} */
-                reason: "take_profit" | "stop_loss" | "time_limit" | "condition" | "resolution";
+                reason: "take_profit" | "stop_loss" | "max_loss" | "time_limit" | "condition" | "resolution";
                 decision_time: string | null;
-                /**
-                 * Format: date-time
-                 * @description The snapshot the sale filled against
-                 */
-                fill_time: string;
-                /** @description Average sale price */
-                price: number;
+                fill_time: string | null;
+                price: number | null;
                 /** @description Shares sold */
                 size: number;
+                /** @description Shares the exit could not sell before the market's end (settled) */
+                unsold: number;
                 /** @description Received, after the fee (USDC) */
                 proceeds: number;
                 /** @description The fee (USDC) */
                 fee_usdc: number;
                 mid_at_decision: number | null;
                 slippage_bps: number | null;
+                /** @description Each sale, in order: an exit not filled at once keeps selling at each later snapshot */
+                attempts: {
+                    /**
+                     * Format: date-time
+                     * @description The snapshot this attempt sold against
+                     */
+                    time: string;
+                    /** @description Shares sold */
+                    size: number;
+                    /** @description Average price */
+                    price: number;
+                    /** @description Received, after the fee (USDC) */
+                    proceeds: number;
+                    /** @description The fee (USDC) */
+                    fee_usdc: number;
+                }[];
+                /** @description Attempts that found no bid to sell to (then tried again) */
+                empty_attempts: number;
                 levels: {
                     price: number;
                     /** @description Shares taken at this price */
@@ -1523,14 +1699,14 @@ export interface components {
                 proceeds: number;
             } | null;
             /** @enum {unknown} */
-            exit_reason: "take_profit" | "stop_loss" | "time_limit" | "condition" | "resolution";
+            exit_reason: "take_profit" | "stop_loss" | "max_loss" | "time_limit" | "condition" | "resolution";
             /**
              * Format: date-time
              * @description When the position was closed: its sale, or the market's end
              */
             closed_at: string;
             held_s: number;
-            /** @description Proceeds less cost, fees included (USDC) */
+            /** @description Proceeds less cost, fees (and counted rebates) included (USDC) */
             pnl: number;
             /** @description pnl / cost */
             roi: number;
@@ -1561,6 +1737,8 @@ export interface components {
             roi: number | null;
             /** @description Fees of entries and exits (USDC) */
             fees_usdc: number;
+            /** @description Maker rebates counted (count_rebates) (USDC) */
+            rebates_usdc: number;
             time_in_market_s: number;
         };
         BacktestAggregate: {
@@ -1580,6 +1758,8 @@ export interface components {
             sortino: number | null;
             /** @description All fees (USDC) */
             fees_paid: number;
+            /** @description All maker rebates counted (USDC) */
+            rebates_usdc: number;
             avg_slippage_bps: number | null;
             time_in_market_s: number;
             /** @description Of the replayed markets' total length */
@@ -3179,6 +3359,986 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MarketTradePage"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does */
+            403: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
+            404: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMarketEvents: {
+        parameters: {
+            query?: {
+                /** @description Events whose upstream timestamp is at or after: ISO 8601, or epoch milliseconds */
+                start_time?: string;
+                /** @description Events whose upstream timestamp is at or before: ISO 8601, or epoch milliseconds */
+                end_time?: string;
+                /** @description Only these event types, comma-separated: book, price_change, last_trade_price, tick_size_change, best_bid_ask, market_resolved */
+                types?: string;
+                order?: "desc" | "asc";
+                limit?: number;
+                offset?: number;
+                /** @description json: a page; ndjson: every event in the range, one a line, streamed (limit and offset unused) */
+                format?: "json" | "ndjson";
+            };
+            header?: never;
+            path: {
+                /** @description Our slug (`btc-updown-5m-1784851200`) or Polymarket's alias of an hourly or daily market */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the market's events, or (format=ndjson) all of them in the range */
+            200: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding` */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketEventPage"];
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does */
+            403: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
+            404: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBookAt: {
+        parameters: {
+            query: {
+                /** @description The moment (µs precision accepted): ISO 8601, or epoch milliseconds */
+                time: string;
+            };
+            header?: never;
+            path: {
+                /** @description Our slug (`btc-updown-5m-1784851200`) or Polymarket's alias of an hourly or daily market */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The book at that time */
+            200: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BookAt"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does */
+            403: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
+            404: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replayWebSocket: {
+        parameters: {
+            query: {
+                /** @description Replay events whose upstream timestamp is at or after: ISO 8601, or epoch milliseconds */
+                from: string;
+                /** @description Replay events whose upstream timestamp is at or before: ISO 8601, or epoch milliseconds */
+                to: string;
+                /** @description max, or 1 to 1000 (default 1) */
+                speed?: string;
+                /** @description The key, for a browser */
+                api_key?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the replay's WebSocket (the answer to an upgrade) */
+            101: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replay: {
+        parameters: {
+            query: {
+                /** @description Comma-separated token ids (asset ids) and/or market slugs, as in the WebSocket's subscribe message */
+                assets_ids: string;
+                /** @description Replay events whose upstream timestamp is at or after: ISO 8601, or epoch milliseconds */
+                from: string;
+                /** @description Replay events whose upstream timestamp is at or before (at most 7 days after from): ISO 8601, or epoch milliseconds */
+                to: string;
+                /** @description max (as fast as the reader takes them) or a number from 1 to 1000: how many times faster than recorded */
+                speed?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages, streamed */
+            200: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description Requests the replay cost */
+                    "X-Replay-Cost": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does */
+            403: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
+            404: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replayStrategy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and body answers the first result, charging nothing again */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description PolyHistorical's replay body; camelCase or snake_case, one spelling a field */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A resolved market's slug; required */
+                    marketSlug?: string;
+                    /** @description Also accepted as marketSlug */
+                    market_slug?: string;
+                    /**
+                     * @description The outcome bought; required
+                     * @enum {unknown}
+                     */
+                    side?: "UP" | "DOWN";
+                    /** @description All must hold to enter; required */
+                    entryConditions?: {
+                        [key: string]: unknown;
+                    }[];
+                    /** @description Also accepted as entryConditions */
+                    entry_conditions?: {
+                        [key: string]: unknown;
+                    }[];
+                    /** @description Any closes the position */
+                    exitConditions?: {
+                        [key: string]: unknown;
+                    }[];
+                    /** @description Also accepted as exitConditions */
+                    exit_conditions?: {
+                        [key: string]: unknown;
+                    }[];
+                    /** @description Shares per entry; default 100 */
+                    positionSize?: number;
+                    /** @description Also accepted as positionSize */
+                    position_size?: number;
+                    /** @description A forced exit of the position at this drawdown, in percent; default 50 */
+                    maxLossPercent?: number;
+                    /** @description Also accepted as maxLossPercent */
+                    max_loss_percent?: number;
+                    /**
+                     * @description Default MARKET
+                     * @enum {unknown}
+                     */
+                    orderType?: "MARKET" | "LIMIT";
+                    /** @description Also accepted as orderType */
+                    order_type?: string;
+                    latencyMs?: number;
+                    /** @description Also accepted as latencyMs */
+                    latency_ms?: number;
+                    maxFillPrice?: number;
+                    /** @description Also accepted as maxFillPrice */
+                    max_fill_price?: number;
+                    name?: string;
+                    /** @description Seconds to wait for the replay before 202; default 25 */
+                    wait?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The replay */
+            200: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayAnswer"];
+                };
+            };
+            /** @description The replay, still queued or running */
+            202: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description Where to poll the run: /v1/backtest-ai/runs/{id} */
+                    Location: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayPending"];
                 };
             };
             /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
@@ -7081,276 +8241,6 @@ export interface operations {
                 };
             };
             /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
-            403: {
-                headers: {
-                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
-                    "X-Request-Id": string;
-                    /** @description Requests allowed per day, or `unlimited` */
-                    "X-RateLimit-Limit": string;
-                    /** @description Requests left today, or `unlimited` */
-                    "X-RateLimit-Remaining": string;
-                    /** @description Unix seconds of the next 00:00 UTC */
-                    "X-RateLimit-Reset": string;
-                    /** @description The key's plan */
-                    "X-Tier": string;
-                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
-                    "RateLimit-Policy": string;
-                    /** @description IETF draft: what is left of each window, and seconds until it resets */
-                    RateLimit: string;
-                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
-                    "Content-Encoding"?: "br" | "zstd" | "gzip";
-                    /** @description `Accept-Encoding`: the body depends on it */
-                    Vary: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
-            404: {
-                headers: {
-                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
-                    "X-Request-Id": string;
-                    /** @description Requests allowed per day, or `unlimited` */
-                    "X-RateLimit-Limit": string;
-                    /** @description Requests left today, or `unlimited` */
-                    "X-RateLimit-Remaining": string;
-                    /** @description Unix seconds of the next 00:00 UTC */
-                    "X-RateLimit-Reset": string;
-                    /** @description The key's plan */
-                    "X-Tier": string;
-                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
-                    "RateLimit-Policy": string;
-                    /** @description IETF draft: what is left of each window, and seconds until it resets */
-                    RateLimit: string;
-                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
-                    "Content-Encoding"?: "br" | "zstd" | "gzip";
-                    /** @description `Accept-Encoding`: the body depends on it */
-                    Vary: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
-            429: {
-                headers: {
-                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
-                    "X-Request-Id": string;
-                    /** @description Whole seconds to wait before retrying (at least 1) */
-                    "Retry-After": string;
-                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
-                    "Content-Encoding"?: "br" | "zstd" | "gzip";
-                    /** @description `Accept-Encoding`: the body depends on it */
-                    Vary: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description INTERNAL_ERROR: nothing internal leaks */
-            500: {
-                headers: {
-                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
-                    "X-Request-Id": string;
-                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
-                    "Content-Encoding"?: "br" | "zstd" | "gzip";
-                    /** @description `Accept-Encoding`: the body depends on it */
-                    Vary: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
-            503: {
-                headers: {
-                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
-                    "X-Request-Id": string;
-                    /** @description Whole seconds to wait before retrying (at least 1) */
-                    "Retry-After": string;
-                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
-                    "Content-Encoding"?: "br" | "zstd" | "gzip";
-                    /** @description `Accept-Encoding`: the body depends on it */
-                    Vary: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    replayStrategy: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description A retry with the same key and body answers the first result, charging nothing again */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description PolyHistorical's replay body; camelCase or snake_case, one spelling a field */
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description A resolved market's slug; required */
-                    marketSlug?: string;
-                    /** @description Also accepted as marketSlug */
-                    market_slug?: string;
-                    /**
-                     * @description The outcome bought; required
-                     * @enum {unknown}
-                     */
-                    side?: "UP" | "DOWN";
-                    /** @description All must hold to enter; required */
-                    entryConditions?: {
-                        [key: string]: unknown;
-                    }[];
-                    /** @description Also accepted as entryConditions */
-                    entry_conditions?: {
-                        [key: string]: unknown;
-                    }[];
-                    /** @description Any closes the position */
-                    exitConditions?: {
-                        [key: string]: unknown;
-                    }[];
-                    /** @description Also accepted as exitConditions */
-                    exit_conditions?: {
-                        [key: string]: unknown;
-                    }[];
-                    /** @description Shares per entry; default 100 */
-                    positionSize?: number;
-                    /** @description Also accepted as positionSize */
-                    position_size?: number;
-                    /** @description A forced exit of the position at this drawdown, in percent; default 50 */
-                    maxLossPercent?: number;
-                    /** @description Also accepted as maxLossPercent */
-                    max_loss_percent?: number;
-                    /**
-                     * @description Default MARKET
-                     * @enum {unknown}
-                     */
-                    orderType?: "MARKET" | "LIMIT";
-                    /** @description Also accepted as orderType */
-                    order_type?: string;
-                    latencyMs?: number;
-                    /** @description Also accepted as latencyMs */
-                    latency_ms?: number;
-                    maxFillPrice?: number;
-                    /** @description Also accepted as maxFillPrice */
-                    max_fill_price?: number;
-                    name?: string;
-                    /** @description Seconds to wait for the replay before 202; default 25 */
-                    wait?: number;
-                };
-            };
-        };
-        responses: {
-            /** @description The replay */
-            200: {
-                headers: {
-                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
-                    "X-Request-Id": string;
-                    /** @description Requests allowed per day, or `unlimited` */
-                    "X-RateLimit-Limit": string;
-                    /** @description Requests left today, or `unlimited` */
-                    "X-RateLimit-Remaining": string;
-                    /** @description Unix seconds of the next 00:00 UTC */
-                    "X-RateLimit-Reset": string;
-                    /** @description The key's plan */
-                    "X-Tier": string;
-                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
-                    "RateLimit-Policy": string;
-                    /** @description IETF draft: what is left of each window, and seconds until it resets */
-                    RateLimit: string;
-                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
-                    "Content-Encoding"?: "br" | "zstd" | "gzip";
-                    /** @description `Accept-Encoding`: the body depends on it */
-                    Vary: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ReplayAnswer"];
-                };
-            };
-            /** @description The replay, still queued or running */
-            202: {
-                headers: {
-                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
-                    "X-Request-Id": string;
-                    /** @description Requests allowed per day, or `unlimited` */
-                    "X-RateLimit-Limit": string;
-                    /** @description Requests left today, or `unlimited` */
-                    "X-RateLimit-Remaining": string;
-                    /** @description Unix seconds of the next 00:00 UTC */
-                    "X-RateLimit-Reset": string;
-                    /** @description The key's plan */
-                    "X-Tier": string;
-                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
-                    "RateLimit-Policy": string;
-                    /** @description IETF draft: what is left of each window, and seconds until it resets */
-                    RateLimit: string;
-                    /** @description Where to poll the run: /v1/backtest-ai/runs/{id} */
-                    Location: string;
-                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
-                    "Content-Encoding"?: "br" | "zstd" | "gzip";
-                    /** @description `Accept-Encoding`: the body depends on it */
-                    Vary: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ReplayPending"];
-                };
-            };
-            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
-            400: {
-                headers: {
-                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
-                    "X-Request-Id": string;
-                    /** @description Requests allowed per day, or `unlimited` */
-                    "X-RateLimit-Limit": string;
-                    /** @description Requests left today, or `unlimited` */
-                    "X-RateLimit-Remaining": string;
-                    /** @description Unix seconds of the next 00:00 UTC */
-                    "X-RateLimit-Reset": string;
-                    /** @description The key's plan */
-                    "X-Tier": string;
-                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
-                    "RateLimit-Policy": string;
-                    /** @description IETF draft: what is left of each window, and seconds until it resets */
-                    RateLimit: string;
-                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
-                    "Content-Encoding"?: "br" | "zstd" | "gzip";
-                    /** @description `Accept-Encoding`: the body depends on it */
-                    Vary: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
-            401: {
-                headers: {
-                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
-                    "X-Request-Id": string;
-                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
-                    "Content-Encoding"?: "br" | "zstd" | "gzip";
-                    /** @description `Accept-Encoding`: the body depends on it */
-                    Vary: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description TIER_ACCESS_DENIED: the plan does not open this; details.required_plan names one that does */
             403: {
                 headers: {
                     /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */

@@ -23,6 +23,11 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "getSnapshotAt": ("GET", "/v1/markets/{slug}/snapshots/at"),
     "getSeries": ("GET", "/v1/markets/{slug}/series"),
     "listMarketTrades": ("GET", "/v1/markets/{slug}/trades"),
+    "listMarketEvents": ("GET", "/v1/markets/{slug}/events"),
+    "getBookAt": ("GET", "/v1/markets/{slug}/book"),
+    "replayWebSocket": ("GET", "/v1/replay/ws"),
+    "replay": ("GET", "/v1/replay"),
+    "replayStrategy": ("POST", "/v1/replay"),
     "getMarketCoverage": ("GET", "/v1/markets/{slug}/coverage"),
     "listSeries": ("GET", "/v1/series"),
     "exportSnapshots": ("GET", "/v1/markets/{slug}/snapshots/export"),
@@ -43,7 +48,6 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "runBacktest": ("POST", "/v1/backtest-ai/run"),
     "getBacktestRun": ("GET", "/v1/backtest-ai/runs/{id}"),
     "getBacktestRunTrades": ("GET", "/v1/backtest-ai/runs/{id}/markets/{slug}/trades"),
-    "replayStrategy": ("POST", "/v1/replay"),
 }
 
 #: TypedDict -> {field: 'datetime' | the TypedDict of an object field | 'value'}, in field order:
@@ -54,29 +58,33 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "AccountKey": {"id": "value", "name": "value", "account": "value", "created_at": "datetime"},
     "AccountQuota": {"included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
     "AccountUsage": {"minute": "UsageWindow", "day": "UsageWindow"},
-    "BacktestAggregate": {"markets": "value", "markets_traded": "value", "trades": "value", "pnl": "value", "cost": "value", "roi": "value", "win_rate": "value", "profit_factor": "value", "max_drawdown": "value", "sharpe": "value", "sortino": "value", "fees_paid": "value", "avg_slippage_bps": "value", "time_in_market_s": "value", "time_in_market_pct": "value", "orders_unfilled": "value", "equity_curve": "value"},
+    "BacktestAggregate": {"markets": "value", "markets_traded": "value", "trades": "value", "pnl": "value", "cost": "value", "roi": "value", "win_rate": "value", "profit_factor": "value", "max_drawdown": "value", "sharpe": "value", "sortino": "value", "fees_paid": "value", "rebates_usdc": "value", "avg_slippage_bps": "value", "time_in_market_s": "value", "time_in_market_pct": "value", "orders_unfilled": "value", "equity_curve": "value"},
     "BacktestAggregateEquityCurveItem": {"time": "datetime", "equity": "value"},
-    "BacktestMarketResult": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value", "snapshots": "value", "trades": "value", "orders_unfilled": "value", "pnl": "value", "cost": "value", "roi": "value", "fees_usdc": "value", "time_in_market_s": "value"},
+    "BacktestMarketResult": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value", "snapshots": "value", "trades": "value", "orders_unfilled": "value", "pnl": "value", "cost": "value", "roi": "value", "fees_usdc": "value", "rebates_usdc": "value", "time_in_market_s": "value"},
     "BacktestMarketTrades": {"run_id": "value", "slug": "value", "total": "value", "limit": "value", "offset": "value", "trades": "value"},
     "BacktestQuota": {"plan": "value", "included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
-    "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
+    "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "definition_text": "value", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
     "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "generated_strategy": "StrategyDefinition", "aggregate": "BacktestAggregate", "results": "value", "results_page": "BacktestRunAnswerResultsPage", "unresolved": "value"},
     "BacktestRunAnswerResultsPage": {"total": "value", "limit": "value", "offset": "value"},
     "BacktestRunAnswerUnresolvedItem": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
     "BacktestRunProgress": {"markets_done": "value", "markets_total": "value"},
     "BacktestTrade": {"entry": "BacktestTradeEntry", "exit": "BacktestTradeExitOption1", "settlement": "BacktestTradeSettlementOption1", "exit_reason": "value", "closed_at": "datetime", "held_s": "value", "pnl": "value", "roi": "value"},
-    "BacktestTradeEntry": {"decision_time": "datetime", "fill_time": "datetime", "order_type": "value", "limit_price": "value", "price": "value", "size": "value", "shares_received": "value", "cost": "value", "fee_usdc": "value", "fee_shares": "value", "maker_size": "value", "mid_at_decision": "value", "slippage_bps": "value", "levels": "value"},
+    "BacktestTradeEntry": {"decision_time": "datetime", "fill_time": "datetime", "last_fill_time": "datetime", "order_type": "value", "limit_price": "value", "queue_ahead": "value", "price": "value", "size": "value", "unfilled": "value", "shares_received": "value", "cost": "value", "fee_usdc": "value", "fee_shares": "value", "maker_size": "value", "rebate_usdc": "value", "mid_at_decision": "value", "slippage_bps": "value", "levels": "value"},
     "BacktestTradeEntryLevelsItem": {"price": "value", "size": "value"},
-    "BacktestTradeExitOption1": {"reason": "value", "decision_time": "datetime", "fill_time": "datetime", "price": "value", "size": "value", "proceeds": "value", "fee_usdc": "value", "mid_at_decision": "value", "slippage_bps": "value", "levels": "value"},
+    "BacktestTradeExitOption1": {"reason": "value", "decision_time": "datetime", "fill_time": "datetime", "price": "value", "size": "value", "unsold": "value", "proceeds": "value", "fee_usdc": "value", "mid_at_decision": "value", "slippage_bps": "value", "attempts": "value", "empty_attempts": "value", "levels": "value"},
+    "BacktestTradeExitOption1AttemptsItem": {"time": "datetime", "size": "value", "price": "value", "proceeds": "value", "fee_usdc": "value"},
     "BacktestTradeExitOption1LevelsItem": {"price": "value", "size": "value"},
     "BacktestTradeSettlementOption1": {"shares": "value", "payout_per_share": "value", "proceeds": "value"},
+    "BookAt": {"slug": "value", "requested_time": "datetime", "last_event_at": "datetime", "last_event_type": "value", "up": "TokenBook", "down": "TokenBook"},
+    "BookIntegrity": {"book_matches": "value", "book_mismatches": "value", "best_matches": "value", "best_mismatches": "value"},
     "Candle": {"open_time": "datetime", "close_time": "datetime", "timestamp": "value", "open": "value", "high": "value", "low": "value", "close": "value", "volume": "value", "quote_volume": "value", "trades": "value", "taker_buy_volume": "value", "taker_buy_quote_volume": "value"},
     "CandlePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
-    "Coverage": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "resolved": "value", "cadence_seconds": "value", "until": "datetime", "expected_snapshots": "value", "recorded_snapshots": "value", "missing_snapshots": "value", "coverage": "value", "largest_gap_seconds": "value", "gaps": "value"},
+    "Coverage": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "resolved": "value", "cadence_seconds": "value", "until": "datetime", "expected_snapshots": "value", "recorded_snapshots": "value", "missing_snapshots": "value", "coverage": "value", "largest_gap_seconds": "value", "gaps": "value", "events": "EventCoverage", "book_integrity": "BookIntegrity"},
     "DepthPage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
     "DepthSnapshot": {"time": "datetime", "timestamp": "value", "price": "value", "bids": "value", "asks": "value"},
     "Error": {"success": "value", "error": "ErrorError", "request_id": "value", "timestamp": "datetime"},
     "ErrorError": {"code": "value", "message": "value", "details": "value"},
+    "EventCoverage": {"count": "value", "first_timestamp": "datetime", "last_timestamp": "datetime", "first_received_at": "datetime", "last_received_at": "datetime"},
     "ExecutionPrice": {"slug": "value", "outcome": "value", "side": "value", "size": "value", "time": "datetime", "snapshot_time": "datetime", "mid": "value", "best_price": "value", "average_price": "value", "slippage_bps": "value", "filled": "value", "unfilled": "value", "notional": "value", "fee_usdc": "value", "fee_shares": "value", "levels": "value", "fee_schedule": "FeeSchedule"},
     "ExecutionPriceLevelsItem": {"price": "value", "size": "value"},
     "FeeSchedule": {"rate": "value", "exponent": "value", "taker_only": "value", "rebate_rate": "value"},
@@ -90,6 +98,8 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "MarkPrice": {"time": "datetime", "timestamp": "value", "mark_price": "value", "index_price": "value", "estimated_settle_price": "value", "funding_rate": "value", "next_funding_time": "datetime"},
     "MarkPricePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
     "Market": {"slug": "value", "winner": "value", "market_id": "value", "event_id": "value", "market_type": "value", "start_time": "datetime", "end_time": "datetime", "coin_price_start": "value", "coin_price_end": "value", "condition_id": "value", "clob_token_up": "value", "clob_token_down": "value", "final_volume": "value", "final_liquidity": "value", "resolved_at": "datetime", "created_at": "datetime", "updated_at": "datetime", "coin": "value", "polymarket_slug": "value", "settlement": "Settlement", "fee_schedule": "FeeSchedule"},
+    "MarketEvent": {"event_type": "value", "timestamp": "value", "received_at": "datetime"},
+    "MarketEventPage": {"slug": "value", "events": "value", "total": "value", "limit": "value", "offset": "value"},
     "MarketList": {"markets": "value", "total": "value", "limit": "value", "offset": "value", "warning": "value"},
     "MarketSeries": {"slug": "value", "points": "value", "total": "value", "bucket_us": "value", "snapshots": "value"},
     "MarketTrade": {"time": "datetime", "outcome": "value", "token_id": "value", "side": "value", "price": "value", "size": "value", "fee_rate_bps": "value"},
@@ -116,13 +126,62 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "SnapshotAt": {"slug": "value", "requested_time": "datetime", "distance_us": "value", "snapshot": "Snapshot"},
     "SnapshotPage": {"market": "Market", "snapshots": "value", "total": "value", "limit": "value", "offset": "value"},
     "SpanCoverage": {"expected_snapshots": "value", "recorded_snapshots": "value", "coverage": "value"},
-    "Strategy": {"id": "value", "name": "value", "definition": "StrategyDefinition", "source": "value", "prompt": "value", "preset": "value", "generator": "value", "model": "value", "notes": "value", "created_at": "datetime"},
-    "StrategyDefinition": {"version": "value", "name": "value", "side": "value", "entry": "value", "exit": "StrategyDefinitionExit", "order_type": "value", "limit_price": "StrategyDefinitionLimitPriceOption1", "limit_expiry_s": "value", "position_size": "value", "max_fill_price": "value", "max_loss_percent": "value", "max_entries_per_market": "value", "latency_ms": "value"},
-    "StrategyDefinitionEntryItem": {"feature": "value", "op": "value", "value": "value"},
+    "Strategy": {"id": "value", "name": "value", "definition": "StrategyDefinition", "definition_text": "value", "source": "value", "prompt": "value", "preset": "value", "generator": "value", "model": "value", "notes": "value", "created_at": "datetime"},
+    "StrategyDefinition": {"version": "value", "name": "value", "side": "value", "entry": "value", "exit": "StrategyDefinitionExit", "order_type": "value", "limit_price": "StrategyDefinitionLimitPriceOption1", "limit_expiry_s": "value", "count_rebates": "value", "position_size": "value", "max_fill_price": "value", "max_loss_percent": "value", "max_entries_per_market": "value", "latency_ms": "value"},
+    "StrategyDefinitionEntryItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption2": {"all": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption2": {"all": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption3": {"any": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption2AllItemOption4": {"not": "StrategyDefinitionEntryItemOption2AllItemOption4Not"},
+    "StrategyDefinitionEntryItemOption2AllItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption3": {"any": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption2": {"all": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption3": {"any": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption4": {"not": "StrategyDefinitionEntryItemOption3AnyItemOption4Not"},
+    "StrategyDefinitionEntryItemOption3AnyItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption4": {"not": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption2": {"all": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption3": {"any": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionEntryItemOption4NotOption4": {"not": "StrategyDefinitionEntryItemOption4NotOption4Not"},
+    "StrategyDefinitionEntryItemOption4NotOption4Not": {"feature": "value", "op": "value", "value": "value"},
     "StrategyDefinitionExit": {"conditions": "value", "take_profit_pct": "value", "stop_loss_pct": "value", "time_limit_s": "value", "hold_to_resolution": "value"},
-    "StrategyDefinitionExitConditionsItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption2": {"all": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption2": {"all": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption3": {"any": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption4": {"not": "StrategyDefinitionExitConditionsItemOption2AllItemOption4Not"},
+    "StrategyDefinitionExitConditionsItemOption2AllItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption3": {"any": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption2": {"all": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption3": {"any": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption4": {"not": "StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not"},
+    "StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption4": {"not": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption1": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption2": {"all": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption2AllItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption3": {"any": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem": {"feature": "value", "op": "value", "value": "value"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption4": {"not": "StrategyDefinitionExitConditionsItemOption4NotOption4Not"},
+    "StrategyDefinitionExitConditionsItemOption4NotOption4Not": {"feature": "value", "op": "value", "value": "value"},
     "StrategyDefinitionLimitPriceOption1": {"reference": "value", "offset": "value"},
     "StrategyList": {"strategies": "value", "total": "value", "limit": "value", "offset": "value"},
+    "TokenBook": {"token_id": "value", "book": "OrderBook", "has_book": "value", "last_trade_price": "value", "tick_size": "value"},
     "Trade": {"id": "value", "time": "datetime", "timestamp": "value", "price": "value", "size": "value", "side": "value", "is_buyer_maker": "value"},
     "UsageWindow": {"used": "value", "limit": "value", "remaining": "value", "resets_at": "datetime"},
 }
@@ -360,6 +419,31 @@ class MarketSeries(TypedDict):
     snapshots: List[Snapshot]
 
 
+class EventCoverage(TypedDict):
+    #: Market-channel messages recorded (GET /v1/markets/{slug}/events)
+    count: int
+    #: The first event's upstream timestamp
+    first_timestamp: str
+    #: The last event's upstream timestamp
+    last_timestamp: str
+    #: When the first was received (µs)
+    first_received_at: str
+    #: When the last was received (µs)
+    last_received_at: str
+
+
+class BookIntegrity(TypedDict):
+    "The book rebuilt from events checked against what the upstream said (DESIGN 3.10)"
+    #: book messages equal to the book rebuilt before them
+    book_matches: int
+    #: book messages that differed (never repaired)
+    book_mismatches: int
+    #: price_change entries whose best bid and ask the rebuilt book had
+    best_matches: int
+    #: price_change entries whose best bid or ask it did not have
+    best_mismatches: int
+
+
 RecordingGap = TypedDict("RecordingGap", {"from": "str", "to": "str", "seconds": "float", "missing_snapshots": "int", "cause": "str", "detail": "Optional[str]"}, total=True)
 
 
@@ -377,6 +461,10 @@ class Coverage(TypedDict):
     coverage: Optional[float]
     largest_gap_seconds: float
     gaps: List[RecordingGap]
+    #: What the market's events cover; null without events
+    events: Optional[EventCoverage]
+    #: The book-integrity counts of its events; null when never counted
+    book_integrity: Optional[BookIntegrity]
 
 
 class MarketTradePage(TypedDict):
@@ -386,6 +474,43 @@ class MarketTradePage(TypedDict):
     total: int
     limit: int
     offset: int
+
+
+class MarketEvent(TypedDict):
+    "One market-channel message exactly as Polymarket sent it (every field, decimals as strings), plus received_at (docs/events.md)"
+    event_type: Literal["book", "price_change", "last_trade_price", "tick_size_change", "best_bid_ask", "market_resolved"]
+    #: The upstream's timestamp, epoch milliseconds as it sent it
+    timestamp: str
+    #: When our collector received it, ISO 8601 with microseconds
+    received_at: str
+
+
+class MarketEventPage(TypedDict):
+    slug: str
+    events: List[MarketEvent]
+    #: Events in the range; page until offset reaches it
+    total: int
+    limit: int
+    offset: int
+
+
+class TokenBook(TypedDict):
+    token_id: str
+    book: OrderBook
+    #: False until the token's first book message: the levels are then only the changes seen
+    has_book: bool
+    last_trade_price: Optional[float]
+    tick_size: Optional[float]
+
+
+class BookAt(TypedDict):
+    slug: str
+    requested_time: str
+    #: Receive time of the last event applied (µs): the book is as it stood from then on
+    last_event_at: str
+    last_event_type: str
+    up: TokenBook
+    down: TokenBook
 
 
 class SpanCoverage(TypedDict):
@@ -580,28 +705,308 @@ class ExecutionPrice(TypedDict):
     fee_schedule: Optional[FeeSchedule]
 
 
-class StrategyDefinitionEntryItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct
+class StrategyDefinitionEntryItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
     value: Union[float, str]
 
 
-class StrategyDefinitionExitConditionsItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct
+class StrategyDefinitionEntryItemOption2AllItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
     value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption2AllItemOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption2AllItemOption2(TypedDict):
+    all: List[StrategyDefinitionEntryItemOption2AllItemOption2AllItem]
+
+
+class StrategyDefinitionEntryItemOption2AllItemOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption2AllItemOption3(TypedDict):
+    any: List[StrategyDefinitionEntryItemOption2AllItemOption3AnyItem]
+
+
+class StrategyDefinitionEntryItemOption2AllItemOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionEntryItemOption2AllItemOption4 = TypedDict("StrategyDefinitionEntryItemOption2AllItemOption4", {"not": "StrategyDefinitionEntryItemOption2AllItemOption4Not"}, total=True)
+
+
+class StrategyDefinitionEntryItemOption2(TypedDict):
+    all: List[Union[StrategyDefinitionEntryItemOption2AllItemOption1, StrategyDefinitionEntryItemOption2AllItemOption2, StrategyDefinitionEntryItemOption2AllItemOption3, StrategyDefinitionEntryItemOption2AllItemOption4]]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption2(TypedDict):
+    all: List[StrategyDefinitionEntryItemOption3AnyItemOption2AllItem]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption3(TypedDict):
+    any: List[StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem]
+
+
+class StrategyDefinitionEntryItemOption3AnyItemOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionEntryItemOption3AnyItemOption4 = TypedDict("StrategyDefinitionEntryItemOption3AnyItemOption4", {"not": "StrategyDefinitionEntryItemOption3AnyItemOption4Not"}, total=True)
+
+
+class StrategyDefinitionEntryItemOption3(TypedDict):
+    any: List[Union[StrategyDefinitionEntryItemOption3AnyItemOption1, StrategyDefinitionEntryItemOption3AnyItemOption2, StrategyDefinitionEntryItemOption3AnyItemOption3, StrategyDefinitionEntryItemOption3AnyItemOption4]]
+
+
+class StrategyDefinitionEntryItemOption4NotOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption4NotOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption4NotOption2(TypedDict):
+    all: List[StrategyDefinitionEntryItemOption4NotOption2AllItem]
+
+
+class StrategyDefinitionEntryItemOption4NotOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionEntryItemOption4NotOption3(TypedDict):
+    any: List[StrategyDefinitionEntryItemOption4NotOption3AnyItem]
+
+
+class StrategyDefinitionEntryItemOption4NotOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionEntryItemOption4NotOption4 = TypedDict("StrategyDefinitionEntryItemOption4NotOption4", {"not": "StrategyDefinitionEntryItemOption4NotOption4Not"}, total=True)
+
+
+StrategyDefinitionEntryItemOption4 = TypedDict("StrategyDefinitionEntryItemOption4", {"not": "Union[StrategyDefinitionEntryItemOption4NotOption1, StrategyDefinitionEntryItemOption4NotOption2, StrategyDefinitionEntryItemOption4NotOption3, StrategyDefinitionEntryItemOption4NotOption4]"}, total=True)
+
+
+class StrategyDefinitionExitConditionsItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption2(TypedDict):
+    all: List[StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption3(TypedDict):
+    any: List[StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem]
+
+
+class StrategyDefinitionExitConditionsItemOption2AllItemOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionExitConditionsItemOption2AllItemOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption2AllItemOption4", {"not": "StrategyDefinitionExitConditionsItemOption2AllItemOption4Not"}, total=True)
+
+
+class StrategyDefinitionExitConditionsItemOption2(TypedDict):
+    all: List[Union[StrategyDefinitionExitConditionsItemOption2AllItemOption1, StrategyDefinitionExitConditionsItemOption2AllItemOption2, StrategyDefinitionExitConditionsItemOption2AllItemOption3, StrategyDefinitionExitConditionsItemOption2AllItemOption4]]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption2(TypedDict):
+    all: List[StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption3(TypedDict):
+    any: List[StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem]
+
+
+class StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionExitConditionsItemOption3AnyItemOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption3AnyItemOption4", {"not": "StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not"}, total=True)
+
+
+class StrategyDefinitionExitConditionsItemOption3(TypedDict):
+    any: List[Union[StrategyDefinitionExitConditionsItemOption3AnyItemOption1, StrategyDefinitionExitConditionsItemOption3AnyItemOption2, StrategyDefinitionExitConditionsItemOption3AnyItemOption3, StrategyDefinitionExitConditionsItemOption3AnyItemOption4]]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption1(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption2AllItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption2(TypedDict):
+    all: List[StrategyDefinitionExitConditionsItemOption4NotOption2AllItem]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption3(TypedDict):
+    any: List[StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem]
+
+
+class StrategyDefinitionExitConditionsItemOption4NotOption4Not(TypedDict):
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    feature: str
+    op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
+    #: A number, or another feature to compare with
+    value: Union[float, str]
+
+
+StrategyDefinitionExitConditionsItemOption4NotOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption4NotOption4", {"not": "StrategyDefinitionExitConditionsItemOption4NotOption4Not"}, total=True)
+
+
+StrategyDefinitionExitConditionsItemOption4 = TypedDict("StrategyDefinitionExitConditionsItemOption4", {"not": "Union[StrategyDefinitionExitConditionsItemOption4NotOption1, StrategyDefinitionExitConditionsItemOption4NotOption2, StrategyDefinitionExitConditionsItemOption4NotOption3, StrategyDefinitionExitConditionsItemOption4NotOption4]"}, total=True)
 
 
 class StrategyDefinitionExit(TypedDict):
-    #: Any of them closes the position (a market sell)
-    conditions: List[StrategyDefinitionExitConditionsItem]
-    #: Sell once the best bid is this many percent above the entry price; null: none
+    #: Any of them closes the position (a market sell, retried until sold or the market ends)
+    conditions: List[Union[StrategyDefinitionExitConditionsItemOption1, StrategyDefinitionExitConditionsItemOption2, StrategyDefinitionExitConditionsItemOption3, StrategyDefinitionExitConditionsItemOption4]]
+    #: Sell once the best bid less the exit's fee is this many percent above the cost of a share held; null: none
     take_profit_pct: Optional[float]
-    #: Sell once the best bid is this many percent below the entry price; null: none
+    #: Sell once the best bid less the exit's fee is this many percent below the cost of a share held; null: none
     stop_loss_pct: Optional[float]
     #: Sell once the position is this many seconds old; null: none
     time_limit_s: Optional[int]
@@ -617,25 +1022,28 @@ class StrategyDefinitionLimitPriceOption1(TypedDict):
 
 
 class StrategyDefinition(TypedDict):
-    "A backtest strategy (version 1); docs/backtests.md explains every rule"
-    version: Literal[1]
+    "A backtest strategy (version 2, or 1); docs/backtests.md explains every rule"
+    #: 2 (condition trees, lookbacks); 1 is still accepted as it was
+    version: Literal[1, 2]
     name: str
     #: The outcome token bought
     side: Literal["UP", "DOWN"]
     #: All must hold to enter; none: enter at the first snapshot
-    entry: List[StrategyDefinitionEntryItem]
+    entry: List[Union[StrategyDefinitionEntryItemOption1, StrategyDefinitionEntryItemOption2, StrategyDefinitionEntryItemOption3, StrategyDefinitionEntryItemOption4]]
     exit: StrategyDefinitionExit
     #: How entries are placed (exits sell at market)
     order_type: Literal["MARKET", "LIMIT"]
     #: A LIMIT entry's price rule; null for MARKET (default for LIMIT: the best bid)
     limit_price: Optional[StrategyDefinitionLimitPriceOption1]
-    #: A resting limit order is cancelled after this many seconds; null: at the market's end
+    #: A resting limit order is cancelled this many seconds after it joins the book (alias expire_after_s); null: at the market's end
     limit_expiry_s: Optional[int]
+    #: true: resting (maker) fills earn the market's fee_schedule.rebate_rate of the taker fee, added to PnL and reported as rebate_usdc
+    count_rebates: bool
     #: Shares bought per entry
     position_size: float
     #: A buy takes no level above this price; null: no cap
     max_fill_price: Optional[float]
-    #: No new entry once the run's realized loss reaches this percent of its capital (position_size USDC); null: none
+    #: Sell a position once it has lost this percent of its cost, valued at the best bid less the exit's fee (also when held to resolution); null: none
     max_loss_percent: Optional[float]
     max_entries_per_market: int
     #: An order fills at the first snapshot at or after decision + latency; null (default): the next snapshot
@@ -719,14 +1127,19 @@ class BacktestTradeEntryLevelsItem(TypedDict):
 class BacktestTradeEntry(TypedDict):
     #: The snapshot whose features decided the entry
     decision_time: str
-    #: The snapshot the order first filled against
+    #: The order's first fill: the snapshot it filled against, or a trade it filled from resting
     fill_time: str
+    #: The order's last fill
+    last_fill_time: str
     order_type: Literal["MARKET", "LIMIT"]
     limit_price: Optional[float]
+    queue_ahead: Optional[float]
     #: Average fill price
     price: float
     #: Shares bought
     size: float
+    #: Shares of the order never bought (depth ran out, or the limit expired or was cancelled)
+    unfilled: float
     #: Shares held after the fee taken in shares
     shares_received: float
     #: Paid for the shares (USDC)
@@ -737,10 +1150,25 @@ class BacktestTradeEntry(TypedDict):
     fee_shares: float
     #: Of the shares, those bought by a resting limit order
     maker_size: float
+    #: Maker rebate earned, in PnL; 0 unless the definition's count_rebates (USDC)
+    rebate_usdc: float
     mid_at_decision: float
     #: Average price against the mid at the decision; positive is worse
     slippage_bps: float
     levels: List[BacktestTradeEntryLevelsItem]
+
+
+class BacktestTradeExitOption1AttemptsItem(TypedDict):
+    #: The snapshot this attempt sold against
+    time: str
+    #: Shares sold
+    size: float
+    #: Average price
+    price: float
+    #: Received, after the fee (USDC)
+    proceeds: float
+    #: The fee (USDC)
+    fee_usdc: float
 
 
 class BacktestTradeExitOption1LevelsItem(TypedDict):
@@ -750,20 +1178,24 @@ class BacktestTradeExitOption1LevelsItem(TypedDict):
 
 
 class BacktestTradeExitOption1(TypedDict):
-    reason: Literal["take_profit", "stop_loss", "time_limit", "condition", "resolution"]
+    reason: Literal["take_profit", "stop_loss", "max_loss", "time_limit", "condition", "resolution"]
     decision_time: Optional[str]
-    #: The snapshot the sale filled against
-    fill_time: str
-    #: Average sale price
-    price: float
+    fill_time: Optional[str]
+    price: Optional[float]
     #: Shares sold
     size: float
+    #: Shares the exit could not sell before the market's end (settled)
+    unsold: float
     #: Received, after the fee (USDC)
     proceeds: float
     #: The fee (USDC)
     fee_usdc: float
     mid_at_decision: Optional[float]
     slippage_bps: Optional[float]
+    #: Each sale, in order: an exit not filled at once keeps selling at each later snapshot
+    attempts: List[BacktestTradeExitOption1AttemptsItem]
+    #: Attempts that found no bid to sell to (then tried again)
+    empty_attempts: int
     levels: List[BacktestTradeExitOption1LevelsItem]
 
 
@@ -779,11 +1211,11 @@ class BacktestTrade(TypedDict):
     entry: BacktestTradeEntry
     exit: Optional[BacktestTradeExitOption1]
     settlement: Optional[BacktestTradeSettlementOption1]
-    exit_reason: Literal["take_profit", "stop_loss", "time_limit", "condition", "resolution"]
+    exit_reason: Literal["take_profit", "stop_loss", "max_loss", "time_limit", "condition", "resolution"]
     #: When the position was closed: its sale, or the market's end
     closed_at: str
     held_s: float
-    #: Proceeds less cost, fees included (USDC)
+    #: Proceeds less cost, fees (and counted rebates) included (USDC)
     pnl: float
     #: pnl / cost
     roi: float
@@ -808,6 +1240,8 @@ class BacktestMarketResult(TypedDict):
     roi: Optional[float]
     #: Fees of entries and exits (USDC)
     fees_usdc: float
+    #: Maker rebates counted (count_rebates) (USDC)
+    rebates_usdc: float
     time_in_market_s: float
 
 
@@ -835,6 +1269,8 @@ class BacktestAggregate(TypedDict):
     sortino: Optional[float]
     #: All fees (USDC)
     fees_paid: float
+    #: All maker rebates counted (USDC)
+    rebates_usdc: float
     avg_slippage_bps: Optional[float]
     time_in_market_s: float
     #: Of the replayed markets' total length
@@ -847,6 +1283,8 @@ class Strategy(TypedDict):
     id: str
     name: str
     definition: StrategyDefinition
+    #: The definition in plain words, a line per part (what the engine follows, nothing more)
+    definition_text: str
     source: Literal["prompt", "preset", "definition"]
     prompt: Optional[str]
     preset: Optional[str]
@@ -873,6 +1311,8 @@ class BacktestRun(TypedDict):
     start_time: Optional[str]
     end_time: Optional[str]
     definition: StrategyDefinition
+    #: The definition in plain words, a line per part (what the engine follows, nothing more)
+    definition_text: str
     progress: BacktestRunProgress
     error: Optional[str]
     #: When it was stored
@@ -966,6 +1406,72 @@ class ListMarketTradesQuery(TypedDict, total=False):
     start_time: str
     #: Trades at or before: ISO 8601, or epoch milliseconds
     end_time: str
+
+
+class ListMarketEventsQuery(TypedDict, total=False):
+    "Query of listMarketEvents"
+    #: Events whose upstream timestamp is at or after: ISO 8601, or epoch milliseconds
+    start_time: str
+    #: Events whose upstream timestamp is at or before: ISO 8601, or epoch milliseconds
+    end_time: str
+    #: Only these event types, comma-separated: book, price_change, last_trade_price, tick_size_change, best_bid_ask, market_resolved
+    types: str
+    order: Literal["desc", "asc"]
+    limit: int
+    offset: int
+    #: json: a page; ndjson: every event in the range, one a line, streamed (limit and offset unused)
+    format: Literal["json", "ndjson"]
+
+
+class GetBookAtQuery(TypedDict):
+    "Query of getBookAt"
+    #: The moment (µs precision accepted): ISO 8601, or epoch milliseconds
+    time: str
+
+
+ReplayWebSocketQuery = TypedDict("ReplayWebSocketQuery", {"from": "str", "to": "str", "speed": "str", "api_key": "str"}, total=True)
+
+
+ReplayQuery = TypedDict("ReplayQuery", {"assets_ids": "str", "from": "str", "to": "str", "speed": "str"}, total=True)
+
+
+class ReplayStrategyBody(TypedDict, total=False):
+    "PolyHistorical's replay body; camelCase or snake_case, one spelling a field"
+    #: A resolved market's slug; required
+    marketSlug: str
+    #: Also accepted as marketSlug
+    market_slug: str
+    #: The outcome bought; required
+    side: Literal["UP", "DOWN"]
+    #: All must hold to enter; required
+    entryConditions: List[Dict[str, Any]]
+    #: Also accepted as entryConditions
+    entry_conditions: List[Dict[str, Any]]
+    #: Any closes the position
+    exitConditions: List[Dict[str, Any]]
+    #: Also accepted as exitConditions
+    exit_conditions: List[Dict[str, Any]]
+    #: Shares per entry; default 100
+    positionSize: float
+    #: Also accepted as positionSize
+    position_size: float
+    #: A forced exit of the position at this drawdown, in percent; default 50
+    maxLossPercent: float
+    #: Also accepted as maxLossPercent
+    max_loss_percent: float
+    #: Default MARKET
+    orderType: Literal["MARKET", "LIMIT"]
+    #: Also accepted as orderType
+    order_type: str
+    latencyMs: int
+    #: Also accepted as latencyMs
+    latency_ms: int
+    maxFillPrice: float
+    #: Also accepted as maxFillPrice
+    max_fill_price: float
+    name: str
+    #: Seconds to wait for the replay before 202; default 25
+    wait: float
 
 
 class ExportSnapshotsQuery(TypedDict, total=False):
@@ -1214,42 +1720,3 @@ class GetBacktestRunTradesQuery(TypedDict, total=False):
     "Query of getBacktestRunTrades"
     limit: int
     offset: int
-
-
-class ReplayStrategyBody(TypedDict, total=False):
-    "PolyHistorical's replay body; camelCase or snake_case, one spelling a field"
-    #: A resolved market's slug; required
-    marketSlug: str
-    #: Also accepted as marketSlug
-    market_slug: str
-    #: The outcome bought; required
-    side: Literal["UP", "DOWN"]
-    #: All must hold to enter; required
-    entryConditions: List[Dict[str, Any]]
-    #: Also accepted as entryConditions
-    entry_conditions: List[Dict[str, Any]]
-    #: Any closes the position
-    exitConditions: List[Dict[str, Any]]
-    #: Also accepted as exitConditions
-    exit_conditions: List[Dict[str, Any]]
-    #: Shares per entry; default 100
-    positionSize: float
-    #: Also accepted as positionSize
-    position_size: float
-    #: A forced exit of the position at this drawdown, in percent; default 50
-    maxLossPercent: float
-    #: Also accepted as maxLossPercent
-    max_loss_percent: float
-    #: Default MARKET
-    orderType: Literal["MARKET", "LIMIT"]
-    #: Also accepted as orderType
-    order_type: str
-    latencyMs: int
-    #: Also accepted as latencyMs
-    latency_ms: int
-    maxFillPrice: float
-    #: Also accepted as maxFillPrice
-    max_fill_price: float
-    name: str
-    #: Seconds to wait for the replay before 202; default 25
-    wait: float

@@ -59,7 +59,7 @@ import { replayRoutes } from "./routes/replay.ts";
 import { bookComponents, bookRoutes } from "./routes/book.ts";
 import { BACKTEST_SCHEMAS } from "../backtest/wire.ts";
 import { runComponents, runRoutes } from "./routes/backtest-runs.ts";
-import { replayComponents, replayRoutes } from "./routes/backtest-replay.ts";
+import { replayComponents, replayRoutes as backtestReplayRoutes } from "./routes/backtest-replay.ts";
 import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies.ts";
 import { executionPriceComponents, executionPriceRoutes } from "./routes/execution-price.ts";
 import { webPageRoutes } from "./web-page.ts";
@@ -268,7 +268,7 @@ function v1Api(ctx: AppContext, routes: RouteTable, meter: OnRequest): FastifyPl
       executionPriceRoutes,
       strategyRoutes,
       runRoutes,
-      replayRoutes,
+      backtestReplayRoutes,
     ]) {
       await api.register(async (scope) => routes(scope, ctx));
     }

@@ -122,7 +122,7 @@ function entries(d: StrategyDefinition): number[] {
   for (let i = 0; i < SNAPS.length; i++) {
     const sec = SNAPS[i].time / 1e6 - T0;
     const only = { ...d, entry: [...d.entry, { feature: "elapsed_s", op: ">=" as const, value: sec }] };
-    const r = replayMarket(only, MARKET, SNAPS.slice(0, i + 1), { realizedPnl: 0 });
+    const r = replayMarket(only, MARKET, SNAPS.slice(0, i + 1), []);
     if (r.trades.length > 0) seconds.push(sec);
   }
   return seconds;
@@ -176,7 +176,7 @@ describe("condition trees: all, any, not, nested, with lookbacks", () => {
         conditions: [{ all: [rose, { feature: "price_up", op: ">=", value: 0.55 }] }],
       },
     });
-    const r = replayMarket(d, MARKET, SNAPS, { realizedPnl: 0 });
+    const r = replayMarket(d, MARKET, SNAPS, []);
     assert.equal(r.trades.length, 1);
     assert.deepEqual(
       [r.trades[0].exit_reason, r.trades[0].exit?.decision_time],
@@ -187,8 +187,8 @@ describe("condition trees: all, any, not, nested, with lookbacks", () => {
   test("a version 1 definition gives the same bytes as the same rules in version 2", () => {
     const v1 = def([cheap], { version: 1 });
     const v2 = def([cheap], { version: 2 });
-    const a = replayMarket(v1, MARKET, SNAPS, { realizedPnl: 0 });
-    const b = replayMarket(v2, MARKET, SNAPS, { realizedPnl: 0 });
+    const a = replayMarket(v1, MARKET, SNAPS, []);
+    const b = replayMarket(v2, MARKET, SNAPS, []);
     assert.equal(JSON.stringify(a), JSON.stringify(b));
     assert.ok(a.trades.length > 0);
   });

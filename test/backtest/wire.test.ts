@@ -73,6 +73,7 @@ test("a run stored by the engine before issue 24 answers with the new fields as 
   const run: RunRecord = {
     id: "r1",
     keyId: "k1",
+    account: "a1",
     strategyId: null,
     definition: JSON.stringify(oldDefinition),
     selection: JSON.stringify({
