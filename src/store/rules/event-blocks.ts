@@ -27,7 +27,8 @@ import {
  *   re-encoded in the compressed form into one row each, the rest kept as the tail. A tail nobody has
  *   appended to for SEAL_IDLE_US (the market ended, the coin's feed stopped) is sealed whole by a
  *   later append of any stream, a few streams an append. So an append writes only its new events,
- *   and each event is encoded about twice in all.
+ *   and each event is encoded about twice in all. A batch of BULK_EVENTS or more that starts past the
+ *   stream's end with no tail (an import, the demo's seeding) is sealed as it is written.
  * - Idempotence: an event is its receive time and its message (every field); events already stored
  *   are found by decoding only the blocks whose spans the batch overlaps (none when it only extends
  *   the stream, the live case), and a batch's own repeats are dropped. New events that fall inside
@@ -41,6 +42,8 @@ import {
 
 /** Events a sealed block holds (more only when one receive time holds more). */
 export const BLOCK_EVENTS = 4096;
+/** A batch of this many events past a stream's end (and no tail) is sealed at once, not made a tail. */
+export const BULK_EVENTS = 256;
 /** A tail untouched for this long (receive time of later appends) is sealed whole. */
 export const SEAL_IDLE_US = 10 * 60 * 1_000_000;
 /** Idle tails of other streams sealed by one append, at most. */
@@ -315,8 +318,10 @@ export function* appendStream<K, E extends StreamEvent>(
     added = fresh;
     if (tail === null) {
       const end = yield* call(io.lastUs(key));
-      // Past the stream's end, the events start a tail.
-      if (end === null || fromUs > end) tail = { firstUs: fromUs, lastUs: toUs, n: 0 };
+      // Past the stream's end, the live case's few events start a tail; a bulk write (an import, the
+      // demo's seeding: a whole market at once) is sealed as it is written, nothing coming after it.
+      if ((end === null || fromUs > end) && fresh.length < BULK_EVENTS)
+        tail = { firstUs: fromUs, lastUs: toUs, n: 0 };
     }
     yield* call(io.insert(key, blocksOf(codec, fresh, tail?.firstUs ?? null)));
   } else {
