@@ -403,8 +403,44 @@ export class UpdownClient {
     return this.request("POST", "/v1/backtest-ai/run", { ...o, body });
   }
 
-  backtestRun(id: string, o?: CallOptions): Promise<T.BacktestRunAnswer> {
+  /** A run and a page of its per-market results (`results_limit`, `results_offset`). */
+  backtestRun(id: string, o?: CallOptions & { query?: T.BacktestRunQuery }): Promise<T.BacktestRunAnswer> {
     return this.request("GET", `/v1/backtest-ai/runs/${seg(id)}`, o);
+  }
+
+  /** Every trade of one market in a run, oldest first, page after page. */
+  runTrades(
+    id: string,
+    slug: string,
+    query: T.RunTradesQuery = {},
+    o?: CallOptions,
+  ): AsyncIterableIterator<T.BacktestTrade> {
+    return this.#iterate(
+      query,
+      (q) => this.runTradesPage(id, slug, q, o),
+      (p) => p.trades,
+      o?.signal,
+    );
+  }
+
+  runTradesPage(
+    id: string,
+    slug: string,
+    query: T.RunTradesQuery = {},
+    o?: CallOptions,
+  ): Promise<T.BacktestMarketTrades> {
+    return this.request("GET", `/v1/backtest-ai/runs/${seg(id)}/markets/${seg(slug)}/trades`, {
+      ...o,
+      query,
+    });
+  }
+
+  /**
+   * PolyHistorical's `POST /v1/replay`: one market, a strategy of conditions, answered in its shape
+   * when it finishes within `wait` seconds, else a pending run (poll `backtestRun`).
+   */
+  replayStrategy(body: T.ReplayStrategyBody, o?: CallOptions): Promise<T.ReplayAnswer | T.ReplayPending> {
+    return this.request("POST", "/v1/replay", { ...o, body });
   }
 
   /** Polls a run until its status is "complete" or "failed", and answers it (a failed run is answered, not thrown). */

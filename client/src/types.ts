@@ -79,6 +79,9 @@ export type BacktestRunAnswer = Schemas["BacktestRunAnswer"];
 export type BacktestAggregate = Schemas["BacktestAggregate"];
 export type BacktestMarketResult = Schemas["BacktestMarketResult"];
 export type BacktestTrade = Schemas["BacktestTrade"];
+export type BacktestMarketTrades = Schemas["BacktestMarketTrades"];
+export type ReplayAnswer = Schemas["ReplayAnswer"];
+export type ReplayPending = Schemas["ReplayPending"];
 
 export type MarketsQuery = QueryOf<"listMarkets">;
 export type SnapshotsQuery = QueryOf<"listSnapshots">;
@@ -96,7 +99,10 @@ export type FundingRatesQuery = QueryOf<"listFundingRates">;
 export type OpenInterestQuery = QueryOf<"listOpenInterest">;
 export type MarkPricesQuery = QueryOf<"listMarkPrices">;
 export type StrategiesQuery = QueryOf<"listStrategies">;
+export type BacktestRunQuery = QueryOf<"getBacktestRun">;
+export type RunTradesQuery = QueryOf<"getBacktestRunTrades">;
 
 export type GenerateStrategyBody = BodyOf<"generateStrategy">;
 export type RunStrategyBody = BodyOf<"runStrategy">;
 export type RunBacktestBody = BodyOf<"runBacktest">;
+export type ReplayStrategyBody = BodyOf<"replayStrategy">;

@@ -58,3 +58,30 @@ class BacktestTest(ServerTest):
         with self.assertRaises(ValueError):
             c.backtest("btc", "5m", preset="quick_scalp", definition=definition)
         self.assertTrue(re.match(r".+", queued.run["id"]))
+
+    def test_a_runs_results_and_trades_by_page_and_a_polyhistorical_replay(self) -> None:
+        c = client(api_key=new_key("pro"), sleep=lambda _: None)
+        done = c.backtest("btc", "5m", preset="momentum_entry", market_count=3)
+        run_id = done.run["id"]
+        first = c.backtest_run(run_id, results_limit=1, results_offset=1)
+        self.assertEqual(first["results_page"], {"total": len(done.answer["results"]), "limit": 1, "offset": 1})
+        self.assertEqual(first["results"], done.answer["results"][1:2])
+        for result in done.answer["results"]:
+            trades = list(c.run_trades(run_id, result["slug"], limit=1))
+            self.assertEqual(trades, result["trades"], result["slug"])
+        some = next(r for r in done.answer["results"] if r["trades"])
+        self.assertEqual(len(c.run_trades(run_id, some["slug"]).to_pandas()), len(some["trades"]))
+
+        slug = done.answer["results"][0]["slug"]
+        replay = c.replay_strategy(
+            {
+                "marketSlug": slug,
+                "side": "UP",
+                "entryConditions": [{"field": "price_up", "operator": "<", "value": 0.9}],
+                "exitConditions": [],
+                "positionSize": 10,
+            }
+        )
+        self.assertTrue(replay["success"])
+        self.assertEqual(replay["data"]["market"]["slug"], slug)
+        self.assertIsInstance(replay["data"]["trades"], list)

@@ -132,7 +132,7 @@ class ErrorTest(ServerTest):
         self.check(client(api_key="").account, 401, "UNAUTHORIZED")
         self.check(lambda: next(iter(client(api_key="ud_wrong").markets())), 401, "UNAUTHORIZED")
         starter = client(api_key=new_key("starter"))
-        denied = self.check(starter.generate_strategy, 403, "TIER_ACCESS_DENIED", {"preset": "quick_scalp"})
+        denied = self.check(starter.generate_strategy, 403, "BACKTEST_AI_REQUIRED", {"preset": "quick_scalp"})
         self.assertEqual(denied.details, {"required_plan": "pro"})
         self.check(pro.market, 404, "RESOURCE_NOT_FOUND", "btc-updown-5m-1")
         invalid = self.check(lambda: pro.markets_page(limit=0), 400, "VALIDATION_ERROR")

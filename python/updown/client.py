@@ -461,8 +461,21 @@ class Client:
         """Runs a stored strategy (``strategy_id``) or a ``definition``; see wait_for_run."""
         return self._call("runBacktest", body=body, idempotency_key=idempotency_key)
 
-    def backtest_run(self, run_id: str) -> T.BacktestRunAnswer:
-        return self._call("getBacktestRun", {"id": run_id})
+    def backtest_run(self, run_id: str, **query: QueryValue) -> T.BacktestRunAnswer:
+        """A run and a page of its per-market results (``results_limit``, ``results_offset``)."""
+        return self._call("getBacktestRun", {"id": run_id}, query)
+
+    def run_trades(self, run_id: str, slug: str, **query: QueryValue) -> Pages[T.BacktestTrade]:
+        """Every trade of one market in a run, oldest first, page after page."""
+        return Pages(lambda q: self.run_trades_page(run_id, slug, **q), "trades", dict(query), _frame_of("BacktestTrade"))
+
+    def run_trades_page(self, run_id: str, slug: str, **query: QueryValue) -> T.BacktestMarketTrades:
+        return self._call("getBacktestRunTrades", {"id": run_id, "slug": slug}, query)
+
+    def replay_strategy(self, body: T.ReplayStrategyBody, idempotency_key: Optional[str] = None) -> Union[T.ReplayAnswer, T.ReplayPending]:
+        """PolyHistorical's ``POST /v1/replay``: one market and a strategy of conditions, answered in its
+        shape when the run finishes within ``wait`` seconds, else a pending run to poll (backtest_run)."""
+        return self._call("replayStrategy", body=body, idempotency_key=idempotency_key)
 
     def wait_for_run(self, run_id: str, poll: float = 1.0) -> T.BacktestRunAnswer:
         """Polls a run until it is ``complete`` or ``failed`` and answers it (a failed run is answered,
@@ -714,4 +727,6 @@ OPERATION_METHODS: Dict[str, str] = {
     "getStrategy": "strategy",
     "runBacktest": "run_backtest",
     "getBacktestRun": "backtest_run",
+    "getBacktestRunTrades": "run_trades_page",
+    "replayStrategy": "replay_strategy",
 }

@@ -479,6 +479,36 @@ describe("client: retries", () => {
     assert.ok(done.aggregate !== null);
     assert.deepEqual(done, await client.backtestRun(started.run.id));
   });
+
+  test("a run's results and trades by page, and PolyHistorical's replay", async () => {
+    const client = new UpdownClient({ baseUrl: s.baseUrl, apiKey: await s.t.keyFor("pro") });
+    const done = await client.runStrategy({
+      preset: "momentum_entry",
+      coin: "btc",
+      market_type: "5m",
+      market_count: 3,
+    });
+    assert.equal(done.run.status, "complete");
+    const id = done.run.id;
+    const second = await client.backtestRun(id, { query: { results_limit: 1, results_offset: 1 } });
+    assert.deepEqual(second.results_page, { total: done.results.length, limit: 1, offset: 1 });
+    assert.deepEqual(second.results, done.results.slice(1, 2));
+    for (const result of done.results) {
+      const trades = [];
+      for await (const trade of client.runTrades(id, result.slug, { limit: 1 })) trades.push(trade);
+      assert.deepEqual(trades, result.trades, result.slug);
+    }
+    const slug = done.results[0]!.slug;
+    const replay = await client.replayStrategy({
+      marketSlug: slug,
+      side: "UP",
+      entryConditions: [{ field: "price_up", operator: "<", value: 0.9 }],
+      exitConditions: [],
+      positionSize: 10,
+    });
+    assert.ok("market" in replay.data, "finished within wait");
+    assert.equal(replay.data.market.slug, slug);
+  });
 });
 
 test("Retry-After is read as delta-seconds or an HTTP date; anything else is ignored", () => {

@@ -285,19 +285,29 @@ describe("GET /v1/markets/{slug}/snapshots", () => {
 
 describe("GET /v1/markets/{slug}/snapshots/at", () => {
   test("gives the latest snapshot at or before the time, with the distance", async () => {
-    const res = await t.get(`/v1/markets/${RESOLVED}/snapshots/at?time=2026-07-24T00:12:30.250000Z`);
+    // The hand market has stored seconds but no events: the answer is a stored second.
+    const slug = HAND_MARKET.slug;
+    const res = await t.get(`/v1/markets/${slug}/snapshots/at?time=2026-07-24T00:00:01.750000Z`);
     assert.equal(res.statusCode, 200);
     const body = res.json();
-    assert.equal(body.slug, RESOLVED);
-    assert.equal(body.requested_time, "2026-07-24T00:12:30.250000Z");
-    assert.equal(body.snapshot.time, "2026-07-24T00:12:30.000000Z");
+    assert.equal(body.slug, slug);
+    assert.equal(body.requested_time, "2026-07-24T00:00:01.750000Z");
+    assert.equal(body.snapshot.time, "2026-07-24T00:00:01.500000Z");
     assert.equal(body.distance_us, 250_000);
     assert.equal(body.snapshot.orderbook_up, undefined);
     const withBooks = await t.get(
-      `/v1/markets/${RESOLVED}/snapshots/at?time=${Date.UTC(2026, 6, 24, 0, 12, 30)}&include_orderbook=true`,
+      `/v1/markets/${slug}/snapshots/at?time=${Date.UTC(2026, 6, 24, 0, 0, 0)}&include_orderbook=true`,
     );
     assert.equal(withBooks.json().distance_us, 0);
     assert.ok(withBooks.json().snapshot.orderbook_up.bids.length > 0);
+  });
+
+  test("a market with events is answered at exactly the time asked", async () => {
+    const res = await t.get(`/v1/markets/${RESOLVED}/snapshots/at?time=2026-07-24T00:12:30.250000Z`);
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.equal(body.snapshot.time, "2026-07-24T00:12:30.250000Z");
+    assert.equal(body.distance_us, 0);
   });
 
   test("before the first snapshot is a 404; a missing or bad time a 400", async () => {
