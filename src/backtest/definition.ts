@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from "typebox";
 import { Value } from "typebox/value";
-import { FEATURE_PATTERN, inVersion1 } from "./feature-registry.ts";
+import { FEATURE_PATTERN, inVersion1, parseFeature } from "./feature-registry.ts";
 
 /**
  * The strategy definition (DESIGN 3.7): versioned JSON, and its JSON schema. DEFINITION_SCHEMA is the
@@ -13,7 +13,7 @@ import { FEATURE_PATTERN, inVersion1 } from "./feature-registry.ts";
 
 /**
  * The version definitions are written in now. Version 2 added condition trees (`all`, `any`, `not`)
- * and lookback features; a version 1 definition (plain conditions, no lookback) is
+ * and lookback and moment features; a version 1 definition (plain conditions, no lookback) is
  * still accepted as it is, kept as version 1, and runs exactly as before.
  */
 export const DEFINITION_VERSION = 2;
@@ -36,8 +36,11 @@ const Feature = Type.String({
     "price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] " +
     "(shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, " +
     "coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds " +
-    "lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, " +
-    "coin_volatility_bps_Ns",
+    "hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest " +
+    "(Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, " +
+    "price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to " +
+    "beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, " +
+    "spot_return_bps_Ns, futures_return_bps_Ns",
 });
 
 const Condition = Type.Object(
@@ -298,7 +301,10 @@ function version2Part(d: StrategyDefinition): { pointer: string; message: string
         return { pointer: `${at}/${i}`, message: "is a group (all, any, not), which needs version 2" };
       for (const name of [node.feature, node.value]) {
         if (typeof name === "string" && !inVersion1(name))
-          return { pointer: `${at}/${i}`, message: `names the lookback ${name}, which needs version 2` };
+          return {
+            pointer: `${at}/${i}`,
+            message: `names the ${parseFeature(name)?.kind === "lookback" ? "lookback" : "feature"} ${name}, which needs version 2`,
+          };
       }
     }
   }

@@ -1,5 +1,5 @@
 import { type ConditionNode, isCondition, type StrategyDefinition } from "./definition.ts";
-import { parseFeature } from "./feature-registry.ts";
+import { type LookbackFeature, type MomentFeature, parseFeature } from "./feature-registry.ts";
 
 /**
  * A definition in plain words (DESIGN 3.7: wherever a strategy is shown, the definition that ran is
@@ -18,23 +18,34 @@ const PLAIN_WORDS: Record<string, string> = {
   remaining_pct: "the % of the market remaining",
 };
 
+const MOMENT_WORDS: Record<MomentFeature, string> = {
+  hour_utc: "the hour of the day (UTC, 0-23)",
+  minute_of_day_utc: "the minute of the day (UTC, 0-1439)",
+  spot_mid: "Binance spot's mid price",
+  futures_mid: "Binance futures' mid price",
+  futures_funding_rate: "Binance futures' last funding rate",
+  futures_open_interest: "Binance futures' open interest (contracts)",
+};
+
+const LOOKBACK_WORDS: Record<LookbackFeature, (last: string) => string> = {
+  coin_return_bps: (last) => `the coin's return ${last} (bps)`,
+  coin_volatility_bps: (last) => `the coin's realized volatility ${last} (bps)`,
+  price_up_change_cents: (last) => `the Up price's change ${last} (cents)`,
+  price_down_change_cents: (last) => `the Down price's change ${last} (cents)`,
+  beat_distance_sd: (last) =>
+    `the coin's distance to the price to beat in standard deviations for the time left (volatility ${last})`,
+  traded_volume: (last) => `the shares traded ${last}`,
+  traded_usdc: (last) => `the USDC traded ${last}`,
+  spot_return_bps: (last) => `Binance spot's return ${last} (bps)`,
+  futures_return_bps: (last) => `Binance futures' return ${last} (bps)`,
+};
+
 /** A feature's name in words: `price_up_change_cents_30s` is "the Up price's change over the last 30 s (cents)". */
 export function featureWords(name: string): string {
   const f = parseFeature(name);
   if (f === null) return name;
-  if (f.kind === "lookback") {
-    const last = `over the last ${f.seconds} s`;
-    switch (f.family) {
-      case "coin_return_bps":
-        return `the coin's return ${last} (bps)`;
-      case "coin_volatility_bps":
-        return `the coin's realized volatility ${last} (bps)`;
-      case "price_up_change_cents":
-        return `the Up price's change ${last} (cents)`;
-      case "price_down_change_cents":
-        return `the Down price's change ${last} (cents)`;
-    }
-  }
+  if (f.kind === "lookback") return LOOKBACK_WORDS[f.family](`over the last ${f.seconds} s`);
+  if (f.kind === "moment") return MOMENT_WORDS[f.name];
   if (f.kind === "book") {
     const ticks = f.ticks === null ? "" : ` within ${f.ticks} ticks`;
     const family = {

@@ -30,6 +30,7 @@ import {
   walkBook,
 } from "./fills.ts";
 import { type BookSide, TakenLiquidity } from "./impact.ts";
+import { EMPTY_EXCHANGE, type ExchangeHistory } from "./lookback.ts";
 
 /**
  * The backtest engine (DESIGN 3.7): one pure, deterministic module with no I/O. It replays one market's
@@ -622,18 +623,20 @@ function tradeResult(
 }
 
 /**
- * Replays one resolved market: its snapshots oldest first, and what traded of its outcome tokens
- * (`prints`, oldest first), which resting limit orders fill from.
+ * Replays one resolved market: its snapshots oldest first, what traded of its outcome tokens (`prints`,
+ * oldest first), which resting limit orders fill from and the traded volume counts, and Binance's
+ * series of its coin that the definition's features read (none: those features are unknown).
  */
 export function replayMarket(
   d: StrategyDefinition,
   market: ReplayMarket,
   snapshots: readonly SnapshotRow[],
   prints: readonly Print[],
+  exchange: ExchangeHistory = EMPTY_EXCHANGE,
 ): MarketResult {
   if (market.winner === null) throw new Error(`${market.slug} is not resolved; only resolved markets replay`);
   const replay = new MarketReplay(d, market, prints);
-  const history = new MarketHistory(snapshots);
+  const history = new MarketHistory(snapshots, prints, exchange);
   let prev: SnapshotView | null = null;
   for (let i = 0; i < snapshots.length; i++) {
     const view = new SnapshotView(market, snapshots[i], history, i);

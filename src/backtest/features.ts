@@ -4,25 +4,50 @@ import type { Coin, FeeSchedule, MarketType, Winner } from "../domain/market.ts"
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { MICROS_PER_SECOND, type Micros } from "../domain/time.ts";
 import { DEFAULT_DEPTH_TICKS } from "./definition.ts";
-import { type LookbackFeature, parseFeature, type PlainFeature } from "./feature-registry.ts";
+import {
+  type LookbackFeature,
+  type MomentFeature,
+  parseFeature,
+  type PlainFeature,
+} from "./feature-registry.ts";
+import type { Print } from "./fills.ts";
+import {
+  EMPTY_EXCHANGE,
+  type ExchangeHistory,
+  FRESHNESS_S,
+  midAt,
+  priceAt,
+  TradedVolume,
+  type VenueHistory,
+} from "./lookback.ts";
 
 /**
  * The features of DESIGN 3.7 and 3.12, computed from one snapshot, the snapshots before it (lookbacks),
- * and what the market's record says before it opens (start and end times, the start price). Nothing
- * here can see a later snapshot or the outcome: a lookback reads the market's snapshots up to the
- * decision's index only.
+ * the market's trades and Binance's series up to the decision (lookback.ts), and what the market's
+ * record says before it opens (start and end times, the start price). Nothing here can see a later
+ * snapshot, trade or exchange row, or the outcome: a lookback reads the market's snapshots up to the
+ * decision's index only, and every other series by the decision's time.
  */
 
 /**
- * A market's snapshots as a replay sees them, for lookbacks: the snapshot at or before a time, and the
- * sums of squared coin returns that realized volatility takes differences of (computed once a market).
+ * A market as a replay sees it, for lookbacks: its snapshots (the snapshot at or before a time, and the
+ * sums of squared coin returns that realized volatility takes differences of, computed once a market),
+ * its recorded trades as running sums, and Binance's series of its coin (empty: none read).
  */
 export class MarketHistory {
   private readonly snapshots: readonly SnapshotRow[];
   private squares: Float64Array | null = null;
+  readonly volume: TradedVolume;
+  readonly exchange: ExchangeHistory;
 
-  constructor(snapshots: readonly SnapshotRow[]) {
+  constructor(
+    snapshots: readonly SnapshotRow[],
+    prints: readonly Print[] = [],
+    exchange: ExchangeHistory = EMPTY_EXCHANGE,
+  ) {
     this.snapshots = snapshots;
+    this.volume = new TradedVolume(prints);
+    this.exchange = exchange;
   }
 
   at(index: number): SnapshotRow {
@@ -179,37 +204,102 @@ const PLAIN: Record<PlainFeature, FeatureFn> = {
     ((v.market.endTime - SECONDS(v)) / Math.max(1, v.market.endTime - v.market.startTime)) * 100,
 };
 
+const SECONDS_PER_DAY = 86_400;
+
+/** Seconds into the decision's UTC day. */
+const secondOfDay = (v: SnapshotView) =>
+  ((Math.floor(v.time / MICROS_PER_SECOND) % SECONDS_PER_DAY) + SECONDS_PER_DAY) % SECONDS_PER_DAY;
+
+/** Binance's values at the decision: null without the market's history or where not recorded. */
+const exchange = (v: SnapshotView) => v.history?.exchange ?? EMPTY_EXCHANGE;
+
+const MOMENT: Record<MomentFeature, FeatureFn> = {
+  hour_utc: (v) => Math.floor(secondOfDay(v) / 3600),
+  minute_of_day_utc: (v) => Math.floor(secondOfDay(v) / 60),
+  spot_mid: (v) => midAt(exchange(v).spot, v.time),
+  futures_mid: (v) => midAt(exchange(v).futures, v.time),
+  futures_funding_rate: (v) => exchange(v).funding.at(v.time, FRESHNESS_S.funding * MICROS_PER_SECOND),
+  futures_open_interest: (v) =>
+    exchange(v).openInterest.at(v.time, FRESHNESS_S.openInterest * MICROS_PER_SECOND),
+};
+
 /** Lookback values are rounded to this many decimals, so that 0.45 - 0.55 is -10 cents, not -10.000000000000004. */
 const LOOKBACK_DECIMALS = 6;
 const rounded = (x: number) => Math.round(x * 10 ** LOOKBACK_DECIMALS) / 10 ** LOOKBACK_DECIMALS;
 
+/** The volatility's sum of squared returns from the reference snapshot to the decision's (bps²). */
+function squaredSince(v: SnapshotView, refIndex: number): number {
+  const h = v.history as MarketHistory;
+  return Math.max(0, h.squaredReturns(v.index) - h.squaredReturns(refIndex));
+}
+
 /**
- * A lookback at `view` over `seconds`: from the latest snapshot at or before the decision less the
- * lookback (the reference) to the decision's. Unknown (null) when the market's record has no snapshot
- * that early yet: in a market's first seconds a lookback is never filled in from later data.
+ * The coin's distance to the price to beat in standard deviations of its move over the time left:
+ * (coin_price - start price) / (sigma * sqrt(remaining_s)), sigma per √s in price units being the
+ * realized volatility over the lookback, coin_price * √(Σ r²) / 10⁴ / √(its span in s). Unknown at or
+ * after the end, without a start price, or when the coin did not move over the lookback (sigma 0).
+ */
+function beatDistance(v: SnapshotView, ref: SnapshotRow, refIndex: number): number | null {
+  const beat = v.market.coinPriceStart;
+  const coin = v.snapshot.coinPrice;
+  const remaining = v.market.endTime - SECONDS(v);
+  const span = (v.time - ref.time) / MICROS_PER_SECOND;
+  const squares = squaredSince(v, refIndex);
+  if (beat === null || remaining <= 0 || span <= 0 || squares === 0) return null;
+  const sigma = (coin * Math.sqrt(squares)) / 10_000 / Math.sqrt(span);
+  return rounded((coin - beat) / (sigma * Math.sqrt(remaining)));
+}
+
+/**
+ * A lookback over the market's snapshots at `view` over `seconds`: from the latest snapshot at or
+ * before the decision less the lookback (the reference) to the decision's. Unknown (null) when the
+ * market's record has no snapshot that early yet: in a market's first seconds a lookback is never
+ * filled in from later data. The traded volume takes the same rule: its window counts only once the
+ * market's record reaches back over all of it.
  */
 const LOOKBACK: Record<
-  LookbackFeature,
-  (view: SnapshotView, ref: SnapshotRow, refIndex: number) => number | null
+  Exclude<LookbackFeature, "spot_return_bps" | "futures_return_bps">,
+  (view: SnapshotView, ref: SnapshotRow, refIndex: number, seconds: number) => number | null
 > = {
   coin_return_bps: (v, ref) =>
     ref.coinPrice === 0 ? null : rounded(((v.snapshot.coinPrice - ref.coinPrice) / ref.coinPrice) * 10_000),
   price_up_change_cents: (v, ref) => rounded((v.snapshot.priceUp - ref.priceUp) * 100),
   price_down_change_cents: (v, ref) => rounded((v.snapshot.priceDown - ref.priceDown) * 100),
-  coin_volatility_bps: (v, _ref, refIndex) => {
-    const h = v.history as MarketHistory;
-    return rounded(Math.sqrt(Math.max(0, h.squaredReturns(v.index) - h.squaredReturns(refIndex))));
-  },
+  coin_volatility_bps: (v, _ref, refIndex) => rounded(Math.sqrt(squaredSince(v, refIndex))),
+  beat_distance_sd: beatDistance,
+  traded_volume: (v, _ref, _i, seconds) => traded(v, seconds, "shares"),
+  traded_usdc: (v, _ref, _i, seconds) => traded(v, seconds, "usdc"),
 };
 
+/** Shares or USDC of the market's outcome tokens traded after decision - N s and at or before the decision. */
+function traded(v: SnapshotView, seconds: number, unit: "shares" | "usdc"): number {
+  const h = v.history as MarketHistory;
+  return rounded(h.volume.between(v.time - seconds * MICROS_PER_SECOND, v.time, unit));
+}
+
 function lookbackFn(family: LookbackFeature, seconds: number): FeatureFn {
+  if (family === "spot_return_bps" || family === "futures_return_bps") {
+    const venue = family === "spot_return_bps" ? "spot" : "futures";
+    return (v) => venueReturn(exchange(v)[venue], v.time, seconds);
+  }
   const compute = LOOKBACK[family];
   return (v) => {
     const h = v.history;
     if (h === null || v.index < 0) return null;
     const refIndex = h.indexAtOrBefore(v.time - seconds * MICROS_PER_SECOND, v.index);
-    return refIndex < 0 ? null : compute(v, h.at(refIndex), refIndex);
+    return refIndex < 0 ? null : compute(v, h.at(refIndex), refIndex, seconds);
   };
+}
+
+/**
+ * A Binance venue's return in bps from its price N s before the decision to its price at it. Binance's
+ * record runs before and after the market's, so this is known from a market's first second where it
+ * was recorded; unknown where either price is not.
+ */
+function venueReturn(venue: VenueHistory, time: number, seconds: number): number | null {
+  const now = priceAt(venue, time);
+  const before = priceAt(venue, time - seconds * MICROS_PER_SECOND);
+  return now === null || before === null || before === 0 ? null : rounded(((now - before) / before) * 10_000);
 }
 
 /** The function computing a feature (a name the definition schema accepts); throws on any other. */
@@ -217,6 +307,7 @@ export function featureFn(name: string): FeatureFn {
   const feature = parseFeature(name);
   if (feature === null) throw new Error(`unknown feature ${name}`);
   if (feature.kind === "plain") return PLAIN[feature.name];
+  if (feature.kind === "moment") return MOMENT[feature.name];
   if (feature.kind === "lookback") return lookbackFn(feature.family, feature.seconds);
   const { token } = feature;
   const ticks = feature.ticks ?? DEFAULT_DEPTH_TICKS;

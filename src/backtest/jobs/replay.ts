@@ -4,17 +4,20 @@ import type { SnapshotRow } from "../../domain/snapshot.ts";
 import { isoSeconds } from "../../domain/time.ts";
 import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
 import type { BacktestStore } from "../../store/ports/backtest-store.ts";
+import type { ExchangeStore } from "../../store/ports/exchange-store.ts";
 import type { TradeStore } from "../../store/ports/trade-store.ts";
 import { parseStoredDefinition, type StrategyDefinition } from "../definition.ts";
 import { type MarketResult, replayMarket } from "../engine.ts";
 import type { ReplayMarket } from "../features.ts";
 import { type Print, printsOfTrades } from "../fills.ts";
+import { exchangeNeeds } from "../lookback.ts";
 import { type Aggregate, aggregate } from "../metrics.ts";
 import { renderAggregate, renderMarketResult, type StoredSelection, type UnresolvedWire } from "../wire.ts";
+import { readExchangeHistory } from "./exchange-data.ts";
 
 /**
- * Executing a run (DESIGN 3.7): select its markets, read each one's snapshots with their books and its
- * recorded trades oldest first, hand them to the engine, and keep each market's result as it comes. The worker threads run
+ * Executing a run (DESIGN 3.7): select its markets, read each one's snapshots with their books, its
+ * recorded trades oldest first and the Binance series its features read, hand them to the engine, and keep each market's result as it comes. The worker threads run
  * this with a store connection of their own; `updown backtest` runs the same replay in its process.
  */
 
@@ -123,12 +126,13 @@ export interface ReplayProgress {
 
 /** Replays the selected markets in order; each market is replayed on its own (max_loss_percent is per position). */
 export async function replayMarkets(
-  stores: { markets: MarketStore; trades: TradeStore },
+  stores: { markets: MarketStore; trades: TradeStore; exchange: ExchangeStore },
   definition: StrategyDefinition,
   replay: readonly StoredMarket[],
   progress: ReplayProgress = {},
 ): Promise<{ results: MarketResult[]; aggregate: Aggregate } | null> {
   const results: MarketResult[] = [];
+  const needs = exchangeNeeds(definition);
   for (let seq = 0; seq < replay.length; seq++) {
     const m = replay[seq];
     const snapshots = await readSnapshots(stores.markets, m.key);
@@ -137,6 +141,7 @@ export async function replayMarkets(
       replayMarketOf(m),
       snapshots,
       await readPrints(stores.trades, m.key),
+      await readExchangeHistory(stores.exchange, m.coin, snapshots, needs),
     );
     results.push(result);
     if (progress.onMarket && !(await progress.onMarket(seq, m, result))) return null;
@@ -149,6 +154,7 @@ export async function replayMarkets(
 export interface RunStores {
   markets: MarketStore;
   trades: TradeStore;
+  exchange: ExchangeStore;
   backtests: BacktestStore;
 }
 
