@@ -46,10 +46,16 @@ export class StepSeries {
 
 export const EMPTY_SERIES = new StepSeries([], []);
 
+/** The whole second a time is at or just before: the first decision on a whole second that sees it. */
+export function secondEnding(time: Micros): number {
+  return Math.ceil(time / MICROS_PER_SECOND);
+}
+
 /**
- * Builds a StepSeries from points given oldest first, keeping the last point of each second (at its
- * own time): a second's earlier points are never the latest at or before a decision on a whole
- * second (snapshots are), and a decision within the second sees the second before: older, never later.
+ * Builds a StepSeries from points given oldest first, keeping of the points after one whole second and
+ * at or before the next only the last (at its own time): the others are never the latest at or before
+ * a decision on a whole second (snapshots are), and a decision within the second sees an older point,
+ * never a later one.
  */
 export class StepSeriesBuilder {
   private readonly times: Micros[] = [];
@@ -57,7 +63,7 @@ export class StepSeriesBuilder {
 
   push(time: Micros, value: number): void {
     const n = this.times.length;
-    if (n > 0 && Math.floor(this.times[n - 1] / MICROS_PER_SECOND) === Math.floor(time / MICROS_PER_SECOND)) {
+    if (n > 0 && secondEnding(this.times[n - 1]) === secondEnding(time)) {
       this.times[n - 1] = time;
       this.values[n - 1] = value;
       return;

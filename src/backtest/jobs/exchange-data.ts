@@ -10,6 +10,7 @@ import {
   EMPTY_SERIES,
   type ExchangeHistory,
   FRESHNESS_S,
+  secondEnding,
   StepSeriesBuilder,
   type StepSeries,
   type VenueHistory,
@@ -28,7 +29,7 @@ const PAGE_ROWS = 5000;
 const S = MICROS_PER_SECOND;
 const CANDLE_US = 60 * S;
 
-/** The mid of each depth snapshot (one a second) over [from, to]; a snapshot with an empty side has none. */
+/** The mid of each depth snapshot (the last of each second) over [from, to]; a snapshot with an empty side has none. */
 async function mids(store: ExchangeStore, coin: Coin, venue: Venue, from: Micros, to: Micros) {
   const out = new StepSeriesBuilder();
   for (let at = from; ;) {
@@ -43,7 +44,7 @@ async function mids(store: ExchangeStore, coin: Coin, venue: Venue, from: Micros
       const row = page[i];
       // Only a second's last snapshot is kept (StepSeriesBuilder): the others are not decoded.
       const next = page[i + 1];
-      if (next !== undefined && Math.floor(next.time / S) === Math.floor(row.time / S)) continue;
+      if (next !== undefined && secondEnding(next.time) === secondEnding(row.time)) continue;
       const { bids, asks } = decodeBooks(row.books).up;
       if (bids.length > 0 && asks.length > 0) out.push(row.time, (bids[0].price + asks[0].price) / 2);
     }
