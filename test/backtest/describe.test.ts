@@ -55,6 +55,39 @@ describe("describeDefinition", () => {
     );
   });
 
+  test("the features of the moment and the newer lookbacks in words", () => {
+    const d: StrategyDefinition = {
+      ...DEFINITION_DEFAULTS,
+      name: "context",
+      side: "UP",
+      entry: [
+        { feature: "beat_distance_sd_60s", op: ">", value: 1.5 },
+        { feature: "traded_volume_30s", op: ">=", value: 500 },
+        { feature: "traded_usdc_30s", op: ">=", value: 200 },
+        {
+          any: [
+            { feature: "spot_return_bps_10s", op: ">", value: 3 },
+            { feature: "futures_return_bps_10s", op: ">", value: 3 },
+          ],
+        },
+        { feature: "spot_mid", op: "<", value: "futures_mid" },
+        { feature: "futures_funding_rate", op: "<=", value: 0.0001 },
+        { feature: "futures_open_interest", op: ">", value: 1000 },
+        { not: { feature: "hour_utc", op: "<", value: 8 } },
+        { feature: "minute_of_day_utc", op: "<", value: 1200 },
+      ],
+    };
+    assert.equal(
+      describeDefinition(d).split("\n")[2],
+      "Enter when: the coin's distance to the price to beat in standard deviations for the time left (volatility over the last 60 s) is above 1.5" +
+        " and the shares traded over the last 30 s is at least 500 and the USDC traded over the last 30 s is at least 200" +
+        " and (Binance spot's return over the last 10 s (bps) is above 3 or Binance futures' return over the last 10 s (bps) is above 3)" +
+        " and Binance spot's mid price is below Binance futures' mid price and Binance futures' last funding rate is at most 0.0001" +
+        " and Binance futures' open interest (contracts) is above 1000 and not (the hour of the day (UTC, 0-23) is below 8)" +
+        " and the minute of the day (UTC, 0-1439) is below 1200.",
+    );
+  });
+
   test("a preset of version 1 days: market orders, hold to resolution, no entry condition", () => {
     const d: StrategyDefinition = {
       ...(presetDefinition("momentum_entry") as StrategyDefinition),
@@ -113,6 +146,19 @@ describe("the API: definition_text beside every definition; version 1 kept as it
     });
     assert.equal(res.statusCode, 400);
     assert.match(res.json().error.message, /\/definition\/entry\/0 .*needs version 2/);
+  });
+
+  test("a feature of version 2 in a version 1 definition is a 400 saying to set version 2", async () => {
+    const res = await run({
+      version: 1,
+      side: "UP",
+      entry: [{ feature: "hour_utc", op: ">=", value: 8 }],
+    });
+    assert.equal(res.statusCode, 400);
+    assert.match(
+      res.json().error.message,
+      /\/definition\/entry\/0 names the feature hour_utc, which needs version 2/,
+    );
   });
 
   test("a generated strategy carries its words", async () => {

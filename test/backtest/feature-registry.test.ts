@@ -5,7 +5,9 @@ import { DEFINITION_DEFAULTS, DEFINITION_SCHEMA } from "../../src/backtest/defin
 import {
   BOOK_FEATURES,
   FEATURE_PATTERN,
+  inVersion1,
   LOOKBACK_FEATURES,
+  MOMENT_FEATURES,
   parseFeature,
   PLAIN_FEATURES,
 } from "../../src/backtest/feature-registry.ts";
@@ -14,6 +16,7 @@ import { featureFn } from "../../src/backtest/features.ts";
 /** Every name the registry holds, the book features with and without a depth. */
 const NAMES = [
   ...PLAIN_FEATURES,
+  ...MOMENT_FEATURES,
   ...BOOK_FEATURES.flatMap((f) =>
     ["up", "down"].flatMap((t) => [`${f}_${t}`, `${f}_${t}_1`, `${f}_${t}_99`]),
   ),
@@ -43,6 +46,10 @@ test("the definition schema accepts exactly the registry's features, and the eng
     "coin_return_bps_10000s",
     "coin_volatility_bps_30",
     "price_change_cents_30s",
+    "spot_mid_30s",
+    "hour_utc_1s",
+    "traded_volume",
+    "beat_distance_sd_0s",
   ]) {
     assert.equal(parseFeature(name), null, name);
     assert.equal(Value.Check(DEFINITION_SCHEMA, definitionWith(name)), false, name);
@@ -69,4 +76,17 @@ test("a book feature's name gives its family, token and depth", () => {
     family: "price_down_change_cents",
     seconds: 60,
   });
+});
+
+test("the moment's features and the lookbacks need version 2; the plain and book features do not", () => {
+  assert.deepEqual(parseFeature("futures_funding_rate"), { kind: "moment", name: "futures_funding_rate" });
+  assert.deepEqual(parseFeature("beat_distance_sd_120s"), {
+    kind: "lookback",
+    family: "beat_distance_sd",
+    seconds: 120,
+  });
+  assert.deepEqual(
+    ["price_up", "depth_bid_up_3", "hour_utc", "spot_mid", "traded_volume_30s"].map(inVersion1),
+    [true, true, false, false, false],
+  );
 });
