@@ -1264,7 +1264,7 @@ export interface components {
             side: "UP" | "DOWN";
             /** @description All must hold to enter; none: enter at the first snapshot */
             entry: ({
-                /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                 feature: string;
                 /** @enum {unknown} */
                 op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1272,7 +1272,7 @@ export interface components {
                 value: number | string;
             } | {
                 all: ({
-                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                     feature: string;
                     /** @enum {unknown} */
                     op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1280,7 +1280,7 @@ export interface components {
                     value: number | string;
                 } | {
                     all: {
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1289,7 +1289,7 @@ export interface components {
                     }[];
                 } | {
                     any: {
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1298,7 +1298,7 @@ export interface components {
                     }[];
                 } | {
                     not: {
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1308,7 +1308,7 @@ export interface components {
                 })[];
             } | {
                 any: ({
-                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                     feature: string;
                     /** @enum {unknown} */
                     op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1316,7 +1316,7 @@ export interface components {
                     value: number | string;
                 } | {
                     all: {
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1325,7 +1325,7 @@ export interface components {
                     }[];
                 } | {
                     any: {
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1334,7 +1334,7 @@ export interface components {
                     }[];
                 } | {
                     not: {
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1345,7 +1345,7 @@ export interface components {
             } | {
                 /** @description A condition, or a group of conditions */
                 not: {
-                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                     feature: string;
                     /** @enum {unknown} */
                     op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1353,7 +1353,7 @@ export interface components {
                     value: number | string;
                 } | {
                     all: {
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1362,7 +1362,7 @@ export interface components {
                     }[];
                 } | {
                     any: {
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1371,7 +1371,7 @@ export interface components {
                     }[];
                 } | {
                     not: {
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1383,7 +1383,7 @@ export interface components {
             exit: {
                 /** @description Any of them closes the position (a market sell, retried until sold or the market ends) */
                 conditions: ({
-                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                    /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                     feature: string;
                     /** @enum {unknown} */
                     op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1391,7 +1391,7 @@ export interface components {
                     value: number | string;
                 } | {
                     all: ({
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1399,7 +1399,7 @@ export interface components {
                         value: number | string;
                     } | {
                         all: {
-                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                             feature: string;
                             /** @enum {unknown} */
                             op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1408,7 +1408,7 @@ export interface components {
                         }[];
                     } | {
                         any: {
-                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                             feature: string;
                             /** @enum {unknown} */
                             op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1417,7 +1417,7 @@ export interface components {
                         }[];
                     } | {
                         not: {
-                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                             feature: string;
                             /** @enum {unknown} */
                             op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1427,7 +1427,7 @@ export interface components {
                     })[];
                 } | {
                     any: ({
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1435,7 +1435,7 @@ export interface components {
                         value: number | string;
                     } | {
                         all: {
-                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                             feature: string;
                             /** @enum {unknown} */
                             op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1444,7 +1444,7 @@ export interface components {
                         }[];
                     } | {
                         any: {
-                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                             feature: string;
                             /** @enum {unknown} */
                             op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1453,7 +1453,7 @@ export interface components {
                         }[];
                     } | {
                         not: {
-                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                             feature: string;
                             /** @enum {unknown} */
                             op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1464,7 +1464,7 @@ export interface components {
                 } | {
                     /** @description A condition, or a group of conditions */
                     not: {
-                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                        /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                         feature: string;
                         /** @enum {unknown} */
                         op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1472,7 +1472,7 @@ export interface components {
                         value: number | string;
                     } | {
                         all: {
-                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                             feature: string;
                             /** @enum {unknown} */
                             op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1481,7 +1481,7 @@ export interface components {
                         }[];
                     } | {
                         any: {
-                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                             feature: string;
                             /** @enum {unknown} */
                             op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";
@@ -1490,7 +1490,7 @@ export interface components {
                         }[];
                     } | {
                         not: {
-                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns */
+                            /** @description price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns */
                             feature: string;
                             /** @enum {unknown} */
                             op: "<" | "<=" | ">" | ">=" | "crosses_above" | "crosses_below";

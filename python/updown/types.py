@@ -706,7 +706,7 @@ class ExecutionPrice(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -714,7 +714,7 @@ class StrategyDefinitionEntryItemOption1(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption2AllItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -722,7 +722,7 @@ class StrategyDefinitionEntryItemOption2AllItemOption1(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption2AllItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -734,7 +734,7 @@ class StrategyDefinitionEntryItemOption2AllItemOption2(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption2AllItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -746,7 +746,7 @@ class StrategyDefinitionEntryItemOption2AllItemOption3(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption2AllItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -761,7 +761,7 @@ class StrategyDefinitionEntryItemOption2(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption3AnyItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -769,7 +769,7 @@ class StrategyDefinitionEntryItemOption3AnyItemOption1(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption3AnyItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -781,7 +781,7 @@ class StrategyDefinitionEntryItemOption3AnyItemOption2(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -793,7 +793,7 @@ class StrategyDefinitionEntryItemOption3AnyItemOption3(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption3AnyItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -808,7 +808,7 @@ class StrategyDefinitionEntryItemOption3(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption4NotOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -816,7 +816,7 @@ class StrategyDefinitionEntryItemOption4NotOption1(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption4NotOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -828,7 +828,7 @@ class StrategyDefinitionEntryItemOption4NotOption2(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption4NotOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -840,7 +840,7 @@ class StrategyDefinitionEntryItemOption4NotOption3(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption4NotOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -854,7 +854,7 @@ StrategyDefinitionEntryItemOption4 = TypedDict("StrategyDefinitionEntryItemOptio
 
 
 class StrategyDefinitionExitConditionsItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -862,7 +862,7 @@ class StrategyDefinitionExitConditionsItemOption1(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption2AllItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -870,7 +870,7 @@ class StrategyDefinitionExitConditionsItemOption2AllItemOption1(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -882,7 +882,7 @@ class StrategyDefinitionExitConditionsItemOption2AllItemOption2(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -894,7 +894,7 @@ class StrategyDefinitionExitConditionsItemOption2AllItemOption3(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption2AllItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -909,7 +909,7 @@ class StrategyDefinitionExitConditionsItemOption2(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption3AnyItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -917,7 +917,7 @@ class StrategyDefinitionExitConditionsItemOption3AnyItemOption1(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -929,7 +929,7 @@ class StrategyDefinitionExitConditionsItemOption3AnyItemOption2(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -941,7 +941,7 @@ class StrategyDefinitionExitConditionsItemOption3AnyItemOption3(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -956,7 +956,7 @@ class StrategyDefinitionExitConditionsItemOption3(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption4NotOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -964,7 +964,7 @@ class StrategyDefinitionExitConditionsItemOption4NotOption1(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption4NotOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -976,7 +976,7 @@ class StrategyDefinitionExitConditionsItemOption4NotOption2(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -988,7 +988,7 @@ class StrategyDefinitionExitConditionsItemOption4NotOption3(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption4NotOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with

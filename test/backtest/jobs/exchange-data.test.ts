@@ -7,10 +7,11 @@ import { readSnapshots, replayMarkets, selectMarkets } from "../../../src/backte
 import { exchangeNeeds } from "../../../src/backtest/lookback.ts";
 import { EMPTY_BOOK } from "../../../src/domain/book.ts";
 import type { CandleRow, DepthRow, TradeRow } from "../../../src/domain/exchange.ts";
+import { parseIsoMicros } from "../../../src/domain/time.ts";
 import type { ExchangeStore } from "../../../src/store/ports/exchange-store.ts";
 import type { Store } from "../../../src/store/ports/store.ts";
 import { encodeBooks } from "../../../src/wire/book-codec.ts";
-import { HAND_MARKET, insertHandMarket, openTestStore } from "../../helpers/app.ts";
+import { HAND_MARKET, insertHandMarket, makeTestApp, openTestStore } from "../../helpers/app.ts";
 
 // Binance's series read once per market from a real store for the features a definition names
 // (docs/backtests.md, "Features"), then read by the engine by time. The hand market (sol 15m) has two
@@ -186,5 +187,40 @@ test("a run reads each series once per market, only for the features its definit
     assert.deepEqual(spy.calls, []);
   } finally {
     await store.close();
+  }
+});
+
+test("through the API, a run's worker reads Binance's series: the demo's open interest is known, its books only where recorded", async () => {
+  const t = await makeTestApp({ exchange: true });
+  try {
+    const run = (entry: StrategyDefinition["entry"]) =>
+      t.app.inject({
+        method: "POST",
+        url: "/v1/backtest-ai/run",
+        payload: {
+          definition: { version: 2, side: "UP", entry },
+          coin: "btc",
+          market_type: "5m",
+          market_count: 2,
+          wait: 60,
+        },
+        headers: { "x-api-key": t.key },
+      });
+    // The demo records open interest every 5 minutes over the last 2 hours: known in the latest markets.
+    const known = await run([{ feature: "futures_open_interest", op: ">", value: 0 }]);
+    assert.equal(known.statusCode, 200, known.body);
+    assert.equal(known.json().aggregate.trades, 2);
+    // Its books cover only the last 5 minutes before now: an entry on the spot mid is decided only
+    // where a book at most 10 s old was recorded.
+    const [first] = await t.store.exchange.depthPage("btc", "spot", { order: "asc", limit: 1, offset: 0 });
+    const withMid = await run([{ feature: "spot_mid", op: ">", value: 0 }]);
+    assert.equal(withMid.statusCode, 200, withMid.body);
+    const decided = (withMid.json().results as { trades: { entry: { decision_time: string } }[] }[]).flatMap(
+      (r) => r.trades.map((tr) => parseIsoMicros(tr.entry.decision_time) as number),
+    );
+    assert.ok(decided.length < 2, "an older market has no book");
+    for (const time of decided) assert.ok(time >= first.time, "decided only where a book was recorded");
+  } finally {
+    await t.close();
   }
 });
