@@ -269,6 +269,162 @@ const VOLATILITY: Phrasing = {
   },
 };
 
+/** The lookback the distance to the price to beat takes its volatility over when a prompt names none. */
+export const DEFAULT_BEAT_WINDOW_S = 60;
+
+const BEAT_DISTANCE: Phrasing = {
+  doc: "(the coin|bitcoin|btc|eth|sol) is (at least|more than) N standard deviations|sd|sigma above|below the price to beat (with volatility over the last N seconds|minutes)",
+  example: "buy up when bitcoin is more than 1.5 standard deviations above the price to beat",
+  re: new RegExp(
+    String.raw`(?:${COIN_WORDS}\s+)?(?:is\s+)?(at least\s+|more than\s+)?${NUM}\s*(?:standard deviations?|std devs?|sds?|sigmas?)\s+(above|over|below|under)\s+the (?:price to beat|strike|start price)(?:\s*,?\s*(?:with|using|on)\s+(?:the\s+)?vol(?:atility)?\s+(?:over|in|of|from)\s+the\s+(?:last|past)\s+${WINDOW})?`,
+    "g",
+  ),
+  apply(m, r) {
+    const window = m[4] === undefined && m[5] === undefined ? DEFAULT_BEAT_WINDOW_S : seconds(m[4], m[5]);
+    if (window < 1 || window > MAX_LOOKBACK_S)
+      return r.problems.push(`a lookback is 1 to ${MAX_LOOKBACK_S} seconds`);
+    const above = /above|over/.test(m[3]);
+    const strict = m[1] !== undefined && m[1].startsWith("more");
+    const n = Number(m[2]);
+    const op = above ? (strict ? ">" : ">=") : strict ? "<" : "<=";
+    compare(r, `beat_distance_sd_${window}s`, op, above ? n : -n);
+  },
+};
+
+const VOLUME: Phrasing = {
+  doc: "(traded) volume over|in the last N seconds|minutes (is) above|below N (shares) | $N | N usdc",
+  example: "buy up when volume over the last 30 seconds is above 500 shares",
+  re: new RegExp(
+    String.raw`(?:the\s+)?(?:traded\s+)?volume\s+(?:over|in|during|for)\s+(?:the\s+)?(?:last|past)\s+${WINDOW}\s+${VERB}${COMPARE_WORDS}\s*(\$)?${NUM}\s*(shares?|usdc|usd|dollars?)?`,
+    "g",
+  ),
+  apply(m, r) {
+    const window = seconds(m[1], m[2]);
+    const op = COMPARATORS.find(([re]) => re.test(m[3]))?.[1];
+    if (op === undefined || window < 1 || window > MAX_LOOKBACK_S)
+      return r.problems.push(`"${m[0].trim()}" cannot be built`);
+    const usdc = m[4] !== undefined || (m[6] !== undefined && !m[6].startsWith("share"));
+    compare(r, `${usdc ? "traded_usdc" : "traded_volume"}_${window}s`, op, Number(m[5]));
+  },
+};
+
+const VENUE = String.raw`binance\s+(spot|futures|perps?|perpetuals?)`;
+const venueOf = (word: string) => (word === "spot" ? "spot" : "futures");
+
+const BINANCE_LOOKBACK: Phrasing = {
+  doc: "binance spot|futures (price) rose|fell (by) (at least|more than) N bps|% in|over the last N seconds|minutes",
+  example: "buy down when binance futures fell 10 bps in the last minute",
+  re: new RegExp(
+    String.raw`${VENUE}(?:\s+price)?\s+(?:has\s+)?(${RISE}|${FALL})\s+(?:by\s+)?(at least\s+|more than\s+)?${NUM}\s*(bps|basis points|bp|%|percent)\s+(?:in|over|within|during)\s+(?:the\s+)?(?:last\s+|past\s+)?${WINDOW}`,
+    "g",
+  ),
+  apply(m, r) {
+    const up = new RegExp(`^${RISE}$`).test(m[2]);
+    const bps = Number(m[4]) * (/%|percent/.test(m[5]) ? 100 : 1);
+    lookback(r, `${venueOf(m[1])}_return_bps`, seconds(m[6], m[7]), up, m[3], bps);
+  },
+};
+
+const BINANCE_MID: Phrasing = {
+  doc: "binance spot|futures (mid|price) (is) above|below VALUE | above|below binance spot|futures",
+  example: "buy up when the binance futures mid is above binance spot",
+  re: new RegExp(
+    String.raw`(?:the\s+)?${VENUE}(?:\s+(?:mid(?:\s+price)?|price))?\s+${VERB}${COMPARE_WORDS}\s*(?:\$?${NUM}|(?:the\s+)?${VENUE}(?:\s+(?:mid(?:\s+price)?|price))?)`,
+    "g",
+  ),
+  apply(m, r) {
+    const op = COMPARATORS.find(([re]) => re.test(m[2]))?.[1];
+    if (op === undefined) return r.problems.push(`"${m[0].trim()}" cannot be built`);
+    const other = m[4] === undefined ? Number(m[3]) : `${venueOf(m[4])}_mid`;
+    compare(r, `${venueOf(m[1])}_mid`, op, other);
+  },
+};
+
+const FUNDING: Phrasing = {
+  doc: "(the) funding (rate) (is) above|below N(%) | is positive|negative",
+  example: "buy down when the funding rate is above 0.01%",
+  re: new RegExp(
+    String.raw`(?:the\s+)?(?:binance\s+)?(?:futures\s+)?funding(?:\s+rate)?\s+(?:is\s+)?(?:(positive|negative)|${COMPARE_WORDS}\s*(-?${NUM.slice(1, -1)})\s*(%|percent)?)`,
+    "g",
+  ),
+  apply(m, r) {
+    if (m[1] !== undefined) return compare(r, "futures_funding_rate", m[1] === "positive" ? ">" : "<", 0);
+    const op = COMPARATORS.find(([re]) => re.test(m[2]))?.[1];
+    if (op === undefined) return r.problems.push(`"${m[0].trim()}" cannot be built`);
+    const value = Number(m[3]) / (m[4] === undefined ? 1 : 100);
+    compare(r, "futures_funding_rate", op, Math.round(value * 1e12) / 1e12);
+  },
+};
+
+const OPEN_INTEREST: Phrasing = {
+  doc: "(the) open interest (is) above|below N (contracts)",
+  example: "buy up when open interest is above 80000 contracts",
+  re: new RegExp(
+    String.raw`(?:the\s+)?(?:binance\s+)?(?:futures\s+)?open interest\s+${VERB}${COMPARE_WORDS}\s*${NUM}\s*(?:contracts?)?`,
+    "g",
+  ),
+  apply(m, r) {
+    const op = COMPARATORS.find(([re]) => re.test(m[1]))?.[1];
+    if (op === undefined) return r.problems.push(`"${m[0].trim()}" cannot be built`);
+    compare(r, "futures_open_interest", op, Number(m[2]));
+  },
+};
+
+/** A time of day: `14:30`, `14`, `2pm`, `2:30 pm`; the minute of the UTC day, or null when no time. */
+function minuteOfDay(hour: string, minute: string | undefined, half: string | undefined): number | null {
+  let h = Number(hour);
+  const min = minute === undefined ? 0 : Number(minute);
+  if (half !== undefined) {
+    if (h < 1 || h > 12) return null;
+    h = (h % 12) + (half === "pm" ? 12 : 0);
+  }
+  return h > 23 || min > 59 ? null : h * 60 + min;
+}
+
+const CLOCK = String.raw`(\d{1,2})(?::(\d{2}))?\s*(am|pm)?`;
+const UTC = String.raw`\s*(?:utc|gmt|z)\b`;
+
+const TIME_OF_DAY: Phrasing = {
+  doc: "between HH(:MM) and HH(:MM) UTC | before|after HH(:MM) UTC (am/pm too; UTC must be said)",
+  example: "buy up between 13:30 and 16:00 utc when the up price is below 0.45",
+  re: new RegExp(
+    String.raw`(?:(between|from)\s+${CLOCK}(?:${UTC})?\s+(?:and|to|until)\s+${CLOCK}${UTC}|(before|after|from)\s+${CLOCK}${UTC})`,
+    "g",
+  ),
+  apply(m, r) {
+    if (m[1] !== undefined) {
+      const from = minuteOfDay(m[2], m[3], m[4]);
+      const to = minuteOfDay(m[5], m[6], m[7]);
+      if (from === null || to === null || from === to)
+        return r.problems.push(`"${m[0].trim()}" is not a span of the day`);
+      const after = { feature: "minute_of_day_utc", op: ">=" as const, value: from };
+      const before = { feature: "minute_of_day_utc", op: "<" as const, value: to };
+      // A span across midnight (22:00 to 02:00) is after its start or before its end.
+      if (from < to) r.out.push(after, before);
+      else r.out.push({ any: [after, before] });
+      return;
+    }
+    const at = minuteOfDay(m[9], m[10], m[11]);
+    if (at === null) return r.problems.push(`"${m[0].trim()}" is not a time of day`);
+    r.out.push({ feature: "minute_of_day_utc", op: m[8] === "before" ? "<" : ">=", value: at });
+  },
+};
+
+const HOUR: Phrasing = {
+  doc: "the UTC hour | the hour (of the day) (in) UTC (is) above|below|at least|at most N | between N and N",
+  example: "buy down when the utc hour is between 0 and 6",
+  re: new RegExp(
+    String.raw`(?:the\s+)?(?:utc\s+hour|hour(?:\s+of\s+the\s+day)?\s+(?:in\s+)?utc)\s+(?:is\s+)?(?:between\s+(\d{1,2})\s+and\s+(\d{1,2})|${COMPARE_WORDS}\s*(\d{1,2}))`,
+    "g",
+  ),
+  apply(m, r) {
+    if (m[1] !== undefined) return between(r, "hour_utc", Number(m[1]), Number(m[2]));
+    const op = COMPARATORS.find(([re]) => re.test(m[3]))?.[1];
+    if (op === undefined) return r.problems.push(`"${m[0].trim()}" cannot be built`);
+    compare(r, "hour_utc", op, Number(m[4]));
+  },
+};
+
 const COIN_MOVE: Phrasing = {
   doc: "(the coin|bitcoin|btc|eth|sol) is up|down|rises|falls|drops (by) (at least) N bps",
   example: "buy down when bitcoin is down 10 bps",
@@ -344,6 +500,14 @@ export const PHRASINGS: Phrasing[] = [
       r.out.push({ feature: `depth_${m[1]}_{side}${suffix}`, op, value: Number(m[3]) });
     },
   },
+  TIME_OF_DAY,
+  HOUR,
+  BEAT_DISTANCE,
+  VOLUME,
+  BINANCE_LOOKBACK,
+  BINANCE_MID,
+  FUNDING,
+  OPEN_INTEREST,
   {
     doc: "PRESET (mean reversion, dip buying, momentum entry, quick scalp) (preset), (on up|down)",
     example: "mean reversion on down",

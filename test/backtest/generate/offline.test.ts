@@ -175,6 +175,78 @@ const MORE_PROMPTS: [string, Expected][] = [
   ),
 ];
 
+/** Issue 25: the distance to the price to beat, traded volume, Binance's values and the time of day. */
+const FEATURE_PROMPTS: [string, Expected][] = [
+  // No lookback said: the volatility of the last 60 s (docs/backtests.md).
+  faithful("buy up when bitcoin is more than 1.5 standard deviations above the price to beat", {
+    entry: [c("beat_distance_sd_60s", ">", 1.5)],
+  }),
+  faithful(
+    "buy up when btc is 1 sd above the price to beat with volatility over the last 30 seconds, sell when it is above 0.8",
+    { entry: [c("beat_distance_sd_30s", ">=", 1)], exit: { conditions: [c("price_up", ">", 0.8)] } },
+  ),
+  faithful("buy up when the coin is 2 sd below the price to beat with volatility over the last 2 minutes", {
+    entry: [c("beat_distance_sd_120s", "<=", -2)],
+  }),
+  // Shares, not the position size ("500 shares" belongs to the volume).
+  faithful("buy up when volume over the last 30 seconds is above 500 shares", {
+    entry: [c("traded_volume_30s", ">", 500)],
+  }),
+  faithful("buy up when volume in the last minute is above $1000", {
+    entry: [c("traded_usdc_60s", ">", 1000)],
+  }),
+  faithful("buy down when binance futures fell 10 bps in the last minute", {
+    side: "DOWN",
+    entry: [c("futures_return_bps_60s", "<=", -10)],
+  }),
+  faithful(
+    "buy down when binance perps rose more than 20 bps over the last 2 minutes or the funding rate is positive",
+    {
+      side: "DOWN",
+      entry: [{ any: [c("futures_return_bps_120s", ">", 20), c("futures_funding_rate", ">", 0)] }],
+    },
+  ),
+  // "spot" alone still means the coin's price, as before; Binance's is named.
+  faithful("buy up when spot rose 5 bps in the last 30 seconds", {
+    entry: [c("coin_return_bps_30s", ">=", 5)],
+  }),
+  faithful("buy up when the binance futures mid is above binance spot", {
+    entry: [{ feature: "futures_mid", op: ">", value: "spot_mid" }],
+  }),
+  faithful("buy up when binance spot price is below 65000", { entry: [c("spot_mid", "<", 65000)] }),
+  faithful("buy down when the funding rate is above 0.01%", {
+    side: "DOWN",
+    entry: [c("futures_funding_rate", ">", 0.0001)],
+  }),
+  faithful(
+    "buy up when open interest is above 80000 contracts unless binance spot fell 5 bps in the last 10 seconds",
+    {
+      entry: [c("futures_open_interest", ">", 80000), { not: c("spot_return_bps_10s", "<=", -5) }],
+    },
+  ),
+  faithful("buy up between 13:30 and 16:00 utc when the up price is below 0.45", {
+    entry: [
+      c("minute_of_day_utc", ">=", 810),
+      { feature: "minute_of_day_utc", op: "<", value: 960 },
+      c("price_up", "<", 0.45),
+    ],
+  }),
+  // Across midnight: after the start or before the end.
+  faithful("buy up between 10pm and 2am utc", {
+    entry: [
+      { any: [c("minute_of_day_utc", ">=", 1320), { feature: "minute_of_day_utc", op: "<", value: 120 }] },
+    ],
+  }),
+  faithful("buy down when the utc hour is between 0 and 6", {
+    side: "DOWN",
+    entry: [c("hour_utc", ">=", 0), c("hour_utc", "<=", 6)],
+  }),
+  // A time of day without its time zone is not guessed.
+  refused("buy up when the hour is above 20", "buy up when the hour is above 20"),
+  refused("buy up after 14:00", "buy up after 14:00"),
+  refused("buy up between 25:00 and 26:00 utc", "buy up between 25:00 and 26:00 utc"),
+];
+
 describe("the built-in generator is honest: the definition the prompt says, or a 422 quoting what it could not read", () => {
   test("35 prompts: 15 of the independent check and 20 more", async () => {
     assert.equal(ISSUE_PROMPTS.length, 15);
@@ -189,6 +261,21 @@ describe("the built-in generator is honest: the definition the prompt says, or a
           assert.ok(err instanceof GenerationError, prompt);
           assert.deepEqual(err.clauses, expected.clauses, prompt);
           for (const clause of expected.clauses) assert.ok(err.message.includes(`"${clause}"`), prompt);
+          return true;
+        });
+      }
+    }
+  });
+
+  test("the features of issue 25: prompts naming them", async () => {
+    for (const [prompt, expected] of FEATURE_PROMPTS) {
+      if ("definition" in expected) {
+        const g = await offline.generate(prompt);
+        assert.deepEqual(g.definition, expected.definition, prompt);
+      } else {
+        await assert.rejects(offline.generate(prompt), (err: unknown) => {
+          assert.ok(err instanceof GenerationError, prompt);
+          assert.deepEqual(err.clauses, expected.clauses, prompt);
           return true;
         });
       }
