@@ -13,7 +13,7 @@ const MODULES = {
   store: "^src/store/",
   events: "^src/events/",
   access: "^src/access/",
-  engine: "^src/backtest/(engine|features|feature-registry|fills|impact|metrics|definition)\\.ts$",
+  engine: "^src/backtest/(engine|features|feature-registry|fills|impact|metrics|definition|lookback)\\.ts$",
   backtest: "^src/backtest/",
   mcp: "^src/mcp/",
   http: "^src/http/",
