@@ -273,8 +273,8 @@ const VOLATILITY: Phrasing = {
 export const DEFAULT_BEAT_WINDOW_S = 60;
 
 const BEAT_DISTANCE: Phrasing = {
-  doc: "(the coin|bitcoin|btc|eth|sol) is (at least|more than) N standard deviations|sd|sigma above|below the price to beat (with volatility over the last N seconds|minutes)",
-  example: "buy up when bitcoin is more than 1.5 standard deviations above the price to beat",
+  doc: "(the coin|btc|...) is (at least|more than) N standard deviations|sd above|below the price to beat (with volatility over the last N s)",
+  example: "buy up when btc is more than 1.5 sd above the price to beat",
   re: new RegExp(
     String.raw`(?:${COIN_WORDS}\s+)?(?:is\s+)?(at least\s+|more than\s+)?${NUM}\s*(?:standard deviations?|std devs?|sds?|sigmas?)\s+(above|over|below|under)\s+the (?:price to beat|strike|start price)(?:\s*,?\s*(?:with|using|on)\s+(?:the\s+)?vol(?:atility)?\s+(?:over|in|of|from)\s+the\s+(?:last|past)\s+${WINDOW})?`,
     "g",
