@@ -1,6 +1,6 @@
 import { MICROS_PER_SECOND, type Micros } from "../domain/time.ts";
 import { type ConditionNode, isCondition, type StrategyDefinition } from "./definition.ts";
-import { parseFeature } from "./feature-registry.ts";
+import { type MomentFeature, parseFeature } from "./feature-registry.ts";
 import type { Print } from "./fills.ts";
 
 /**
@@ -194,6 +194,16 @@ function featureNames(node: ConditionNode): string[] {
   return featureNames(node.not);
 }
 
+/** What each feature of the moment reads of Binance's series (null: nothing, the time of day). */
+const MOMENT_READS: Record<MomentFeature, ((needs: ExchangeNeeds) => void) | null> = {
+  hour_utc: null,
+  minute_of_day_utc: null,
+  spot_mid: (n) => (n.spot.mid = true),
+  futures_mid: (n) => (n.futures.mid = true),
+  futures_funding_rate: (n) => (n.funding = true),
+  futures_open_interest: (n) => (n.openInterest = true),
+};
+
 /** The exchange series the definition's features read; null when it names none (nothing is read). */
 export function exchangeNeeds(d: StrategyDefinition): ExchangeNeeds | null {
   const needs: ExchangeNeeds = {
@@ -206,12 +216,9 @@ export function exchangeNeeds(d: StrategyDefinition): ExchangeNeeds | null {
   let any = false;
   for (const name of [...d.entry, ...d.exit.conditions].flatMap(featureNames)) {
     const f = parseFeature(name);
-    if (f?.kind === "moment") {
-      if (f.name === "spot_mid") needs.spot.mid = true;
-      else if (f.name === "futures_mid") needs.futures.mid = true;
-      else if (f.name === "futures_funding_rate") needs.funding = true;
-      else if (f.name === "futures_open_interest") needs.openInterest = true;
-      else continue;
+    const reads = f?.kind === "moment" ? MOMENT_READS[f.name] : null;
+    if (reads !== null) {
+      reads(needs);
       any = true;
     } else if (
       f?.kind === "lookback" &&
