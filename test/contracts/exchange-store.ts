@@ -468,6 +468,43 @@ const EXCHANGE_STORE_TESTS: StoreTests<ExchangeStore> = {
     assert.equal(five.takerBuyVolume, 0.00000005);
     assert.equal(five.takerBuyQuoteVolume, 168801858.48385516);
   },
+
+  "the last trade of each second: the latest of (s - 1, s] by time, then id, within the range": async (
+    exchange,
+  ) => {
+    const at = (id: number, ms: number, price: number): TradeRow => ({
+      coin: "sol",
+      venue: "spot",
+      id,
+      time: T0 + ms * 1000,
+      price,
+      qty: 1,
+      buyerMaker: false,
+    });
+    // Second 0 ends with a trade at exactly 0 ms; (0, 1 s] holds 200 ms, 1000 ms (two, ids 4 and 3:
+    // id 4 is later); (1 s, 2 s] holds 1500 ms; then 3000 ms, out of the range asked.
+    await exchange.insertBatch({
+      trades: [
+        at(1, -400, 10),
+        at(2, 0, 11),
+        at(5, 200, 12),
+        at(3, 1000, 13),
+        at(4, 1000, 14),
+        at(6, 1500, 15),
+        at(7, 3000, 16),
+      ],
+    });
+    assert.deepEqual(await exchange.lastTradeEachSecond("sol", "spot", T0 - SECOND, T0 + 2 * SECOND), [
+      { time: T0, price: 11 },
+      { time: T0 + SECOND, price: 14 },
+      { time: T0 + 1500 * 1000, price: 15 },
+    ]);
+    // The range bounds the trades read, not the seconds: from 100 ms on, second 0 has none.
+    assert.deepEqual(await exchange.lastTradeEachSecond("sol", "spot", T0 + 100_000, T0 + SECOND - 1), [
+      { time: T0 + 200_000, price: 12 },
+    ]);
+    assert.deepEqual(await exchange.lastTradeEachSecond("sol", "futures", T0, T0 + 10 * SECOND), []);
+  },
 };
 
 /**

@@ -53,20 +53,11 @@ async function mids(store: ExchangeStore, coin: Coin, venue: Venue, from: Micros
   }
 }
 
-/** The last trade price of each second over [from, to]. */
+/** The last trade price of each second over [from, to], in one query (the store picks them). */
 async function tradePrices(store: ExchangeStore, coin: Coin, venue: Venue, from: Micros, to: Micros) {
   const out = new StepSeriesBuilder();
-  let after: { time: Micros; id?: number } = { time: from - 1 };
-  for (;;) {
-    const trades = (await store.seriesPage({ kind: "trades", coin, venue }, after, PAGE_ROWS)).trades ?? [];
-    for (const t of trades) {
-      if (t.time > to) return out.build();
-      out.push(t.time, t.price);
-    }
-    if (trades.length < PAGE_ROWS) return out.build();
-    const last = trades[trades.length - 1];
-    after = { time: last.time, id: last.id };
-  }
+  for (const t of await store.lastTradeEachSecond(coin, venue, from, to)) out.push(t.time, t.price);
+  return out.build();
 }
 
 /** Each stored 1m candle's close at the candle's end, for ends in [from, to]. */

@@ -53,6 +53,13 @@ export interface ExchangeStore {
   latestTrades(coin: Coin, venue: Venue, limit: number): Promise<TradeRow[]>;
 
   /**
+   * The last trade of each second with trades in [from, to] (times after 0), oldest first: of the
+   * trades after a whole second and at or before the next, the latest by time, then id. The price at
+   * or before any whole second is one of these (a backtest's lookbacks read them: src/backtest/lookback.ts).
+   */
+  lastTradeEachSecond(coin: Coin, venue: Venue, from: Micros, to: Micros): Promise<TradePrice[]>;
+
+  /**
    * Candles of `interval` whose open time is in [from, to]: the stored 1m candles, or buckets of a
    * wider interval aggregated from them (open of the first, close of the last, high, low, sums).
    */
@@ -84,6 +91,12 @@ export interface ExchangeStore {
    * `after` (null: from the first). Returned as a batch holding that one kind, ready for insertBatch.
    */
   seriesPage(series: ExchangeSeries, after: SeriesCursor | null, limit: number): Promise<ExchangeBatch>;
+}
+
+/** A trade's time and price. */
+export interface TradePrice {
+  time: Micros;
+  price: number;
 }
 
 export const EXCHANGE_KINDS = [

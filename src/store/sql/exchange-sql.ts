@@ -22,6 +22,7 @@ import {
   type ExchangeSeries,
   type SeriesCursor,
   type SeriesExtent,
+  type TradePrice,
 } from "../ports/exchange-store.ts";
 
 /** What both exchange stores share: the bounds of a candle query and reading an aggregate row. */
@@ -299,6 +300,33 @@ export function seriesPageSql(
       ORDER BY ${t.order} LIMIT ${mark}${values.length}`,
     values,
   };
+}
+
+/**
+ * ExchangeStore.lastTradeEachSecond: of the trades in [from, to], the last of each second (s - 1, s]
+ * (by time, then id), in time order. Times are positive, so integer division rounds the second up.
+ */
+export function lastTradeEachSecondSql(
+  coin: Coin,
+  venue: Venue,
+  from: Micros,
+  to: Micros,
+  mark: string,
+): SeriesSql {
+  return {
+    text: `SELECT time_us, price FROM (
+        SELECT time_us, price, row_number() OVER (
+          PARTITION BY (time_us + 999999) / 1000000 ORDER BY time_us DESC, trade_id DESC) AS pick
+        FROM exchange_trades
+        WHERE coin = ${mark}1 AND venue = ${mark}2 AND time_us >= ${mark}3 AND time_us <= ${mark}4
+      ) AS last_trades WHERE pick = 1 ORDER BY time_us`,
+    values: [coin, venue, from, to],
+  };
+}
+
+/** A row of lastTradeEachSecondSql. */
+export function tradePriceFrom(r: unknown[]): TradePrice {
+  return { time: r[0] as number, price: r[1] as number };
 }
 
 /** The rows of seriesPageSql as a batch of the series' kind. */

@@ -170,8 +170,8 @@ test("a run reads each series once per market, only for the features its definit
       "candlePage",
       "depthPage",
       "fundingPage",
+      "lastTradeEachSecond",
       "openInterestPage",
-      "seriesPage",
     ]);
     // A mid above 150 holds at 0 s already: bought there.
     const early = definition([{ feature: "spot_mid", op: ">", value: 150 }]);

@@ -34,6 +34,8 @@ import {
   seriesExtentFrom,
   seriesExtentSql,
   seriesPageSql,
+  tradePriceFrom,
+  lastTradeEachSecondSql,
 } from "../../sql/exchange-sql.ts";
 import {
   type Candle,
@@ -45,6 +47,7 @@ import {
   type RangeQuery,
   type SeriesCursor,
   type SeriesExtent,
+  type TradePrice,
 } from "../../ports/exchange-store.ts";
 import type { MonthlyPartitions, PartitionedRows } from "./partitions.ts";
 import { inTransaction } from "./pg-util.ts";
@@ -179,6 +182,11 @@ export class PostgresExchangeStore implements ExchangeStore {
       [coin, venue, limit],
     );
     return rows.map((r) => tradeFrom(coin, venue, r));
+  }
+
+  async lastTradeEachSecond(coin: Coin, venue: Venue, from: Micros, to: Micros): Promise<TradePrice[]> {
+    const { text, values } = lastTradeEachSecondSql(coin, venue, from, to, "$");
+    return (await this.rows(text, values)).map(tradePriceFrom);
   }
 
   async candlePage(coin: Coin, venue: Venue, interval: string, q: RangeQuery): Promise<Candle[]> {

@@ -34,6 +34,8 @@ import {
   seriesExtentFrom,
   seriesExtentSql,
   seriesPageSql,
+  tradePriceFrom,
+  lastTradeEachSecondSql,
 } from "../../sql/exchange-sql.ts";
 import {
   type Candle,
@@ -45,6 +47,7 @@ import {
   type RangeQuery,
   type SeriesCursor,
   type SeriesExtent,
+  type TradePrice,
 } from "../../ports/exchange-store.ts";
 import type { SqliteConnection } from "./connection.ts";
 
@@ -191,6 +194,11 @@ export class SqliteExchangeStore implements ExchangeStore {
       venue,
       limit,
     ).map((r) => tradeFrom(coin, venue, r));
+  }
+
+  async lastTradeEachSecond(coin: Coin, venue: Venue, from: Micros, to: Micros): Promise<TradePrice[]> {
+    const { text, values } = lastTradeEachSecondSql(coin, venue, from, to, "?");
+    return this.all(text, ...values).map(tradePriceFrom);
   }
 
   async candlePage(coin: Coin, venue: Venue, interval: string, q: RangeQuery): Promise<Candle[]> {
