@@ -37,7 +37,8 @@ import {
 export class MarketHistory {
   private readonly snapshots: readonly SnapshotRow[];
   private squares: Float64Array | null = null;
-  readonly volume: TradedVolume;
+  private readonly prints: readonly Print[];
+  private sums: TradedVolume | null = null;
   readonly exchange: ExchangeHistory;
 
   constructor(
@@ -46,8 +47,14 @@ export class MarketHistory {
     exchange: ExchangeHistory = EMPTY_EXCHANGE,
   ) {
     this.snapshots = snapshots;
-    this.volume = new TradedVolume(prints);
+    this.prints = prints;
     this.exchange = exchange;
+  }
+
+  /** The market's trades as running sums, summed once a market when a feature first asks. */
+  get volume(): TradedVolume {
+    this.sums ??= new TradedVolume(this.prints);
+    return this.sums;
   }
 
   at(index: number): SnapshotRow {

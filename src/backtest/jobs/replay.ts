@@ -17,8 +17,9 @@ import { readExchangeHistory } from "./exchange-data.ts";
 
 /**
  * Executing a run (DESIGN 3.7): select its markets, read each one's snapshots with their books, its
- * recorded trades oldest first and the Binance series its features read, hand them to the engine, and keep each market's result as it comes. The worker threads run
- * this with a store connection of their own; `updown backtest` runs the same replay in its process.
+ * recorded trades oldest first and the Binance series its features read, hand them to the engine, and
+ * keep each market's result as it comes. The worker threads run this with a store connection of their
+ * own; `updown backtest` runs the same replay in its process.
  */
 
 /** Snapshots read from the store at a time. */
