@@ -84,6 +84,28 @@ describe("updown backtest", { timeout: 120_000 }, () => {
     assert.equal(updown(...args, "--json", "--position-size", "10", "--latency-ms", "0").stdout, res.stdout);
   });
 
+  test("a time of day in the prompt: only the market of the minutes it names trades", () => {
+    const res = updown(
+      "backtest",
+      "--prompt",
+      "buy up before 00:05 utc and hold to resolution",
+      "--coin",
+      "btc",
+      "--type",
+      "5m",
+      "--json",
+    );
+    assert.equal(res.code, 0, res.stderr);
+    const result = JSON.parse(res.stdout);
+    assert.deepEqual(result.definition.entry, [{ feature: "minute_of_day_utc", op: "<", value: 5 }]);
+    assert.match(result.definition_text, /Enter when: the minute of the day \(UTC, 0-1439\) is below 5\./);
+    // The resolved markets open 23:55 to 00:15: only the one of 00:00 to 00:05 has a minute below 5.
+    const traded = (result.results as { slug: string; trades: { entry: { decision_time: string } }[] }[])
+      .filter((r) => r.trades.length > 0)
+      .map((r) => [r.slug, r.trades[0].entry.decision_time.slice(0, 16)]);
+    assert.deepEqual(traded, [["btc-updown-5m-1784851200", "2026-07-24T00:00"]]);
+  });
+
   test("a prompt with a clause the generator cannot read: exit 2 quoting it, nothing replayed", () => {
     const res = updown(
       "backtest",
