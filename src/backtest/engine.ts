@@ -285,6 +285,7 @@ class MarketReplay {
   }
 
   step(index: number, view: SnapshotView, prev: SnapshotView | null): void {
+    if (this.onlySettlementLeft()) return;
     if (view.snapshot.books !== null) this.taken.observe((token) => view.book(token as Token));
     this.fillDue(index, view);
     this.fillResting(view.time);
@@ -313,6 +314,23 @@ class MarketReplay {
       return;
     }
     this.close(p, null);
+  }
+
+  /**
+   * A position held to resolution with no max loss, nothing resting and nothing pending: no later
+   * snapshot can trade or change it, so none is looked at (nor its books decoded) until the end. The
+   * result is the same; a run's benchmarks (benchmarks.ts) cost next to nothing after their entry.
+   */
+  private onlySettlementLeft(): boolean {
+    const p = this.position;
+    return (
+      p !== null &&
+      p.resting === null &&
+      p.exit === null &&
+      this.pending === null &&
+      this.d.exit.hold_to_resolution &&
+      this.d.max_loss_percent === null
+    );
   }
 
   private boughtSize(p: Position): number {
