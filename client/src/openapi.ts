@@ -8692,6 +8692,10 @@ export interface operations {
                     RateLimit: string;
                     /** @description attachment; the file's name */
                     "Content-Disposition": string;
+                    /** @description CSV and NDJSON, when accepted (Parquet is compressed within) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding` */
+                    Vary: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8881,6 +8885,10 @@ export interface operations {
                     RateLimit: string;
                     /** @description attachment; the file's name */
                     "Content-Disposition": string;
+                    /** @description CSV and NDJSON, when accepted (Parquet is compressed within) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding` */
+                    Vary: string;
                     [name: string]: unknown;
                 };
                 content: {

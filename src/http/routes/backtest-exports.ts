@@ -1,5 +1,5 @@
-import { Readable } from "node:stream";
-import type { FastifyReply } from "fastify";
+import { pipeline, Readable } from "node:stream";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { parquetOfTable } from "../../archive/parquet.ts";
 import type { MarketResult } from "../../backtest/engine.ts";
@@ -17,6 +17,7 @@ import {
   tradeLine,
 } from "../../backtest/exports.ts";
 import { researchFields } from "../../backtest/wire.ts";
+import { compressStream, negotiate } from "../compression.ts";
 import type { Api, AppContext } from "../context.ts";
 import { answering, requireBacktestAi, sendJson } from "../backtest.ts";
 import { validationError } from "../errors.ts";
@@ -55,6 +56,16 @@ const FILE_HEADERS = {
   "Content-Disposition": { type: "string", required: true, description: "attachment; the file's name" },
 };
 
+const STREAM_HEADERS = {
+  ...FILE_HEADERS,
+  "Content-Encoding": {
+    type: "string",
+    enum: ["br", "zstd", "gzip"],
+    description: "CSV and NDJSON, when accepted (Parquet is compressed within)",
+  },
+  Vary: { type: "string", required: true, description: "`Accept-Encoding`" },
+};
+
 const fileSchema = (operationId: string, summary: string, description: string) => ({
   operationId,
   tags: ["backtest"],
@@ -63,7 +74,7 @@ const fileSchema = (operationId: string, summary: string, description: string) =
   params: RunParams,
   querystring: FileQuery,
   response: v1Responses(
-    { 200: answer(fileContent, "The file, streamed", FILE_HEADERS) },
+    { 200: answer(fileContent, "The file, streamed", STREAM_HEADERS) },
     { errors: [400, 403, 404], backtestAi: true },
   ),
 });
@@ -170,11 +181,23 @@ async function rowsOf<T>(pages: AsyncIterable<MarketResult[]>, of: (page: Market
   return rows;
 }
 
-function sendFile(reply: FastifyReply, format: ExportFormat, name: string, body: Readable | Uint8Array) {
-  return reply
+/** The file: CSV and NDJSON streamed, compressed when the request accepts it; Parquet (compressed within) whole. */
+function sendFile(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  format: ExportFormat,
+  name: string,
+  body: Readable | Uint8Array,
+) {
+  reply
     .type(EXPORT_MEDIA_TYPES[format])
     .header("content-disposition", `attachment; filename="${name}.${format}"`)
-    .send(body);
+    .header("vary", "Accept-Encoding");
+  const encoding = body instanceof Readable ? negotiate(req.headers["accept-encoding"]) : null;
+  if (encoding === null) return reply.send(body);
+  reply.header("content-encoding", encoding);
+  // pipeline, not pipe: an answer cut short destroys the compressor and the reading too.
+  return reply.send(pipeline(body as Readable, compressStream(encoding), () => {}));
 }
 
 export function exportRoutes(app: Api, ctx: AppContext): void {
@@ -186,13 +209,13 @@ export function exportRoutes(app: Api, ctx: AppContext): void {
     const name = `run-${run.id}-trades`;
     if (format === "parquet") {
       const table = arrowTableOf(TRADE_COLUMNS, await rowsOf(pages, tradeRows));
-      return sendFile(reply, format, name, parquetOfTable(table));
+      return sendFile(req, reply, format, name, parquetOfTable(table));
     }
     const text =
       format === "csv"
         ? textOf(pages, tradeRows, csvHeaderOf(TRADE_COLUMNS), (r) => csvRowOf(TRADE_COLUMNS, r))
         : textOf(pages, tradeRows, "", tradeLine);
-    return sendFile(reply, format, name, Readable.from(text, { objectMode: false }));
+    return sendFile(req, reply, format, name, Readable.from(text, { objectMode: false }));
   });
 
   app.get("/backtest-ai/runs/:id/results", { schema: resultsFileSchema }, async (req, reply) => {
@@ -204,13 +227,13 @@ export function exportRoutes(app: Api, ctx: AppContext): void {
     const same = (page: MarketResult[]) => page;
     if (format === "parquet") {
       const table = arrowTableOf(RESULT_COLUMNS, await rowsOf(pages, same));
-      return sendFile(reply, format, name, parquetOfTable(table));
+      return sendFile(req, reply, format, name, parquetOfTable(table));
     }
     const text =
       format === "csv"
         ? textOf(pages, same, csvHeaderOf(RESULT_COLUMNS), (r) => csvRowOf(RESULT_COLUMNS, r))
         : textOf(pages, same, "", resultLine);
-    return sendFile(reply, format, name, Readable.from(text, { objectMode: false }));
+    return sendFile(req, reply, format, name, Readable.from(text, { objectMode: false }));
   });
 
   app.get("/backtest-ai/runs/:id/definition", { schema: definitionSchema }, async (req, reply) => {

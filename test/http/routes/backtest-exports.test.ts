@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { parseIsoMicros } from "../../../src/domain/time.ts";
@@ -115,6 +116,25 @@ describe("a run's files", () => {
     assert.equal(res.body, `${expected}\n`);
     // CSV is the default format.
     assert.equal((await t.get(`/v1/backtest-ai/runs/${run.run.id}/trades`)).body, res.body);
+  });
+
+  test("CSV and NDJSON are compressed when accepted, to the same bytes; Parquet never", async () => {
+    for (const format of ["csv", "ndjson"]) {
+      const plain = await file("trades", format);
+      const zipped = await t.get(`/v1/backtest-ai/runs/${run.run.id}/trades?format=${format}`, {
+        "accept-encoding": "gzip",
+      });
+      assert.deepEqual(
+        [zipped.headers["content-encoding"], zipped.headers.vary],
+        ["gzip", "Accept-Encoding"],
+      );
+      assert.equal(gunzipSync(zipped.rawPayload).toString(), plain.body);
+      assert.equal(plain.headers["content-encoding"], undefined);
+    }
+    const parquet = await t.get(`/v1/backtest-ai/runs/${run.run.id}/trades?format=parquet`, {
+      "accept-encoding": "gzip",
+    });
+    assert.equal(parquet.headers["content-encoding"], undefined);
   });
 
   test("trades as NDJSON: each line the API's trade with its slug first", async () => {
