@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from tests.harness import RecordingSleep, ServerTest, client, control, new_key, seen_count, seen_since
@@ -85,3 +86,25 @@ class BacktestTest(ServerTest):
         self.assertTrue(replay["success"])
         self.assertEqual(replay["data"]["market"]["slug"], slug)
         self.assertIsInstance(replay["data"]["trades"], list)
+
+    def test_a_runs_files_its_definition_and_runs_side_by_side(self) -> None:
+        c = client(api_key=new_key("pro"), sleep=lambda _: None)
+        done = c.backtest("btc", "5m", preset="momentum_entry", market_count=2)
+        run_id = done.run["id"]
+        trades = [(r["slug"], t) for r in done.answer["results"] for t in r["trades"]]
+        ndjson = c.export_run_trades(run_id, format="ndjson")
+        assert ndjson is not None
+        lines = [json.loads(line) for line in ndjson.decode().splitlines()]
+        self.assertEqual(lines, [{"slug": slug, **t} for slug, t in trades])
+        csv = c.export_run_trades(run_id)
+        assert csv is not None
+        self.assertEqual(len(csv.decode().splitlines()), len(trades) + 1)
+        results = c.export_run_results(run_id, format="parquet")
+        assert results is not None
+        self.assertEqual(results[:4], b"PAR1")
+        self.assertEqual(c.run_definition(run_id), done.run["definition"])
+        other = c.backtest("btc", "5m", definition=done.run["definition"], market_count=2, seed=7)
+        side = c.compare_runs([other.run["id"], run_id])
+        self.assertEqual([r["run"]["id"] for r in side["runs"]], [other.run["id"], run_id])
+        self.assertEqual(side["runs"][0]["intervals"]["seed"], 7)
+        self.assertEqual([b["name"] for b in side["runs"][1]["benchmarks"]], ["always_up", "always_down", "favourite", "random"])

@@ -286,6 +286,7 @@ class MarketReplay {
   }
 
   step(index: number, view: SnapshotView, prev: SnapshotView | null): void {
+    if (this.onlySettlementLeft()) return;
     if (view.snapshot.books !== null) this.taken.observe((token) => view.book(token as Token));
     this.fillDue(index, view);
     this.fillResting(view.time);
@@ -314,6 +315,23 @@ class MarketReplay {
       return;
     }
     this.close(p, null);
+  }
+
+  /**
+   * A position held to resolution with no max loss, nothing resting and nothing pending: no later
+   * snapshot can trade or change it, so none is looked at (nor its books decoded) until the end. The
+   * result is the same; a run's benchmarks (benchmarks.ts) cost next to nothing after their entry.
+   */
+  private onlySettlementLeft(): boolean {
+    const p = this.position;
+    return (
+      p !== null &&
+      p.resting === null &&
+      p.exit === null &&
+      this.pending === null &&
+      this.d.exit.hold_to_resolution &&
+      this.d.max_loss_percent === null
+    );
   }
 
   private boughtSize(p: Position): number {
@@ -623,6 +641,27 @@ function tradeResult(
 }
 
 /**
+ * A market's snapshots as views made once (each decodes its books at most once, when first asked), and
+ * their history for lookbacks (the snapshots, the prints and the Binance series its features read):
+ * what every replay of the market shares, so that a sweep's combinations and a run's benchmarks decode
+ * the market's data once (src/backtest/sweep.ts).
+ */
+export interface PreparedMarket {
+  market: ReplayMarket;
+  views: readonly SnapshotView[];
+}
+
+export function prepareMarket(
+  market: ReplayMarket,
+  snapshots: readonly SnapshotRow[],
+  prints: readonly Print[] = [],
+  exchange: ExchangeHistory = EMPTY_EXCHANGE,
+): PreparedMarket {
+  const history = new MarketHistory(snapshots, prints, exchange);
+  return { market, views: snapshots.map((s, i) => new SnapshotView(market, s, history, i)) };
+}
+
+/**
  * Replays one resolved market: its snapshots oldest first, what traded of its outcome tokens (`prints`,
  * oldest first), which resting limit orders fill from and the traded volume counts, and Binance's
  * series of its coin that the definition's features read (none: those features are unknown).
@@ -634,14 +673,22 @@ export function replayMarket(
   prints: readonly Print[],
   exchange: ExchangeHistory = EMPTY_EXCHANGE,
 ): MarketResult {
+  return replayPrepared(d, prepareMarket(market, snapshots, prints, exchange), prints);
+}
+
+/** replayMarket over a market prepared once (neither the views nor the prints are changed by a replay). */
+export function replayPrepared(
+  d: StrategyDefinition,
+  prepared: PreparedMarket,
+  prints: readonly Print[],
+): MarketResult {
+  const { market, views } = prepared;
   if (market.winner === null) throw new Error(`${market.slug} is not resolved; only resolved markets replay`);
   const replay = new MarketReplay(d, market, prints);
-  const history = new MarketHistory(snapshots, prints, exchange);
   let prev: SnapshotView | null = null;
-  for (let i = 0; i < snapshots.length; i++) {
-    const view = new SnapshotView(market, snapshots[i], history, i);
-    replay.step(i, view, prev);
-    prev = view;
+  for (let i = 0; i < views.length; i++) {
+    replay.step(i, views[i], prev);
+    prev = views[i];
   }
   replay.finish();
   const trades = replay.trades;
@@ -652,7 +699,7 @@ export function replayMarket(
     start_time: isoSeconds(market.startTime),
     end_time: isoSeconds(market.endTime),
     winner: market.winner,
-    snapshots: snapshots.length,
+    snapshots: views.length,
     trades,
     orders_unfilled: replay.ordersUnfilled,
     pnl: round(pnl),

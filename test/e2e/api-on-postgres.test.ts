@@ -12,6 +12,8 @@ const API_TEST_FILES = [
   "http/auth-and-errors.test.ts",
   "http/routes/backtest.test.ts",
   "http/routes/backtest-replay.test.ts",
+  "http/routes/backtest-runs.test.ts",
+  "http/routes/backtest-exports.test.ts",
   "http/api-key-header.test.ts",
   "e2e/polyhistorical.test.ts",
   "record/polymarket/collector.test.ts",

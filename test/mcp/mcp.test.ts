@@ -323,6 +323,17 @@ for (const kind of ["http", "stdio"] as const) {
         exit_price: trade.exit?.price ?? null,
         pnl: trade.pnl,
       });
+      // Issue 25: the benchmarks and intervals beside the run, as the API answers them.
+      assert.deepEqual(
+        data.benchmarks,
+        http.benchmarks.map((b: Json) => ({ name: b.name, trades: b.trades, pnl: b.pnl, roi: b.roi })),
+      );
+      assert.deepEqual(data.intervals, {
+        pnl: http.intervals.pnl,
+        roi: http.intervals.roi,
+        win_rate: http.intervals.win_rate,
+      });
+      assert.match(text, /Benchmarks' PnL: always_up -?[\d.]+, always_down/);
       const again = await answer(mcp.client, "run_backtest", { run_id: data.run_id });
       assert.deepEqual(again.data, data);
     });
