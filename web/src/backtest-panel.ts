@@ -1,4 +1,4 @@
-import type { Api, BacktestRunAnswer, RunBacktestBody, RunStrategyBody } from "./api.ts";
+import type { Api, BacktestRunAnswer, RunBacktestBody, RunStrategyBody, StrategyDefinition } from "./api.ts";
 import { checkDefinition, type Problem } from "./definition-check.ts";
 import { el, field, replace, select } from "./dom.ts";
 import { errorBox } from "./errors.ts";
@@ -40,6 +40,8 @@ export interface BacktestPanelOptions {
   api: () => Api | null;
   onResults: (answer: BacktestRunAnswer) => void;
   onOpen: (slug: string) => void;
+  /** After every request that may spend the month's quota (a preset or a prompt), answered or not. */
+  onQuotaSpent: () => void;
 }
 
 export class BacktestPanel {
@@ -131,7 +133,11 @@ export class BacktestPanel {
       void this.submit();
     });
     const resultsBox = el("div", { id: "backtest-results-box" });
-    this.results = new ResultsView(resultsBox, options.onOpen);
+    this.results = new ResultsView(resultsBox, {
+      api: options.api,
+      onOpen: options.onOpen,
+      onEdit: (definition) => this.edit(definition),
+    });
     root.append(form, this.message, resultsBox);
     this.showMode();
   }
@@ -148,6 +154,15 @@ export class BacktestPanel {
     this.schema = null;
     this.results.clear();
     this.message.replaceChildren();
+  }
+
+  /** A definition back in the editor (the one a run showed), to change and run again. */
+  edit(definition: StrategyDefinition): void {
+    this.definition.value = JSON.stringify(definition, null, 2);
+    const radio = this.modes.get("definition");
+    if (radio) radio.checked = true;
+    this.showMode();
+    this.definition.focus();
   }
 
   private mode(): Mode {
@@ -223,6 +238,7 @@ export class BacktestPanel {
       return;
     }
     this.run.disabled = true;
+    const spends = this.mode() !== "definition";
     this.results.clear();
     replace(this.message, el("p", { class: "busy" }, "Running the backtest…"));
     try {
@@ -242,6 +258,7 @@ export class BacktestPanel {
       replace(this.message, errorBox(err));
     } finally {
       this.run.disabled = false;
+      if (spends) this.options.onQuotaSpent();
     }
   }
 }

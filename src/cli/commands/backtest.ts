@@ -1,4 +1,14 @@
 import { readFileSync } from "node:fs";
+import {
+  bps,
+  count,
+  percent,
+  percentOf,
+  ratio,
+  seconds,
+  usdc,
+  usdcText,
+} from "../../../client/src/format.ts";
 import { DefinitionError, type StrategyDefinition } from "../../backtest/definition.ts";
 import { GenerationError, type StrategyGenerator } from "../../backtest/generate/generator.ts";
 import { OfflineGenerator } from "../../backtest/generate/offline.ts";
@@ -65,23 +75,21 @@ async function definitionOf(v: SourceValues): Promise<StrategyDefinition> {
   }
 }
 
-const fixed = (n: number | null, digits = 2) => (n === null ? "-" : n.toFixed(digits));
-
 /** The summary: the definition that ran in words, a line per market, then the aggregate. */
 function table(definition: StrategyDefinition, results: MarketResult[], a: Aggregate): string {
   const rows = [["market", "winner", "trades", "pnl", "roi", "fees"]];
   for (const r of results) {
-    rows.push([r.slug, r.winner, String(r.trades.length), fixed(r.pnl), fixed(r.roi, 3), fixed(r.fees_usdc)]);
+    rows.push([r.slug, r.winner, count(r.trades.length), usdc(r.pnl), percent(r.roi), usdc(r.fees_usdc)]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   const lines = rows.map((row) =>
     row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  "),
   );
   const summary = [
-    `markets ${a.markets} (${a.markets_traded} traded), trades ${a.trades}, unfilled orders ${a.orders_unfilled}`,
-    `pnl ${fixed(a.pnl)} USDC on ${fixed(a.cost)} (roi ${fixed(a.roi, 4)}), win rate ${fixed(a.win_rate, 3)}, profit factor ${fixed(a.profit_factor, 3)}`,
-    `max drawdown ${fixed(a.max_drawdown)}, sharpe ${fixed(a.sharpe, 3)}, sortino ${fixed(a.sortino, 3)}, fees ${fixed(a.fees_paid)}, avg slippage ${fixed(a.avg_slippage_bps)} bps`,
-    `time in market ${fixed(a.time_in_market_s, 0)} s (${fixed(a.time_in_market_pct)}%)`,
+    `markets ${count(a.markets)} (${count(a.markets_traded)} traded), trades ${count(a.trades)}, unfilled orders ${count(a.orders_unfilled)}`,
+    `pnl ${usdcText(a.pnl)} on ${usdc(a.cost)} (roi ${percent(a.roi)}), win rate ${percent(a.win_rate)}, profit factor ${ratio(a.profit_factor)}`,
+    `max drawdown ${usdc(a.max_drawdown)}, sharpe ${ratio(a.sharpe)}, sortino ${ratio(a.sortino)}, fees ${usdc(a.fees_paid)}, avg slippage ${bps(a.avg_slippage_bps)}`,
+    `time in market ${seconds(a.time_in_market_s)} (${percentOf(a.time_in_market_pct)})`,
   ];
   return `${describeDefinition(definition)}\n\n${lines.join("\n")}\n\n${summary.join("\n")}\n`;
 }
