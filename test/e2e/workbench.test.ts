@@ -280,7 +280,15 @@ describe("the workbench in a browser", { skip: NO_BROWSER }, () => {
       "the editor has the focus",
     );
 
-    await page.locator("#backtest-results").scrollIntoViewIfNeeded();
+    // For the screenshots: a traded market, its trades on the chart, the books and tape at its end.
+    const traded = answer.results.find((r) => r.trades.length > 0)?.slug as string;
+    await page.locator("#backtest-results button", { hasText: traded }).click();
+    await page.waitForSelector("#book-snapshot");
+    const shown = await page.locator("#book-levels").textContent();
+    const slider = page.getByLabel("Moment");
+    await slider.fill(String(await slider.getAttribute("max")));
+    await page.waitForFunction((old) => document.querySelector("#book-levels")?.textContent !== old, shown);
+    await drawn(page, "#price-chart", RGB.entry, 5);
     await page.screenshot({ path: join(DOC_SCREENSHOTS, "workbench-1280.png"), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
     const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
