@@ -201,6 +201,18 @@ describe("the workbench in a browser", { skip: NO_BROWSER }, () => {
         shares(x.size),
       ]),
     );
+    // The books as code: the snippet returns the snapshot shown.
+    await page.getByLabel("Code for these books in").selectOption("python");
+    const code = (await page.locator("#book-snippet-code").textContent()) as string;
+    const env = { ...process.env, UPDOWN_API_KEY: t.key, PYTHONPATH: join(ROOT, "python") };
+    const at = JSON.parse((await run("python3", ["-c", code], { env })).stdout) as {
+      snapshot: { time: string; price_up: number; price_down: number };
+    };
+    assert.match(
+      await page.locator("#book-snapshot").innerText(),
+      new RegExp(`Up ${price(at.snapshot.price_up)}, Down ${price(at.snapshot.price_down)}`),
+    );
+
     // One table per outcome, and the mirror said once.
     assert.equal(await page.locator("#book-up").count(), 1);
     assert.equal(await page.locator("#book-down").count(), 1);
@@ -250,7 +262,7 @@ describe("the workbench in a browser", { skip: NO_BROWSER }, () => {
     // The snippets, run as written with the key in UPDOWN_API_KEY: each returns the run on screen.
     const env = { ...process.env, UPDOWN_API_KEY: t.key, PYTHONPATH: join(ROOT, "python") };
     const shownRun = async (language: string, runIt: (code: string) => Promise<string>) => {
-      await page.getByLabel("Language").selectOption(language);
+      await page.getByLabel("Code for the run in").selectOption(language);
       const code = (await page.locator("#run-snippet-code").textContent()) as string;
       const printed = JSON.parse(await runIt(code)) as BacktestRunAnswer;
       assert.equal(printed.run.id, runId, language);

@@ -1,4 +1,5 @@
 import type { Api, Level, MarketTrade, OrderBook, SnapshotAt } from "./api.ts";
+import { snippetBox } from "./code-snippet.ts";
 import { DepthChart } from "./depth-chart.ts";
 import { el, field, replace, scroller, select, table } from "./dom.ts";
 import { errorBox } from "./errors.ts";
@@ -194,6 +195,10 @@ export class BookPanel {
           el("div", { class: "tape" }, el("h4", {}, "Trade tape"), tape(trades.trades)),
         ),
         mirrorNote(s.orderbook_up),
+        snippetBox("book-snippet", "these books", {
+          path: `/v1/markets/${encodeURIComponent(this.slug)}/snapshots/at?time=${time}&include_orderbook=true`,
+          python: `snapshot_at(${JSON.stringify(this.slug)}, ${JSON.stringify(time)}, include_orderbook=True)`,
+        }),
       );
     } catch (err) {
       if (request === this.requested) replace(this.levels, errorBox(err));

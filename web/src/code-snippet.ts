@@ -52,8 +52,8 @@ export function snippet(language: Language, origin: string, request: SnippetRequ
   }
 }
 
-/** A language chooser, the snippet, and a button that copies it. */
-export function snippetBox(id: string, request: SnippetRequest): HTMLElement {
+/** A language chooser, the snippet, and a button that copies it; `what` names what it fetches. */
+export function snippetBox(id: string, what: string, request: SnippetRequest): HTMLElement {
   const language = select(
     `${id}-language`,
     LANGUAGES.map(([value, text]) => [value, text]),
@@ -76,12 +76,12 @@ export function snippetBox(id: string, request: SnippetRequest): HTMLElement {
   show();
   return el(
     "section",
-    { class: "snippet", id, "aria-label": "Copy as code" },
-    el("h3", {}, "Copy as code"),
+    { class: "snippet", id, "aria-label": `${what} as code` },
+    el("h4", {}, `Copy ${what} as code`),
     el(
       "div",
       { class: "row" },
-      field("Language", language, "Set UPDOWN_API_KEY to your key first."),
+      field(`Code for ${what} in`, language, "Set UPDOWN_API_KEY to your key first."),
       copy,
       status,
     ),

@@ -154,7 +154,7 @@ export class ResultsView {
     );
     this.root.append(el("h3", {}, "Trades"), tradesTable(results), this.downloads(answer));
     this.root.append(
-      snippetBox("run-snippet", {
+      snippetBox("run-snippet", "the run", {
         path: `/v1/backtest-ai/runs/${encodeURIComponent(run.id)}`,
         python: `backtest_run(${JSON.stringify(run.id)})`,
       }),
