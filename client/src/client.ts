@@ -435,6 +435,16 @@ export class UpdownClient {
     });
   }
 
+  /** The definition a run replayed, to run again or edit. */
+  runDefinition(id: string, o?: CallOptions): Promise<T.StrategyDefinition> {
+    return this.request("GET", `/v1/backtest-ai/runs/${seg(id)}/definition`, o);
+  }
+
+  /** Runs of the key side by side: each one's run, aggregate, benchmarks, intervals, sweep and walk-forward. */
+  compareRuns(ids: readonly string[], o?: CallOptions): Promise<T.BacktestComparedRuns> {
+    return this.request("GET", "/v1/backtest-ai/runs", { ...o, query: { ids: ids.join(",") } });
+  }
+
   /**
    * PolyHistorical's `POST /v1/replay`: one market, a strategy of conditions, answered in its shape
    * when it finishes within `wait` seconds, else a pending run (poll `backtestRun`).

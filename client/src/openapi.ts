@@ -654,6 +654,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/backtest-ai/runs/{id}/trades": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every trade of a run of the key, with its market's slug, as one file
+         * @description Markets in replay order, each market's trades oldest first: the trades of runs/{id}/markets/{slug}/trades. CSV and Parquet flatten each trade into the columns docs/backtests.md lists (times as ISO text in CSV, UTC microsecond timestamps in Parquet; an absent value is empty or null); NDJSON is each API trade with `slug` first. A run still running exports the markets done so far.
+         */
+        get: operations["exportBacktestRunTrades"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backtest-ai/runs/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The per-market results of a run of the key, as one file
+         * @description One row a market, in replay order: the fields of BacktestMarketResult, its trades counted (CSV, Parquet) or included (NDJSON).
+         */
+        get: operations["exportBacktestRunResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backtest-ai/runs/{id}/definition": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The definition a run of the key replayed, as a JSON file (to copy back into an editor) */
+        get: operations["getBacktestRunDefinition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backtest-ai/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Runs of the key side by side: each one's run, aggregate, benchmarks, intervals, sweep and walk-forward */
+        get: operations["compareBacktestRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1557,6 +1631,114 @@ export interface components {
             /** @description Oldest first */
             trades: components["schemas"]["BacktestTrade"][];
         };
+        BacktestComparedRuns: {
+            /** @description In the order of ids */
+            runs: {
+                run: components["schemas"]["BacktestRun"];
+                aggregate: components["schemas"]["BacktestAggregate"] | null;
+                benchmarks: {
+                    /**
+                     * @description always_up, always_down: buy at the first snapshot; favourite: the side priced higher at favourite_at_pct of the market; random: a seeded side and second
+                     * @enum {unknown}
+                     */
+                    name: "always_up" | "always_down" | "favourite" | "random";
+                    /** @description Total PnL (USDC) */
+                    pnl: number;
+                    roi: number | null;
+                    win_rate: number | null;
+                    trades: number;
+                    /** @description Markets replayed */
+                    markets: number;
+                    markets_traded: number;
+                    /** @description Largest fall of the equity curve from a peak (USDC) */
+                    max_drawdown: number;
+                    sharpe: number | null;
+                }[] | null;
+                intervals: {
+                    /** @description 0.95 */
+                    level: number;
+                    /** @description Bootstrap resamples of the run's markets (0 without a market) */
+                    samples: number;
+                    seed: number;
+                    pnl: {
+                        low: number | null;
+                        high: number | null;
+                    };
+                    roi: {
+                        low: number | null;
+                        high: number | null;
+                    };
+                    win_rate: {
+                        low: number | null;
+                        high: number | null;
+                    };
+                } | null;
+                sweep: {
+                    /** @description The swept fields, in axis order */
+                    fields: string[];
+                    combinations: number;
+                    /** @description One per combination, the first axis varying slowest */
+                    rows: {
+                        /** @description Each swept field (dotted path) and its value in this combination */
+                        values: {
+                            [key: string]: number;
+                        };
+                        /** @description Total PnL (USDC) */
+                        pnl: number;
+                        roi: number | null;
+                        win_rate: number | null;
+                        trades: number;
+                        /** @description Markets replayed */
+                        markets: number;
+                        markets_traded: number;
+                        /** @description Largest fall of the equity curve from a peak (USDC) */
+                        max_drawdown: number;
+                        sharpe: number | null;
+                    }[];
+                } | null;
+                walk_forward: {
+                    train_fraction: number;
+                    /**
+                     * @description What the choice maximizes on the training markets
+                     * @enum {unknown}
+                     */
+                    metric: "pnl";
+                    /** @description The first markets, oldest first */
+                    train_markets: number;
+                    /** @description The rest */
+                    test_markets: number;
+                    chosen: {
+                        [key: string]: number;
+                    } | null;
+                    train: {
+                        /** @description Total PnL (USDC) */
+                        pnl: number;
+                        roi: number | null;
+                        win_rate: number | null;
+                        trades: number;
+                        /** @description Markets replayed */
+                        markets: number;
+                        markets_traded: number;
+                        /** @description Largest fall of the equity curve from a peak (USDC) */
+                        max_drawdown: number;
+                        sharpe: number | null;
+                    } | null;
+                    test: {
+                        /** @description Total PnL (USDC) */
+                        pnl: number;
+                        roi: number | null;
+                        win_rate: number | null;
+                        trades: number;
+                        /** @description Markets replayed */
+                        markets: number;
+                        markets_traded: number;
+                        /** @description Largest fall of the equity curve from a peak (USDC) */
+                        max_drawdown: number;
+                        sharpe: number | null;
+                    } | null;
+                } | null;
+            }[];
+        };
         ReplayAnswer: {
             /** @enum {boolean} */
             success: true;
@@ -1848,6 +2030,107 @@ export interface components {
                  */
                 end_time: string;
             }[];
+            benchmarks: {
+                /**
+                 * @description always_up, always_down: buy at the first snapshot; favourite: the side priced higher at favourite_at_pct of the market; random: a seeded side and second
+                 * @enum {unknown}
+                 */
+                name: "always_up" | "always_down" | "favourite" | "random";
+                /** @description Total PnL (USDC) */
+                pnl: number;
+                roi: number | null;
+                win_rate: number | null;
+                trades: number;
+                /** @description Markets replayed */
+                markets: number;
+                markets_traded: number;
+                /** @description Largest fall of the equity curve from a peak (USDC) */
+                max_drawdown: number;
+                sharpe: number | null;
+            }[] | null;
+            intervals: {
+                /** @description 0.95 */
+                level: number;
+                /** @description Bootstrap resamples of the run's markets (0 without a market) */
+                samples: number;
+                seed: number;
+                pnl: {
+                    low: number | null;
+                    high: number | null;
+                };
+                roi: {
+                    low: number | null;
+                    high: number | null;
+                };
+                win_rate: {
+                    low: number | null;
+                    high: number | null;
+                };
+            } | null;
+            sweep: {
+                /** @description The swept fields, in axis order */
+                fields: string[];
+                combinations: number;
+                /** @description One per combination, the first axis varying slowest */
+                rows: {
+                    /** @description Each swept field (dotted path) and its value in this combination */
+                    values: {
+                        [key: string]: number;
+                    };
+                    /** @description Total PnL (USDC) */
+                    pnl: number;
+                    roi: number | null;
+                    win_rate: number | null;
+                    trades: number;
+                    /** @description Markets replayed */
+                    markets: number;
+                    markets_traded: number;
+                    /** @description Largest fall of the equity curve from a peak (USDC) */
+                    max_drawdown: number;
+                    sharpe: number | null;
+                }[];
+            } | null;
+            walk_forward: {
+                train_fraction: number;
+                /**
+                 * @description What the choice maximizes on the training markets
+                 * @enum {unknown}
+                 */
+                metric: "pnl";
+                /** @description The first markets, oldest first */
+                train_markets: number;
+                /** @description The rest */
+                test_markets: number;
+                chosen: {
+                    [key: string]: number;
+                } | null;
+                train: {
+                    /** @description Total PnL (USDC) */
+                    pnl: number;
+                    roi: number | null;
+                    win_rate: number | null;
+                    trades: number;
+                    /** @description Markets replayed */
+                    markets: number;
+                    markets_traded: number;
+                    /** @description Largest fall of the equity curve from a peak (USDC) */
+                    max_drawdown: number;
+                    sharpe: number | null;
+                } | null;
+                test: {
+                    /** @description Total PnL (USDC) */
+                    pnl: number;
+                    roi: number | null;
+                    win_rate: number | null;
+                    trades: number;
+                    /** @description Markets replayed */
+                    markets: number;
+                    markets_traded: number;
+                    /** @description Largest fall of the equity curve from a peak (USDC) */
+                    max_drawdown: number;
+                    sharpe: number | null;
+                } | null;
+            } | null;
         };
     };
     responses: never;
@@ -7140,6 +7423,21 @@ export interface operations {
                     orderType?: string;
                     /** @description Alias of latency_ms (PolyHistorical's spelling) */
                     latencyMs?: number;
+                    /** @description A grid over numeric fields, run as one job: at most 100 combinations; one generation of the quota per sweep */
+                    sweep?: {
+                        /** @description A numeric field of the definition as a dotted path: exit.take_profit_pct, entry.0.value */
+                        field: string;
+                        values?: number[];
+                        from?: number;
+                        to?: number;
+                        step?: number;
+                    }[];
+                    /** @description Walk-forward (with a sweep): choose the best combination by PnL on this fraction of the markets, oldest first, and report it on the rest */
+                    train_fraction?: number;
+                    /** @description Seeds the random benchmark and the bootstrap; default 1 */
+                    seed?: number;
+                    /** @description When the favourite benchmark buys, in percent of the market; default 50 */
+                    favourite_at_pct?: number;
                 };
             };
         };
@@ -7757,6 +8055,21 @@ export interface operations {
                     orderType?: string;
                     /** @description Alias of latency_ms (PolyHistorical's spelling) */
                     latencyMs?: number;
+                    /** @description A grid over numeric fields, run as one job: at most 100 combinations; one generation of the quota per sweep */
+                    sweep?: {
+                        /** @description A numeric field of the definition as a dotted path: exit.take_profit_pct, entry.0.value */
+                        field: string;
+                        values?: number[];
+                        from?: number;
+                        to?: number;
+                        step?: number;
+                    }[];
+                    /** @description Walk-forward (with a sweep): choose the best combination by PnL on this fraction of the markets, oldest first, and report it on the rest */
+                    train_fraction?: number;
+                    /** @description Seeds the random benchmark and the bootstrap; default 1 */
+                    seed?: number;
+                    /** @description When the favourite benchmark buys, in percent of the market; default 50 */
+                    favourite_at_pct?: number;
                 };
             };
         };
@@ -8196,6 +8509,754 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BacktestMarketTrades"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
+            403: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
+            404: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportBacktestRunTrades: {
+        parameters: {
+            query?: {
+                /** @description csv (one row a trade, flattened), ndjson (the API's objects with slug), parquet (typed columns) */
+                format?: "csv" | "ndjson" | "parquet";
+            };
+            header?: never;
+            path: {
+                /** @description A run's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, streamed */
+            200: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description attachment; the file's name */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                    "application/vnd.apache.parquet": string;
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
+            403: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
+            404: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportBacktestRunResults: {
+        parameters: {
+            query?: {
+                /** @description csv (one row a trade, flattened), ndjson (the API's objects with slug), parquet (typed columns) */
+                format?: "csv" | "ndjson" | "parquet";
+            };
+            header?: never;
+            path: {
+                /** @description A run's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, streamed */
+            200: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description attachment; the file's name */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                    "application/vnd.apache.parquet": string;
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
+            403: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
+            404: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBacktestRunDefinition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A run's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The definition */
+            200: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description attachment; the file's name */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StrategyDefinition"];
+                };
+            };
+            /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */
+            400: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHORIZED: the key is missing, unknown or revoked */
+            401: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BACKTEST_AI_REQUIRED: the plan includes no backtests; details.required_plan names one that does */
+            403: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such market, coin, venue, record or route */
+            404: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (details.window: minute or day); details.reason, when present, names a limit of the server's own (authentication_failures, keyless_requests, uncounted_requests) */
+            429: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: nothing internal leaks */
+            500: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a backing store is unreachable */
+            503: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1) */
+                    "Retry-After": string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    compareBacktestRuns: {
+        parameters: {
+            query: {
+                /** @description Run ids, comma-separated, 1 to 10 (each a run of the key; another's is 404) */
+                ids: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The runs, in the order asked */
+            200: {
+                headers: {
+                    /** @description The request's id: the caller's own X-Request-Id when valid, else a generated one */
+                    "X-Request-Id": string;
+                    /** @description Requests allowed per day, or `unlimited` */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left today, or `unlimited` */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix seconds of the next 00:00 UTC */
+                    "X-RateLimit-Reset": string;
+                    /** @description The key's plan */
+                    "X-Tier": string;
+                    /** @description IETF draft: the quota of the minute and the day window (999999999999999 for a window without a limit) */
+                    "RateLimit-Policy": string;
+                    /** @description IETF draft: what is left of each window, and seconds until it resets */
+                    RateLimit: string;
+                    /** @description The encoding the body is compressed in, when Accept-Encoding allows one (DESIGN 3.8) */
+                    "Content-Encoding"?: "br" | "zstd" | "gzip";
+                    /** @description `Accept-Encoding`: the body depends on it */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BacktestComparedRuns"];
                 };
             };
             /** @description VALIDATION_ERROR: a parameter breaks its rule (the message and details.parameter name it); BAD_REQUEST: a request this API does not read (a body on GET, no Host) */

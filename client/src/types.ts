@@ -77,6 +77,7 @@ export type GeneratedStrategy = Schemas["GenerateAnswer"];
 export type BacktestRun = Schemas["BacktestRun"];
 export type BacktestRunAnswer = Schemas["BacktestRunAnswer"];
 export type BacktestAggregate = Schemas["BacktestAggregate"];
+export type BacktestComparedRuns = Schemas["BacktestComparedRuns"];
 export type BacktestMarketResult = Schemas["BacktestMarketResult"];
 export type BacktestTrade = Schemas["BacktestTrade"];
 export type BacktestMarketTrades = Schemas["BacktestMarketTrades"];

@@ -465,6 +465,23 @@ class Client:
         """A run and a page of its per-market results (``results_limit``, ``results_offset``)."""
         return self._call("getBacktestRun", {"id": run_id}, query)
 
+    def export_run_trades(self, run_id: str, path: Optional[Union[str, "os.PathLike[str]"]] = None, **query: QueryValue) -> Optional[bytes]:
+        """Every trade of a run with its market's slug as a file (``format`` csv, ndjson or parquet):
+        written to ``path``, else answered as bytes."""
+        return self._export("exportBacktestRunTrades", {"id": run_id}, query, path)
+
+    def export_run_results(self, run_id: str, path: Optional[Union[str, "os.PathLike[str]"]] = None, **query: QueryValue) -> Optional[bytes]:
+        """A run's per-market results as a file (``format`` csv, ndjson or parquet)."""
+        return self._export("exportBacktestRunResults", {"id": run_id}, query, path)
+
+    def run_definition(self, run_id: str) -> T.StrategyDefinition:
+        """The definition a run replayed (to run again, or edit)."""
+        return self._call("getBacktestRunDefinition", {"id": run_id})
+
+    def compare_runs(self, run_ids: Sequence[str]) -> T.BacktestComparedRuns:
+        """Runs of the key side by side: each one's run, aggregate, benchmarks, intervals, sweep and walk-forward."""
+        return self._call("compareBacktestRuns", {}, {"ids": ",".join(run_ids)})
+
     def run_trades(self, run_id: str, slug: str, **query: QueryValue) -> Pages[T.BacktestTrade]:
         """Every trade of one market in a run, oldest first, page after page."""
         return Pages(lambda q: self.run_trades_page(run_id, slug, **q), "trades", dict(query), _frame_of("BacktestTrade"))
@@ -728,5 +745,9 @@ OPERATION_METHODS: Dict[str, str] = {
     "runBacktest": "run_backtest",
     "getBacktestRun": "backtest_run",
     "getBacktestRunTrades": "run_trades_page",
+    "exportBacktestRunTrades": "export_run_trades",
+    "exportBacktestRunResults": "export_run_results",
+    "getBacktestRunDefinition": "run_definition",
+    "compareBacktestRuns": "compare_runs",
     "replayStrategy": "replay_strategy",
 }

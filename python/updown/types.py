@@ -48,6 +48,10 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "runBacktest": ("POST", "/v1/backtest-ai/run"),
     "getBacktestRun": ("GET", "/v1/backtest-ai/runs/{id}"),
     "getBacktestRunTrades": ("GET", "/v1/backtest-ai/runs/{id}/markets/{slug}/trades"),
+    "exportBacktestRunTrades": ("GET", "/v1/backtest-ai/runs/{id}/trades"),
+    "exportBacktestRunResults": ("GET", "/v1/backtest-ai/runs/{id}/results"),
+    "getBacktestRunDefinition": ("GET", "/v1/backtest-ai/runs/{id}/definition"),
+    "compareBacktestRuns": ("GET", "/v1/backtest-ai/runs"),
 }
 
 #: TypedDict -> {field: 'datetime' | the TypedDict of an object field | 'value'}, in field order:
@@ -60,13 +64,35 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "AccountUsage": {"minute": "UsageWindow", "day": "UsageWindow"},
     "BacktestAggregate": {"markets": "value", "markets_traded": "value", "trades": "value", "pnl": "value", "cost": "value", "roi": "value", "win_rate": "value", "profit_factor": "value", "max_drawdown": "value", "sharpe": "value", "sortino": "value", "fees_paid": "value", "rebates_usdc": "value", "avg_slippage_bps": "value", "time_in_market_s": "value", "time_in_market_pct": "value", "orders_unfilled": "value", "equity_curve": "value"},
     "BacktestAggregateEquityCurveItem": {"time": "datetime", "equity": "value"},
+    "BacktestComparedRuns": {"runs": "value"},
+    "BacktestComparedRunsRunsItem": {"run": "value", "aggregate": "value", "benchmarks": "value", "intervals": "BacktestComparedRunsRunsItemIntervalsOption1", "sweep": "BacktestComparedRunsRunsItemSweepOption1", "walk_forward": "BacktestComparedRunsRunsItemWalkForwardOption1"},
+    "BacktestComparedRunsRunsItemBenchmarksOption1Item": {"name": "value", "pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
+    "BacktestComparedRunsRunsItemIntervalsOption1": {"level": "value", "samples": "value", "seed": "value", "pnl": "BacktestComparedRunsRunsItemIntervalsOption1Pnl", "roi": "BacktestComparedRunsRunsItemIntervalsOption1Roi", "win_rate": "BacktestComparedRunsRunsItemIntervalsOption1WinRate"},
+    "BacktestComparedRunsRunsItemIntervalsOption1Pnl": {"low": "value", "high": "value"},
+    "BacktestComparedRunsRunsItemIntervalsOption1Roi": {"low": "value", "high": "value"},
+    "BacktestComparedRunsRunsItemIntervalsOption1WinRate": {"low": "value", "high": "value"},
+    "BacktestComparedRunsRunsItemSweepOption1": {"fields": "value", "combinations": "value", "rows": "value"},
+    "BacktestComparedRunsRunsItemSweepOption1RowsItem": {"values": "value", "pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
+    "BacktestComparedRunsRunsItemWalkForwardOption1": {"train_fraction": "value", "metric": "value", "train_markets": "value", "test_markets": "value", "chosen": "value", "train": "BacktestComparedRunsRunsItemWalkForwardOption1TrainOption1", "test": "BacktestComparedRunsRunsItemWalkForwardOption1TestOption1"},
+    "BacktestComparedRunsRunsItemWalkForwardOption1TestOption1": {"pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
+    "BacktestComparedRunsRunsItemWalkForwardOption1TrainOption1": {"pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
     "BacktestMarketResult": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value", "snapshots": "value", "trades": "value", "orders_unfilled": "value", "pnl": "value", "cost": "value", "roi": "value", "fees_usdc": "value", "rebates_usdc": "value", "time_in_market_s": "value"},
     "BacktestMarketTrades": {"run_id": "value", "slug": "value", "total": "value", "limit": "value", "offset": "value", "trades": "value"},
     "BacktestQuota": {"plan": "value", "included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
     "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "definition_text": "value", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
-    "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "generated_strategy": "StrategyDefinition", "aggregate": "BacktestAggregate", "results": "value", "results_page": "BacktestRunAnswerResultsPage", "unresolved": "value"},
+    "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "generated_strategy": "StrategyDefinition", "aggregate": "BacktestAggregate", "results": "value", "results_page": "BacktestRunAnswerResultsPage", "unresolved": "value", "benchmarks": "value", "intervals": "BacktestRunAnswerIntervalsOption1", "sweep": "BacktestRunAnswerSweepOption1", "walk_forward": "BacktestRunAnswerWalkForwardOption1"},
+    "BacktestRunAnswerBenchmarksOption1Item": {"name": "value", "pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
+    "BacktestRunAnswerIntervalsOption1": {"level": "value", "samples": "value", "seed": "value", "pnl": "BacktestRunAnswerIntervalsOption1Pnl", "roi": "BacktestRunAnswerIntervalsOption1Roi", "win_rate": "BacktestRunAnswerIntervalsOption1WinRate"},
+    "BacktestRunAnswerIntervalsOption1Pnl": {"low": "value", "high": "value"},
+    "BacktestRunAnswerIntervalsOption1Roi": {"low": "value", "high": "value"},
+    "BacktestRunAnswerIntervalsOption1WinRate": {"low": "value", "high": "value"},
     "BacktestRunAnswerResultsPage": {"total": "value", "limit": "value", "offset": "value"},
+    "BacktestRunAnswerSweepOption1": {"fields": "value", "combinations": "value", "rows": "value"},
+    "BacktestRunAnswerSweepOption1RowsItem": {"values": "value", "pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
     "BacktestRunAnswerUnresolvedItem": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
+    "BacktestRunAnswerWalkForwardOption1": {"train_fraction": "value", "metric": "value", "train_markets": "value", "test_markets": "value", "chosen": "value", "train": "BacktestRunAnswerWalkForwardOption1TrainOption1", "test": "BacktestRunAnswerWalkForwardOption1TestOption1"},
+    "BacktestRunAnswerWalkForwardOption1TestOption1": {"pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
+    "BacktestRunAnswerWalkForwardOption1TrainOption1": {"pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
     "BacktestRunProgress": {"markets_done": "value", "markets_total": "value"},
     "BacktestTrade": {"entry": "BacktestTradeEntry", "exit": "BacktestTradeExitOption1", "settlement": "BacktestTradeSettlementOption1", "exit_reason": "value", "closed_at": "datetime", "held_s": "value", "pnl": "value", "roi": "value"},
     "BacktestTradeEntry": {"decision_time": "datetime", "fill_time": "datetime", "last_fill_time": "datetime", "order_type": "value", "limit_price": "value", "queue_ahead": "value", "price": "value", "size": "value", "unfilled": "value", "shares_received": "value", "cost": "value", "fee_usdc": "value", "fee_shares": "value", "maker_size": "value", "rebate_usdc": "value", "mid_at_decision": "value", "slippage_bps": "value", "levels": "value"},
@@ -115,8 +141,10 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "ReplayPending": {"success": "value", "data": "ReplayPendingData", "timestamp": "datetime"},
     "ReplayPendingData": {"run_id": "value", "status": "value", "location": "value"},
     "ReplayStrategyBody": {"marketSlug": "value", "market_slug": "value", "side": "value", "entryConditions": "value", "entry_conditions": "value", "exitConditions": "value", "exit_conditions": "value", "positionSize": "value", "position_size": "value", "maxLossPercent": "value", "max_loss_percent": "value", "orderType": "value", "order_type": "value", "latencyMs": "value", "latency_ms": "value", "maxFillPrice": "value", "max_fill_price": "value", "name": "value", "wait": "value"},
-    "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "strategy": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
-    "RunStrategyBody": {"prompt": "value", "preset": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
+    "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "strategy": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value", "sweep": "value", "train_fraction": "value", "seed": "value", "favourite_at_pct": "value"},
+    "RunBacktestBodySweepItem": {"field": "value", "values": "value", "from": "value", "to": "value", "step": "value"},
+    "RunStrategyBody": {"prompt": "value", "preset": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value", "sweep": "value", "train_fraction": "value", "seed": "value", "favourite_at_pct": "value"},
+    "RunStrategyBodySweepItem": {"field": "value", "values": "value", "from": "value", "to": "value", "step": "value"},
     "Series": {"coin": "value", "market_type": "value", "markets": "value", "snapshots": "value", "first_market": "SeriesFirstMarket", "last_market": "SeriesLastMarket", "coverage_24h": "SpanCoverage", "coverage_overall": "SpanCoverage"},
     "SeriesFirstMarket": {"slug": "value", "start_time": "datetime"},
     "SeriesLastMarket": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
@@ -1073,6 +1101,128 @@ class BacktestMarketTrades(TypedDict):
     trades: List[BacktestTrade]
 
 
+class BacktestComparedRunsRunsItemBenchmarksOption1Item(TypedDict):
+    #: always_up, always_down: buy at the first snapshot; favourite: the side priced higher at favourite_at_pct of the market; random: a seeded side and second
+    name: Literal["always_up", "always_down", "favourite", "random"]
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestComparedRunsRunsItemIntervalsOption1Pnl(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestComparedRunsRunsItemIntervalsOption1Roi(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestComparedRunsRunsItemIntervalsOption1WinRate(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestComparedRunsRunsItemIntervalsOption1(TypedDict):
+    "Percentile bootstrap over markets, seeded: the same run gives the same bounds"
+    #: 0.95
+    level: float
+    #: Bootstrap resamples of the run's markets (0 without a market)
+    samples: int
+    seed: int
+    pnl: BacktestComparedRunsRunsItemIntervalsOption1Pnl
+    roi: BacktestComparedRunsRunsItemIntervalsOption1Roi
+    win_rate: BacktestComparedRunsRunsItemIntervalsOption1WinRate
+
+
+class BacktestComparedRunsRunsItemSweepOption1RowsItem(TypedDict):
+    #: Each swept field (dotted path) and its value in this combination
+    values: Dict[str, Any]
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestComparedRunsRunsItemSweepOption1(TypedDict):
+    #: The swept fields, in axis order
+    fields: List[str]
+    combinations: int
+    #: One per combination, the first axis varying slowest
+    rows: List[BacktestComparedRunsRunsItemSweepOption1RowsItem]
+
+
+class BacktestComparedRunsRunsItemWalkForwardOption1TrainOption1(TypedDict):
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestComparedRunsRunsItemWalkForwardOption1TestOption1(TypedDict):
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestComparedRunsRunsItemWalkForwardOption1(TypedDict):
+    train_fraction: float
+    #: What the choice maximizes on the training markets
+    metric: Literal["pnl"]
+    #: The first markets, oldest first
+    train_markets: int
+    #: The rest
+    test_markets: int
+    chosen: Optional[Dict[str, Any]]
+    train: Optional[BacktestComparedRunsRunsItemWalkForwardOption1TrainOption1]
+    test: Optional[BacktestComparedRunsRunsItemWalkForwardOption1TestOption1]
+
+
+class BacktestComparedRunsRunsItem(TypedDict):
+    run: BacktestRun
+    aggregate: Optional[BacktestAggregate]
+    benchmarks: Optional[List[BacktestComparedRunsRunsItemBenchmarksOption1Item]]
+    intervals: Optional[BacktestComparedRunsRunsItemIntervalsOption1]
+    sweep: Optional[BacktestComparedRunsRunsItemSweepOption1]
+    walk_forward: Optional[BacktestComparedRunsRunsItemWalkForwardOption1]
+
+
+class BacktestComparedRuns(TypedDict):
+    #: In the order of ids
+    runs: List[BacktestComparedRunsRunsItem]
+
+
 class ReplayAnswerDataMarket(TypedDict):
     slug: str
     coin: str
@@ -1336,6 +1486,114 @@ class BacktestRunAnswerUnresolvedItem(TypedDict):
     end_time: str
 
 
+class BacktestRunAnswerBenchmarksOption1Item(TypedDict):
+    #: always_up, always_down: buy at the first snapshot; favourite: the side priced higher at favourite_at_pct of the market; random: a seeded side and second
+    name: Literal["always_up", "always_down", "favourite", "random"]
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestRunAnswerIntervalsOption1Pnl(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestRunAnswerIntervalsOption1Roi(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestRunAnswerIntervalsOption1WinRate(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestRunAnswerIntervalsOption1(TypedDict):
+    "Percentile bootstrap over markets, seeded: the same run gives the same bounds"
+    #: 0.95
+    level: float
+    #: Bootstrap resamples of the run's markets (0 without a market)
+    samples: int
+    seed: int
+    pnl: BacktestRunAnswerIntervalsOption1Pnl
+    roi: BacktestRunAnswerIntervalsOption1Roi
+    win_rate: BacktestRunAnswerIntervalsOption1WinRate
+
+
+class BacktestRunAnswerSweepOption1RowsItem(TypedDict):
+    #: Each swept field (dotted path) and its value in this combination
+    values: Dict[str, Any]
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestRunAnswerSweepOption1(TypedDict):
+    #: The swept fields, in axis order
+    fields: List[str]
+    combinations: int
+    #: One per combination, the first axis varying slowest
+    rows: List[BacktestRunAnswerSweepOption1RowsItem]
+
+
+class BacktestRunAnswerWalkForwardOption1TrainOption1(TypedDict):
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestRunAnswerWalkForwardOption1TestOption1(TypedDict):
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestRunAnswerWalkForwardOption1(TypedDict):
+    train_fraction: float
+    #: What the choice maximizes on the training markets
+    metric: Literal["pnl"]
+    #: The first markets, oldest first
+    train_markets: int
+    #: The rest
+    test_markets: int
+    chosen: Optional[Dict[str, Any]]
+    train: Optional[BacktestRunAnswerWalkForwardOption1TrainOption1]
+    test: Optional[BacktestRunAnswerWalkForwardOption1TestOption1]
+
+
 class BacktestRunAnswer(TypedDict):
     run: BacktestRun
     strategy: Optional[Strategy]
@@ -1346,6 +1604,10 @@ class BacktestRunAnswer(TypedDict):
     results_page: BacktestRunAnswerResultsPage
     #: Markets of the selection left out: not resolved yet
     unresolved: List[BacktestRunAnswerUnresolvedItem]
+    benchmarks: Optional[List[BacktestRunAnswerBenchmarksOption1Item]]
+    intervals: Optional[BacktestRunAnswerIntervalsOption1]
+    sweep: Optional[BacktestRunAnswerSweepOption1]
+    walk_forward: Optional[BacktestRunAnswerWalkForwardOption1]
 
 
 class ListMarketsQuery(TypedDict, total=False):
@@ -1610,6 +1872,9 @@ class GenerateStrategyBody(TypedDict, total=False):
     latencyMs: int
 
 
+RunStrategyBodySweepItem = TypedDict("RunStrategyBodySweepItem", {"field": "str", "values": "List[float]", "from": "float", "to": "float", "step": "float"}, total=True)
+
+
 class RunStrategyBody(TypedDict, total=False):
     "One of prompt (with an optional preset), preset, definition (fields left out take their defaults), or side with entryConditions"
     #: What the strategy does, in words
@@ -1654,12 +1919,23 @@ class RunStrategyBody(TypedDict, total=False):
     orderType: str
     #: Alias of latency_ms (PolyHistorical's spelling)
     latencyMs: int
+    #: A grid over numeric fields, run as one job: at most 100 combinations; one generation of the quota per sweep
+    sweep: List[RunStrategyBodySweepItem]
+    #: Walk-forward (with a sweep): choose the best combination by PnL on this fraction of the markets, oldest first, and report it on the rest
+    train_fraction: float
+    #: Seeds the random benchmark and the bootstrap; default 1
+    seed: int
+    #: When the favourite benchmark buys, in percent of the market; default 50
+    favourite_at_pct: float
 
 
 class ListStrategiesQuery(TypedDict, total=False):
     "Query of listStrategies"
     limit: int
     offset: int
+
+
+RunBacktestBodySweepItem = TypedDict("RunBacktestBodySweepItem", {"field": "str", "values": "List[float]", "from": "float", "to": "float", "step": "float"}, total=True)
 
 
 class RunBacktestBody(TypedDict, total=False):
@@ -1707,6 +1983,14 @@ class RunBacktestBody(TypedDict, total=False):
     orderType: str
     #: Alias of latency_ms (PolyHistorical's spelling)
     latencyMs: int
+    #: A grid over numeric fields, run as one job: at most 100 combinations; one generation of the quota per sweep
+    sweep: List[RunBacktestBodySweepItem]
+    #: Walk-forward (with a sweep): choose the best combination by PnL on this fraction of the markets, oldest first, and report it on the rest
+    train_fraction: float
+    #: Seeds the random benchmark and the bootstrap; default 1
+    seed: int
+    #: When the favourite benchmark buys, in percent of the market; default 50
+    favourite_at_pct: float
 
 
 class GetBacktestRunQuery(TypedDict, total=False):
@@ -1720,3 +2004,21 @@ class GetBacktestRunTradesQuery(TypedDict, total=False):
     "Query of getBacktestRunTrades"
     limit: int
     offset: int
+
+
+class ExportBacktestRunTradesQuery(TypedDict, total=False):
+    "Query of exportBacktestRunTrades"
+    #: csv (one row a trade, flattened), ndjson (the API's objects with slug), parquet (typed columns)
+    format: Literal["csv", "ndjson", "parquet"]
+
+
+class ExportBacktestRunResultsQuery(TypedDict, total=False):
+    "Query of exportBacktestRunResults"
+    #: csv (one row a trade, flattened), ndjson (the API's objects with slug), parquet (typed columns)
+    format: Literal["csv", "ndjson", "parquet"]
+
+
+class CompareBacktestRunsQuery(TypedDict):
+    "Query of compareBacktestRuns"
+    #: Run ids, comma-separated, 1 to 10 (each a run of the key; another's is 404)
+    ids: str

@@ -43,6 +43,14 @@ export class ParquetBatch extends SnapshotColumns {
   }
 }
 
+/** A small table (a run's trades or results) as one Parquet file, written with the same properties. */
+export function parquetOfTable(table: arrow.Table): Uint8Array {
+  return parquet.writeParquet(
+    parquet.Table.fromIPCStream(arrow.tableToIPC(table, "stream")),
+    writerProperties(),
+  );
+}
+
 /**
  * A Parquet file, streamed: `batches` gives the record batches (each one row group), and the file's
  * bytes come out as each is written; the footer follows the last.

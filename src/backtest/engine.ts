@@ -622,6 +622,21 @@ function tradeResult(
 }
 
 /**
+ * A market's snapshots as views made once (each decodes its books at most once, when first asked), and
+ * their history for lookbacks: what every replay of the market shares, so that a sweep's combinations
+ * and a run's benchmarks decode the market's data once (src/backtest/sweep.ts).
+ */
+export interface PreparedMarket {
+  market: ReplayMarket;
+  views: readonly SnapshotView[];
+}
+
+export function prepareMarket(market: ReplayMarket, snapshots: readonly SnapshotRow[]): PreparedMarket {
+  const history = new MarketHistory(snapshots);
+  return { market, views: snapshots.map((s, i) => new SnapshotView(market, s, history, i)) };
+}
+
+/**
  * Replays one resolved market: its snapshots oldest first, and what traded of its outcome tokens
  * (`prints`, oldest first), which resting limit orders fill from.
  */
@@ -631,14 +646,22 @@ export function replayMarket(
   snapshots: readonly SnapshotRow[],
   prints: readonly Print[],
 ): MarketResult {
+  return replayPrepared(d, prepareMarket(market, snapshots), prints);
+}
+
+/** replayMarket over a market prepared once (neither the views nor the prints are changed by a replay). */
+export function replayPrepared(
+  d: StrategyDefinition,
+  prepared: PreparedMarket,
+  prints: readonly Print[],
+): MarketResult {
+  const { market, views } = prepared;
   if (market.winner === null) throw new Error(`${market.slug} is not resolved; only resolved markets replay`);
   const replay = new MarketReplay(d, market, prints);
-  const history = new MarketHistory(snapshots);
   let prev: SnapshotView | null = null;
-  for (let i = 0; i < snapshots.length; i++) {
-    const view = new SnapshotView(market, snapshots[i], history, i);
-    replay.step(i, view, prev);
-    prev = view;
+  for (let i = 0; i < views.length; i++) {
+    replay.step(i, views[i], prev);
+    prev = views[i];
   }
   replay.finish();
   const trades = replay.trades;
@@ -649,7 +672,7 @@ export function replayMarket(
     start_time: isoSeconds(market.startTime),
     end_time: isoSeconds(market.endTime),
     winner: market.winner,
-    snapshots: snapshots.length,
+    snapshots: views.length,
     trades,
     orders_unfilled: replay.ordersUnfilled,
     pnl: round(pnl),

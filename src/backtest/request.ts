@@ -3,6 +3,8 @@ import { type Micros, parseUserTime } from "../domain/time.ts";
 import { DEFAULT_LIMIT_PRICE, DefinitionError, type StrategyDefinition } from "./definition.ts";
 import { type Field, normalizeDefinition, readFields } from "./input.ts";
 import { PRESET_NAMES } from "./generate/presets.ts";
+import { NO_RESEARCH, type ResearchSpec } from "./research.ts";
+import { readSweep } from "./sweep.ts";
 
 /**
  * The bodies of the three POSTs of DESIGN 3.7, read into one request: where the strategy comes from,
@@ -47,6 +49,8 @@ export interface BacktestRequest {
   overrides: Overrides;
   /** Seconds to wait for the run before answering 202. */
   wait: number;
+  /** A sweep, its walk-forward, the benchmarks' settings (`strategy` and `run`; the defaults elsewhere). */
+  research: ResearchSpec;
 }
 
 export const DEFAULT_MARKET_COUNT = 10;
@@ -67,6 +71,8 @@ const MARKET_FIELDS = ["coin", "market_type", "market_count", "start_time", "end
 /** What `generate` takes of the markets (PolyHistorical's body): checked, not used (see docs/backtests.md). */
 const TARGET_FIELDS = ["coin", "market_type", "market_count"];
 const OVERRIDE_FIELDS = ["position_size", "max_loss_percent", "order_type", "latency_ms", "max_fill_price"];
+/** A sweep and what every run computes beside its result (docs/backtests.md "Sweeps", "Benchmarks"). */
+const RESEARCH_FIELDS = ["sweep", "train_fraction", "seed", "favourite_at_pct"];
 
 /** Which fields each endpoint takes. */
 const ENDPOINT_FIELDS: Record<Endpoint, string[]> = {
@@ -76,6 +82,7 @@ const ENDPOINT_FIELDS: Record<Endpoint, string[]> = {
     "name",
     ...MARKET_FIELDS,
     ...OVERRIDE_FIELDS,
+    ...RESEARCH_FIELDS,
     "wait",
   ],
   run: [
@@ -83,6 +90,7 @@ const ENDPOINT_FIELDS: Record<Endpoint, string[]> = {
     "name",
     ...MARKET_FIELDS,
     ...OVERRIDE_FIELDS,
+    ...RESEARCH_FIELDS,
     "wait",
   ],
   replay: ["market_slug", "side", "entry_conditions", "exit_conditions", "name", ...OVERRIDE_FIELDS, "wait"],
@@ -226,6 +234,25 @@ function overrides(f: Map<string, Field>): Overrides {
   return out;
 }
 
+function research(f: Map<string, Field>): ResearchSpec {
+  const sweepField = f.get("sweep");
+  const sweep = sweepField ? readSweep(sweepField.value, sweepField.pointer) : null;
+  const fractionField = f.get("train_fraction");
+  let trainFraction: number | null = null;
+  if (fractionField) {
+    if (sweep === null) fail(fractionField, "needs a sweep: walk-forward chooses among its combinations");
+    trainFraction = number(fractionField, 0.01, 0.99);
+  }
+  const seedField = f.get("seed");
+  const atField = f.get("favourite_at_pct");
+  return {
+    sweep,
+    train_fraction: trainFraction,
+    seed: seedField ? number(seedField, 0, 2 ** 32 - 1, true) : NO_RESEARCH.seed,
+    favourite_at_pct: atField ? number(atField, 0, 100) : NO_RESEARCH.favourite_at_pct,
+  };
+}
+
 /** A POST body of `endpoint` read and checked; throws DefinitionError naming the offending field. */
 export function readBacktestBody(endpoint: Endpoint, body: unknown, coins: readonly Coin[]): BacktestRequest {
   // PolyHistorical's run takes back the strategy generate made: `strategy` is our definition there.
@@ -243,6 +270,7 @@ export function readBacktestBody(endpoint: Endpoint, body: unknown, coins: reado
     marketSlug: slugField ? text(slugField, 200) : null,
     overrides: overrides(f),
     wait: waitField ? number(waitField, 0, MAX_WAIT_SECONDS) : DEFAULT_WAIT_SECONDS,
+    research: research(f),
   };
   // PolyHistorical's replay-shaped body means a forced exit at a 50 % drawdown when it names none.
   if (f.has("side") && read.overrides.max_loss_percent === undefined) {

@@ -16,10 +16,14 @@ import {
 import { GenerationError, type GeneratedStrategy, type StrategyGenerator } from "./generate/generator.ts";
 import { presetDefinition } from "./generate/presets.ts";
 import type { RunScheduler } from "./jobs/scheduler.ts";
+import { combinations } from "./sweep.ts";
 import { applyOverrides, type BacktestRequest, type Endpoint, readBacktestBody } from "./request.ts";
+import type { MarketResult } from "./engine.ts";
 import {
   type RenderedRunAnswer,
+  renderComparedRun,
   renderRunAnswer,
+  storedResult,
   type ResultsPage,
   type StoredSelection,
   strategyToWire,
@@ -32,6 +36,9 @@ import {
  * in-flight limit, hand them to the scheduler and wait for them. What it refuses it says with a
  * BacktestRefusal, which the routes turn into HTTP answers.
  */
+
+/** Markets' results an export reads from the store at a time. */
+const EXPORT_PAGE_MARKETS = 10;
 
 /** Markets of a run answer's results page by default: every market a run can have. */
 export const DEFAULT_RESULTS_LIMIT = 100;
@@ -278,6 +285,7 @@ export class BacktestService {
         start_time: m.from,
         end_time: m.to,
         hidden: caller.hidden,
+        research: req.research,
       };
     } else {
       throw new Error("a run needs markets");
@@ -306,6 +314,7 @@ export class BacktestService {
     if (earlier) return refuse({ kind: "idempotency_conflict" });
     const charge = await this.chargeFor(caller);
     const { record, definition } = this.strategyRecord(caller, req, hash, await this.generated(req));
+    this.checkSweep(definition, req);
     const run = this.newRun(caller, req, definition, record.id, hash);
     const made = await this.o.store.backtests.createStrategy(record, charge, run, this.limits);
     if (made.status === "exhausted")
@@ -341,18 +350,70 @@ export class BacktestService {
     } else {
       throw new Error("run takes a strategy id or a definition");
     }
-    const run = this.newRun(
-      caller,
-      req,
-      applyOverrides(base, req.overrides, req.name),
-      strategy?.id ?? null,
-      hash,
-    );
+    const definition = applyOverrides(base, req.overrides, req.name);
+    this.checkSweep(definition, req);
+    if (req.research.sweep !== null) return this.sweepRun(caller, req, hash, definition);
+    const run = this.newRun(caller, req, definition, strategy?.id ?? null, hash);
     const made = await this.o.store.backtests.createRun(run, this.limits);
     if (made.status === "busy") return refuse(busyRefusal(made));
     if (made.status === "created") this.submit(made.run);
     if (made.run.requestHash !== hash) return refuse({ kind: "idempotency_conflict" });
     return this.settle(made.run, strategy ?? (await this.strategyOf(caller, made.run)), req.wait);
+  }
+
+  /** The sweep's combinations checked against the definition it varies (400 at `/sweep` when one is refused). */
+  private checkSweep(definition: StrategyDefinition, req: BacktestRequest): void {
+    if (req.research.sweep === null) return;
+    try {
+      combinations(definition, req.research.sweep);
+    } catch (err) {
+      if (err instanceof DefinitionError)
+        refuse({ kind: "invalid", pointer: err.pointer, message: err.message });
+      throw err;
+    }
+  }
+
+  /**
+   * A sweep on `POST /run`: one generation, whatever its combinations (docs/backtests.md "Sweeps").
+   * The swept definition is stored as a strategy (source `definition`) with the charge and the run in
+   * one transaction, as `POST /strategy` stores its own; an Idempotency-Key retry replays it.
+   */
+  private async sweepRun(
+    caller: Caller,
+    req: BacktestRequest,
+    hash: string,
+    definition: StrategyDefinition,
+  ): Promise<RunOutcomeAnswer> {
+    const earlier = await this.bought(caller, hash);
+    if (earlier?.run) return this.settle(earlier.run, earlier.strategy, req.wait);
+    if (earlier) return refuse({ kind: "idempotency_conflict" });
+    const charge = await this.chargeFor(caller);
+    const record: StrategyRecord = {
+      id: randomUUID(),
+      keyId: caller.key.id,
+      name: definition.name,
+      definition: JSON.stringify(definition),
+      source: "definition",
+      prompt: null,
+      preset: null,
+      generator: null,
+      model: null,
+      notes: "[]",
+      createdAt: this.o.clock.nowMicros(),
+      chargeId: null,
+      idempotencyKey: caller.idempotencyKey,
+      requestHash: hash,
+    };
+    const run = this.newRun(caller, req, definition, record.id, hash);
+    const made = await this.o.store.backtests.createStrategy(record, charge, run, this.limits);
+    if (made.status === "exhausted")
+      return refuse({ kind: "quota_exhausted", quota: this.status(caller, charge.month, made.used) });
+    if (made.status === "busy") return refuse(busyRefusal(made));
+    if (made.strategy === null || made.run === null || made.strategy.requestHash !== hash) {
+      return refuse({ kind: "idempotency_conflict" });
+    }
+    if (made.status === "created") this.submit(made.run);
+    return this.settle(made.run, made.strategy, req.wait);
   }
 
   private async earlierRun(caller: Caller, hash: string): Promise<RunRecord | null> {
@@ -442,6 +503,34 @@ export class BacktestService {
     const { items, total } = tradeLinesPage(lines, limit, offset);
     const head = JSON.stringify({ run_id: run.id, slug, total, limit, offset });
     return `${head.slice(0, -1)},"trades":[${items}]}`;
+  }
+
+  /** A run's per-market results, read a page of RESULTS_PAGE markets at a time (the exports). */
+  async *runResults(run: RunRecord): AsyncGenerator<MarketResult[]> {
+    const positionSize = parseStoredDefinition(run.definition).position_size;
+    for (let offset = 0; ; offset += EXPORT_PAGE_MARKETS) {
+      const page = await this.o.store.backtests.listResults(run.id, EXPORT_PAGE_MARKETS, offset);
+      if (page.length > 0) yield page.map((text) => storedResult(text, positionSize));
+      if (page.length < EXPORT_PAGE_MARKETS) return;
+    }
+  }
+
+  /** The key's run (404 for another key's, as `GET /runs/{id}`), for the exports. */
+  exportedRun(key: ApiKeyRecord, id: string): Promise<RunRecord> {
+    return this.ownRun(key, id);
+  }
+
+  /** `GET /v1/backtest-ai/runs/{id}/definition`: the definition the run replayed, as JSON. */
+  async runDefinition(key: ApiKeyRecord, id: string): Promise<string> {
+    const run = await this.ownRun(key, id);
+    return JSON.stringify(parseStoredDefinition(run.definition), null, 2);
+  }
+
+  /** `GET /v1/backtest-ai/runs?ids=`: the key's runs side by side, in the order asked; 404 naming the first not the key's. */
+  async compareRuns(key: ApiKeyRecord, ids: readonly string[]): Promise<string> {
+    const runs = [];
+    for (const id of ids) runs.push(renderComparedRun(await this.ownRun(key, id)));
+    return `{"runs":[${runs.join(",")}]}`;
   }
 
   async getStrategy(key: ApiKeyRecord, id: string) {

@@ -4,6 +4,7 @@ import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts
 import { parseStoredDefinition } from "./definition.ts";
 import { describeDefinition } from "./describe.ts";
 import { type MarketResult, round } from "./engine.ts";
+import type { ResearchSpec } from "./research.ts";
 import type { Aggregate } from "./metrics.ts";
 
 /**
@@ -230,6 +231,90 @@ const Unresolved = Type.Object(
   { additionalProperties: false },
 );
 
+const figureFields = {
+  pnl: Usdc("Total PnL"),
+  roi: Nullable(Type.Number({ description: "pnl / cost; null without a trade" })),
+  win_rate: Nullable(
+    Type.Number({ description: "Share of trades with a positive PnL; null without a trade" }),
+  ),
+  trades: Type.Integer(),
+  markets: Type.Integer({ description: "Markets replayed" }),
+  markets_traded: Type.Integer(),
+  max_drawdown: Usdc("Largest fall of the equity curve from a peak"),
+  sharpe: Nullable(Type.Number({ description: "As the aggregate's: per market, not annualized" })),
+};
+
+const Figures = Type.Object(figureFields, { additionalProperties: false });
+
+const Benchmark = Type.Object(
+  {
+    name: Type.Enum(["always_up", "always_down", "favourite", "random"], {
+      description:
+        "always_up, always_down: buy at the first snapshot; favourite: the side priced higher at favourite_at_pct of the market; random: a seeded side and second",
+    }),
+    ...figureFields,
+  },
+  { additionalProperties: false },
+);
+
+const Interval = Type.Object(
+  { low: Nullable(Type.Number()), high: Nullable(Type.Number()) },
+  { additionalProperties: false },
+);
+
+const Intervals = Type.Object(
+  {
+    level: Type.Number({ description: "0.95" }),
+    samples: Type.Integer({ description: "Bootstrap resamples of the run's markets (0 without a market)" }),
+    seed: Type.Integer(),
+    pnl: Interval,
+    roi: Interval,
+    win_rate: Interval,
+  },
+  {
+    additionalProperties: false,
+    description: "Percentile bootstrap over markets, seeded: the same run gives the same bounds",
+  },
+);
+
+const SweepValues = Type.Record(Type.String(), Type.Number(), {
+  description: "Each swept field (dotted path) and its value in this combination",
+});
+
+const SweepTable = Type.Object(
+  {
+    fields: Type.Array(Type.String(), { description: "The swept fields, in axis order" }),
+    combinations: Type.Integer(),
+    rows: Type.Array(Type.Object({ values: SweepValues, ...figureFields }, { additionalProperties: false }), {
+      description: "One per combination, the first axis varying slowest",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const WalkForwardSchema = Type.Object(
+  {
+    train_fraction: Type.Number(),
+    metric: Type.Enum(["pnl"], { description: "What the choice maximizes on the training markets" }),
+    train_markets: Type.Integer({ description: "The first markets, oldest first" }),
+    test_markets: Type.Integer({ description: "The rest" }),
+    chosen: Nullable(SweepValues),
+    train: Nullable(Figures),
+    test: Nullable(Figures),
+  },
+  { additionalProperties: false },
+);
+
+/** The run answer's research fields (src/backtest/research.ts), null until the run is complete. */
+export const researchFields = {
+  benchmarks: Nullable(
+    Type.Array(Benchmark, { description: "The same markets and fill rules, held to resolution" }),
+  ),
+  intervals: Nullable(Intervals),
+  sweep: Nullable(SweepTable),
+  walk_forward: Nullable(WalkForwardSchema),
+};
+
 export const RunAnswerSchema = Type.Object(
   {
     run: Type.Ref("BacktestRun"),
@@ -255,6 +340,7 @@ export const RunAnswerSchema = Type.Object(
     unresolved: Type.Array(Unresolved, {
       description: "Markets of the selection left out: not resolved yet",
     }),
+    ...researchFields,
   },
   { $id: "BacktestRunAnswer", additionalProperties: false },
 );
@@ -280,6 +366,8 @@ export interface StoredSelection {
   hidden: { coin: string; marketType: string; startTime: number }[];
   /** The markets named by slug instead (`POST /v1/replay`); the fields above then only describe them. */
   slugs?: string[];
+  /** A sweep, its walk-forward and the benchmarks' settings; absent: none, and the default settings. */
+  research?: ResearchSpec;
 }
 
 export interface UnresolvedWire {
@@ -332,7 +420,7 @@ export function runToWire(r: RunRecord) {
  * them: no rebates counted, one sale per exit and no empty tries, shares an exit left unsold those it
  * settled, what an entry did not buy the rest of its position size; its queue ahead is unknown (null).
  */
-function storedResult(text: string, positionSize: number): MarketResult {
+export function storedResult(text: string, positionSize: number): MarketResult {
   const r = JSON.parse(text) as MarketResult;
   if (r.rebates_usdc !== undefined) return r;
   const trades = r.trades.map((t) => {
@@ -372,6 +460,15 @@ function storedAggregate(text: string): string {
   return renderAggregate({ ...(JSON.parse(text) as Aggregate), rebates_usdc: 0 });
 }
 
+/** The run's figures side by side with others' (`GET /v1/backtest-ai/runs?ids=`): the run, its aggregate and research. */
+export function renderComparedRun(run: RunRecord): string {
+  return (
+    `{"run":${JSON.stringify(runToWire(run))}` +
+    `,"aggregate":${run.aggregate === null ? "null" : storedAggregate(run.aggregate)}` +
+    `,${researchJson(run)}}`
+  );
+}
+
 /** A page of a run's results. */
 export interface ResultsPage {
   total: number;
@@ -387,7 +484,8 @@ export interface RenderedRunAnswer {
 }
 
 /**
- * `{run, strategy, generated_strategy, aggregate, results, results_page, unresolved}`: a run as stored,
+ * `{run, strategy, generated_strategy, aggregate, results, results_page, unresolved, benchmarks,
+ * intervals, sweep, walk_forward}`: a run as stored,
  * whatever its status. The aggregate and the results are spliced in as the worker rendered them, so
  * that a request never parses nor serializes a big result (issue 24: 3-4 MB answers stalled requests).
  */
@@ -409,8 +507,16 @@ export function renderRunAnswer(
     `,"aggregate":${run.aggregate === null ? "null" : storedAggregate(run.aggregate)}` +
     `,"results":[${results.map((r) => (r.includes(REBATES_KEY) ? r : JSON.stringify(storedResult(r, positionSize)))).join(",")}]` +
     `,"results_page":${JSON.stringify(page)}` +
-    `,"unresolved":${run.unresolved ?? "[]"}}`;
+    `,"unresolved":${run.unresolved ?? "[]"}` +
+    `,${researchJson(run)}}`;
   return { runId: run.id, done: run.status === "complete" || run.status === "failed", json };
+}
+
+const NO_RESEARCH_JSON = '"benchmarks":null,"intervals":null,"sweep":null,"walk_forward":null';
+
+/** The run's research fields as the worker stored them (one object of the four keys), unwrapped. */
+export function researchJson(run: RunRecord): string {
+  return run.research === null ? NO_RESEARCH_JSON : run.research.slice(1, -1);
 }
 
 /** A market's result as the worker stores it: its JSON, and its trades apart, one JSON line a trade. */

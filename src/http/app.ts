@@ -59,6 +59,7 @@ import { replayRoutes } from "./routes/replay.ts";
 import { bookComponents, bookRoutes } from "./routes/book.ts";
 import { BACKTEST_SCHEMAS } from "../backtest/wire.ts";
 import { runComponents, runRoutes } from "./routes/backtest-runs.ts";
+import { exportComponents, exportRoutes as backtestExportRoutes } from "./routes/backtest-exports.ts";
 import { replayComponents, replayRoutes as backtestReplayRoutes } from "./routes/backtest-replay.ts";
 import { strategyComponents, strategyRoutes } from "./routes/backtest-strategies.ts";
 import { executionPriceComponents, executionPriceRoutes } from "./routes/execution-price.ts";
@@ -268,6 +269,7 @@ function v1Api(ctx: AppContext, routes: RouteTable, meter: OnRequest): FastifyPl
       executionPriceRoutes,
       strategyRoutes,
       runRoutes,
+      backtestExportRoutes,
       backtestReplayRoutes,
     ]) {
       await api.register(async (scope) => routes(scope, ctx));
@@ -309,6 +311,7 @@ export const updownApp = fp<AppPluginOptions>(
       ...executionPriceComponents,
       ...strategyComponents,
       ...runComponents,
+      ...exportComponents,
       ...replayComponents,
       ...BACKTEST_SCHEMAS,
     ]) {

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { BacktestRefusal, type Caller, type Refusal, type RunOutcomeAnswer } from "../backtest/service.ts";
+import { MAX_SWEEP_AXES, MAX_SWEEP_COMBINATIONS } from "../backtest/sweep.ts";
 import { cheapestPlanWith } from "../domain/plan.ts";
 import { isoSeconds } from "../domain/time.ts";
 import type { AppContext } from "./context.ts";
@@ -198,6 +199,55 @@ const Markets = {
   ),
 };
 
+const SweepAxis = Type.Object(
+  {
+    field: Type.String({
+      description: "A numeric field of the definition as a dotted path: exit.take_profit_pct, entry.0.value",
+    }),
+    values: Type.Optional(Type.Array(Type.Number(), { minItems: 1, maxItems: MAX_SWEEP_COMBINATIONS })),
+    from: Type.Optional(Type.Number()),
+    to: Type.Optional(Type.Number()),
+    step: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+  },
+  {
+    additionalProperties: false,
+    description: "values, or from, to and step (to included when a step lands on it)",
+  },
+);
+
+/** A sweep and the settings of the benchmarks and intervals every run computes (docs/backtests.md). */
+const Research = {
+  sweep: Type.Optional(
+    Type.Array(SweepAxis, {
+      minItems: 1,
+      maxItems: MAX_SWEEP_AXES,
+      description: `A grid over numeric fields, run as one job: at most ${MAX_SWEEP_COMBINATIONS} combinations; one generation of the quota per sweep`,
+    }),
+  ),
+  train_fraction: Type.Optional(
+    Type.Number({
+      minimum: 0.01,
+      maximum: 0.99,
+      description:
+        "Walk-forward (with a sweep): choose the best combination by PnL on this fraction of the markets, oldest first, and report it on the rest",
+    }),
+  ),
+  seed: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 4294967295,
+      description: "Seeds the random benchmark and the bootstrap; default 1",
+    }),
+  ),
+  favourite_at_pct: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 100,
+      description: "When the favourite benchmark buys, in percent of the market; default 50",
+    }),
+  ),
+};
+
 const Replay = {
   side: Type.Optional(
     Type.Enum(["UP", "DOWN"], { description: "PolyHistorical's replay form, with entryConditions" }),
@@ -245,7 +295,7 @@ export const GenerateBody = Type.Object(
 );
 
 export const StrategyBody = Type.Object(
-  { prompt, preset, definition, ...Replay, name, ...Markets, ...Overrides },
+  { prompt, preset, definition, ...Replay, name, ...Markets, ...Overrides, ...Research },
   {
     description:
       "One of prompt (with an optional preset), preset, definition (fields left out take their defaults), or side with entryConditions",
@@ -267,6 +317,7 @@ export const RunBody = Type.Object(
     name,
     ...Markets,
     ...Overrides,
+    ...Research,
   },
   {
     description: "One of strategy_id, definition, or side with entryConditions",

@@ -92,6 +92,7 @@ test("a run stored by the engine before issue 24 answers with the new fields as 
     marketsDone: 1,
     marketsTotal: 1,
     aggregate: JSON.stringify(oldAggregate),
+    research: null,
     unresolved: "[]",
     runner: null,
     leaseUntil: null,

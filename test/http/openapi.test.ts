@@ -166,6 +166,24 @@ describe("every operation's answers match the document", () => {
     assert.equal((await post("/v1/replay", { ...replay, side: "SIDEWAYS" })).statusCode, 400);
     assert.equal((await post("/v1/replay", replay, starter)).statusCode, 403);
     assert.equal((await post("/v1/replay", { ...replay, marketSlug: "btc-updown-5m-1" })).statusCode, 404);
+    // Issue 25's files and comparison: each format, a bad query (400), a starter key (403), another run (404).
+    const runPath = `/v1/backtest-ai/runs/${ran.json().run.id}`;
+    for (const file of ["trades", "results"]) {
+      for (const format of ["csv", "ndjson", "parquet"]) {
+        assert.equal((await t.get(`${runPath}/${file}?format=${format}`)).statusCode, 200);
+      }
+      assert.equal((await t.get(`${runPath}/${file}?format=xlsx`)).statusCode, 400);
+      assert.equal((await t.get(`${runPath}/${file}`, { "x-api-key": starter })).statusCode, 403);
+      assert.equal((await t.get(`/v1/backtest-ai/runs/nope/${file}`)).statusCode, 404);
+    }
+    assert.equal((await t.get(`${runPath}/definition`)).statusCode, 200);
+    assert.equal((await t.get(`${runPath}/definition`, { "x-api-key": starter })).statusCode, 403);
+    assert.equal((await t.get("/v1/backtest-ai/runs/nope/definition")).statusCode, 404);
+    const compare = `/v1/backtest-ai/runs?ids=${ran.json().run.id}`;
+    assert.equal((await t.get(compare)).statusCode, 200);
+    assert.equal((await t.get(`${compare},`)).statusCode, 400);
+    assert.equal((await t.get(compare, { "x-api-key": starter })).statusCode, 403);
+    assert.equal((await t.get(`${compare},nope`)).statusCode, 404);
   });
 
   test("403 for a market older than the plan opens", async () => {

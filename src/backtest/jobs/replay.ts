@@ -6,10 +6,19 @@ import type { MarketStore, StoredMarket } from "../../store/ports/market-store.t
 import type { BacktestStore } from "../../store/ports/backtest-store.ts";
 import type { TradeStore } from "../../store/ports/trade-store.ts";
 import { parseStoredDefinition, type StrategyDefinition } from "../definition.ts";
-import { type MarketResult, replayMarket } from "../engine.ts";
+import {
+  BENCHMARK_NAMES,
+  type BenchmarkName,
+  benchmarkDefinitions,
+  benchmarksOf,
+  bootstrapIntervals,
+} from "../benchmarks.ts";
+import { NO_RESEARCH, type Research, type ResearchSpec } from "../research.ts";
+import { type MarketResult, prepareMarket, replayPrepared } from "../engine.ts";
 import type { ReplayMarket } from "../features.ts";
 import { type Print, printsOfTrades } from "../fills.ts";
 import { type Aggregate, aggregate } from "../metrics.ts";
+import { combinations, sweepTable, walkForward } from "../sweep.ts";
 import { renderAggregate, renderMarketResult, type StoredSelection, type UnresolvedWire } from "../wire.ts";
 
 /**
@@ -121,29 +130,57 @@ export interface ReplayProgress {
   onMarket?(seq: number, market: StoredMarket, result: MarketResult): Promise<boolean>;
 }
 
-/** Replays the selected markets in order; each market is replayed on its own (max_loss_percent is per position). */
+export interface Replayed {
+  results: MarketResult[];
+  aggregate: Aggregate;
+  research: Research;
+}
+
+/**
+ * Replays the selected markets in order, each on its own (max_loss_percent is per position): the
+ * definition, the benchmarks and every combination of a sweep, each market read and decoded once and
+ * shared by all of them (engine.ts: prepareMarket). `combos` are the sweep's checked combinations.
+ */
 export async function replayMarkets(
   stores: { markets: MarketStore; trades: TradeStore },
   definition: StrategyDefinition,
   replay: readonly StoredMarket[],
   progress: ReplayProgress = {},
-): Promise<{ results: MarketResult[]; aggregate: Aggregate } | null> {
+  spec: ResearchSpec = NO_RESEARCH,
+): Promise<Replayed | null> {
+  const combos = spec.sweep === null ? [] : combinations(definition, spec.sweep);
   const results: MarketResult[] = [];
+  const benchmarks: Record<BenchmarkName, MarketResult[]> = {
+    always_up: [],
+    always_down: [],
+    favourite: [],
+    random: [],
+  };
+  const swept: MarketResult[][] = combos.map(() => []);
   for (let seq = 0; seq < replay.length; seq++) {
     const m = replay[seq];
-    const snapshots = await readSnapshots(stores.markets, m.key);
-    const result = replayMarket(
-      definition,
-      replayMarketOf(m),
-      snapshots,
-      await readPrints(stores.trades, m.key),
-    );
+    const prepared = prepareMarket(replayMarketOf(m), await readSnapshots(stores.markets, m.key));
+    const prints = await readPrints(stores.trades, m.key);
+    const result = replayPrepared(definition, prepared, prints);
     results.push(result);
+    const defs = benchmarkDefinitions(definition, prepared, spec);
+    for (const name of BENCHMARK_NAMES) benchmarks[name].push(replayPrepared(defs[name], prepared, prints));
+    for (let i = 0; i < combos.length; i++)
+      swept[i].push(replayPrepared(combos[i].definition, prepared, prints));
     if (progress.onMarket && !(await progress.onMarket(seq, m, result))) return null;
     // Lets a process replaying on its own event loop (an in-memory store) answer between markets.
     await yieldToLoop();
   }
-  return { results, aggregate: aggregate(results) };
+  const research: Research = {
+    benchmarks: benchmarksOf(benchmarks),
+    intervals: bootstrapIntervals(results, spec.seed),
+    sweep: spec.sweep === null ? null : sweepTable(spec.sweep, combos, swept),
+    walk_forward:
+      spec.sweep === null || spec.train_fraction === null
+        ? null
+        : walkForward(spec.train_fraction, combos, swept),
+  };
+  return { results, aggregate: aggregate(results), research };
 }
 
 export interface RunStores {
@@ -166,18 +203,29 @@ export async function executeRun(
   if (run === null || run.runner !== runner || run.status !== "running") return;
   try {
     const definition = parseStoredDefinition(run.definition);
-    const selected = await selectMarkets(stores.markets, JSON.parse(run.selection) as StoredSelection);
+    const selection = JSON.parse(run.selection) as StoredSelection;
+    const selected = await selectMarkets(stores.markets, selection);
     const unresolved = JSON.stringify(selected.unresolved);
     if (!(await stores.backtests.setSelected(runId, runner, selected.replay.length, unresolved))) return;
-    const done = await replayMarkets(stores, definition, selected.replay, {
-      // Rendered here, on the worker thread: a request splices these bytes, never serializing a result.
-      onMarket: (seq, m, result) => {
-        const rendered = renderMarketResult(result);
-        return stores.backtests.putResult(runId, runner, seq, m.slug, rendered.result, rendered.trades);
+    const done = await replayMarkets(
+      stores,
+      definition,
+      selected.replay,
+      {
+        // Rendered here, on the worker thread: a request splices these bytes, never serializing a result.
+        onMarket: (seq, m, result) => {
+          const rendered = renderMarketResult(result);
+          return stores.backtests.putResult(runId, runner, seq, m.slug, rendered.result, rendered.trades);
+        },
       },
-    });
+      selection.research ?? NO_RESEARCH,
+    );
     if (done === null) return;
-    const outcome = { status: "complete" as const, aggregate: renderAggregate(done.aggregate) };
+    const outcome = {
+      status: "complete" as const,
+      aggregate: renderAggregate(done.aggregate),
+      research: JSON.stringify(done.research),
+    };
     await stores.backtests.finishRun(runId, runner, outcome, now());
   } catch (err) {
     const error = `The run failed: ${(err as Error).message}`;

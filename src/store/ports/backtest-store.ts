@@ -46,6 +46,8 @@ export interface RunRecord {
   marketsTotal: number | null;
   /** The aggregate, as JSON text, once complete. */
   aggregate: string | null;
+  /** Its benchmarks, intervals, sweep and walk-forward (src/backtest/research.ts), as JSON text, once complete. */
+  research: string | null;
   /** The markets of the selection left out as unresolved, as JSON text, once selected. */
   unresolved: string | null;
   /** The process whose lease the run is under (it executes the run while the lease is renewed). */
@@ -96,7 +98,9 @@ export type CreateStrategyResult =
 export type CreateRunResult =
   { status: "created"; run: RunRecord } | { status: "replayed"; run: RunRecord } | Busy;
 
-export type RunOutcome = { status: "complete"; aggregate: string } | { status: "failed"; error: string };
+export type RunOutcome =
+  /** `research`: Research as JSON text (absent: none computed). */
+  { status: "complete"; aggregate: string; research?: string } | { status: "failed"; error: string };
 
 /**
  * Strategies, runs and their per-market results. Implementations: dialects/sqlite/backtest-store.ts and

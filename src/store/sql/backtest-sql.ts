@@ -7,7 +7,7 @@ export const STRATEGY_COLUMNS =
 
 export const RUN_COLUMNS =
   "id, key_id, strategy_id, definition, selection, status, created_at, started_at, finished_at, error, " +
-  "markets_done, markets_total, aggregate, unresolved, runner, lease_until, attempts, idempotency_key, request_hash, account";
+  "markets_done, markets_total, aggregate, unresolved, runner, lease_until, attempts, idempotency_key, request_hash, account, research";
 
 /** The columns a new run is inserted with, in NEW_RUN_COLUMNS order by newRunValues. */
 export const NEW_RUN_COLUMNS =
@@ -96,6 +96,7 @@ export function runFromRow(r: Row): RunRecord {
     idempotencyKey: text(r.idempotency_key),
     requestHash: text(r.request_hash),
     account: text(r.account),
+    research: text(r.research),
   };
 }
 

@@ -238,7 +238,8 @@ export class PostgresBacktestStore implements BacktestStore {
 
   async finishRun(id: string, runner: string, outcome: RunOutcome, at: Micros): Promise<boolean> {
     const { rowCount } = await this.pool.query(
-      `UPDATE backtest_runs SET status = $1, aggregate = $2, error = $3, finished_at = $4, lease_until = NULL
+      `UPDATE backtest_runs SET status = $1, aggregate = $2, research = $7, error = $3, finished_at = $4,
+         lease_until = NULL
        WHERE id = $5 AND runner = $6 AND status IN ('queued', 'running')`,
       [
         outcome.status,
@@ -247,6 +248,7 @@ export class PostgresBacktestStore implements BacktestStore {
         at,
         id,
         runner,
+        outcome.status === "complete" ? (outcome.research ?? null) : null,
       ],
     );
     return rowCount === 1;

@@ -398,4 +398,11 @@ CREATE INDEX backtest_runs_in_flight_by_account ON backtest_runs (account)
 ALTER TABLE backtest_results ADD COLUMN trades TEXT;
 `,
   },
+  {
+    version: 13,
+    sql: `
+-- As SQLite's version 13: a run's research (benchmarks, intervals, sweep, walk-forward) as JSON text.
+ALTER TABLE backtest_runs ADD COLUMN research TEXT;
+`,
+  },
 ];

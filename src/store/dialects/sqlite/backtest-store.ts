@@ -215,12 +215,14 @@ export class SqliteBacktestStore implements BacktestStore {
   async finishRun(id: string, runner: string, outcome: RunOutcome, at: Micros): Promise<boolean> {
     const result = this.conn
       .stmt(
-        `UPDATE backtest_runs SET status = ?, aggregate = ?, error = ?, finished_at = ?, lease_until = NULL
+        `UPDATE backtest_runs SET status = ?, aggregate = ?, research = ?, error = ?, finished_at = ?,
+           lease_until = NULL
          WHERE id = ? AND runner = ? AND status IN ('queued', 'running')`,
       )
       .run(
         outcome.status,
         outcome.status === "complete" ? outcome.aggregate : null,
+        outcome.status === "complete" ? (outcome.research ?? null) : null,
         outcome.status === "failed" ? outcome.error : null,
         at,
         id,

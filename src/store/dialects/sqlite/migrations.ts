@@ -463,4 +463,12 @@ CREATE INDEX backtest_runs_in_flight_by_account ON backtest_runs (account)
 ALTER TABLE backtest_results ADD COLUMN trades TEXT;
 `,
   },
+  {
+    version: 13,
+    sql: `
+-- Research beside every run (issue 25): its benchmarks, bootstrap intervals, sweep table and
+-- walk-forward, as JSON text written with its aggregate.
+ALTER TABLE backtest_runs ADD COLUMN research TEXT;
+`,
+  },
 ];
