@@ -7,7 +7,17 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { bps, count, percent, price, remainingOf, shares, usdc, usdcText } from "../../client/src/format.ts";
+import {
+  bps,
+  count,
+  percent,
+  price,
+  ratio,
+  remainingOf,
+  shares,
+  usdc,
+  usdcText,
+} from "../../client/src/format.ts";
 import type { BacktestRunAnswer, BacktestTrade, MarketSeries, MarketTrade } from "../../client/src/index.ts";
 import { seedDemo } from "../../src/demo/seed.ts";
 import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
@@ -249,14 +259,52 @@ describe("the workbench in a browser", { skip: NO_BROWSER }, () => {
     assert.equal(await fact(page, "PnL"), usdcText(answer.aggregate?.pnl));
     assert.equal(await fact(page, "ROI"), percent(answer.aggregate?.roi));
 
-    // The definition as JSON, downloaded: the bytes of the run's definition.
+    // Benchmarks beside the run, and its intervals, as the API answered them.
+    assert.ok(answer.benchmarks && answer.intervals, "a run answers its benchmarks and intervals");
+    const benchmarkRows = await cells(page, "#benchmarks-table");
+    assert.equal(benchmarkRows.length, 1 + answer.benchmarks.length);
+    assert.deepEqual(
+      benchmarkRows.map((r) => r.slice(1)),
+      [answer.aggregate!, ...answer.benchmarks].map((b) => [
+        usdc(b.pnl),
+        percent(b.roi),
+        percent(b.win_rate),
+        count(b.trades),
+        usdc(b.max_drawdown),
+        ratio(b.sharpe),
+      ]),
+    );
+    const { pnl } = answer.intervals;
+    assert.equal(
+      await page.locator('#backtest-intervals dd[data-interval="PnL (USDC)"]').innerText(),
+      `${usdc(pnl.low)} to ${usdc(pnl.high)}`,
+    );
+
+    // Downloads: the bytes each route answers.
+    const downloaded = async (button: string, url: string) => {
+      const [file] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: button }).click(),
+      ]);
+      const route = await t.get(url);
+      assert.equal(route.statusCode, 200, route.body);
+      assert.deepEqual(readFileSync(await file.path()), route.rawPayload, `${button}: the route's bytes`);
+      return file.suggestedFilename();
+    };
+    assert.equal(
+      await downloaded("Definition (JSON)", `/v1/backtest-ai/runs/${runId}/definition`),
+      `run-${runId}-definition.json`,
+    );
+    assert.match(
+      await downloaded("Trades (CSV)", `/v1/backtest-ai/runs/${runId}/trades?format=csv`),
+      /\.csv$/,
+    );
+    assert.match(
+      await downloaded("Trades (Parquet)", `/v1/backtest-ai/runs/${runId}/trades?format=parquet`),
+      /\.parquet$/,
+    );
+    // The definition as JSON on the page is the run's definition.
     const definitionBytes = `${JSON.stringify(answer.run.definition, null, 2)}\n`;
-    const [download] = await Promise.all([
-      page.waitForEvent("download"),
-      page.getByRole("button", { name: "Definition (JSON)" }).click(),
-    ]);
-    assert.equal(download.suggestedFilename(), `run-${runId}-definition.json`);
-    assert.equal(readFileSync(await download.path()).toString("utf8"), definitionBytes);
     assert.equal(await page.locator("#backtest-definition-json").textContent(), definitionBytes);
 
     // The snippets, run as written with the key in UPDOWN_API_KEY: each returns the run on screen.
@@ -328,6 +376,76 @@ describe("the workbench in a browser", { skip: NO_BROWSER }, () => {
     );
     assert.equal(spent.used, before.used + 1);
     await page.waitForSelector(`#quota:text('${remainingOf(spent.remaining, spent.limit)} left')`);
+    await context.close();
+    assert.deepEqual(faults, []);
+  });
+
+  test("a sweep run from the page: its heat map and table are the API's rows, its walk-forward shown, a generation spent", async () => {
+    const key = await t.keyFor("pro");
+    const { context, page } = await openPage(key);
+    const before = await getJson<{ used: number }>("/v1/backtest-ai/quota", key);
+    await page.getByLabel("a definition").check();
+    await page.waitForSelector("#definition-problems .ok");
+    await page.getByLabel("Sweep field 1").fill("exit.take_profit_pct");
+    await page.getByLabel("Values of field 1").fill("10, 20, 30");
+    await page.getByLabel("Sweep field 2").fill("entry.0.value");
+    await page.getByLabel("Values of field 2").fill("0.5:0.6:0.1");
+    await page.getByLabel("Walk-forward: train on this fraction").fill("0.5");
+    await page.getByLabel("Latest resolved markets").fill("6");
+    await page.getByRole("button", { name: "Run backtest" }).click();
+    await page.waitForSelector("#sweep-heatmap", { timeout: 60_000 });
+    const runId = /^Run (\S+):/.exec(await page.locator("#backtest-status").innerText())?.[1] as string;
+    const answer = await getJson<BacktestRunAnswer>(`/v1/backtest-ai/runs/${runId}`, key);
+    const sweep = answer.sweep!;
+    assert.deepEqual(sweep.fields, ["exit.take_profit_pct", "entry.0.value"]);
+    assert.equal(sweep.rows.length, 6);
+
+    // The heat map: take profit down, entry price across, each cell the combination's PnL.
+    const grid = await cells(page, "#sweep-heatmap");
+    assert.deepEqual(
+      grid.map((r) => r[0]),
+      ["10", "20", "30"],
+    );
+    const pnlOf = (tp: number, entry: number) =>
+      sweep.rows.find((r) => r.values["exit.take_profit_pct"] === tp && r.values["entry.0.value"] === entry)!
+        .pnl;
+    assert.deepEqual(
+      grid.map((r) => r.slice(1)),
+      [10, 20, 30].map((tp) => [usdc(pnlOf(tp, 0.5)), usdc(pnlOf(tp, 0.6))]),
+    );
+    // Gains green, losses red: the colour says the sign.
+    const colours = await page.$$eval("#sweep-heatmap td.heat", (c) =>
+      c.map((x) => (x as unknown as { style: { background: string } }).style.background),
+    );
+    assert.deepEqual(
+      colours.map((c) =>
+        c.startsWith("rgba(27, 138, 58") ? "+" : c.startsWith("rgba(198, 40, 40") ? "-" : c,
+      ),
+      [10, 20, 30].flatMap((tp) => [0.5, 0.6].map((e) => (pnlOf(tp, e) >= 0 ? "+" : "-"))),
+    );
+    // The table: a row per combination, in the API's order.
+    assert.deepEqual(
+      (await cells(page, "#sweep-table")).map((r) => [r[0], r[1], r[2]]),
+      sweep.rows.map((r) => [
+        String(r.values["exit.take_profit_pct"]),
+        String(r.values["entry.0.value"]),
+        usdc(r.pnl),
+      ]),
+    );
+    const walk = answer.walk_forward!;
+    assert.match(
+      await page.locator("#walk-forward").innerText(),
+      new RegExp(`first ${walk.train_markets} markets .*reported on the other ${walk.test_markets}`),
+    );
+    assert.equal((await cells(page, "#walk-forward-table"))[1][1], usdc(walk.test?.pnl));
+
+    const spent = await getJson<{ used: number; remaining: number; limit: number }>(
+      "/v1/backtest-ai/quota",
+      key,
+    );
+    assert.equal(spent.used, before.used + 1, "a sweep spends one generation");
+    await page.waitForSelector(`#quota:text('${remainingOf(spent.remaining, spent.limit)} left')`);
+    await page.locator("#backtest-sweep").screenshot({ path: join(DOC_SCREENSHOTS, "sweep-1280.png") });
     await context.close();
     assert.deepEqual(faults, []);
   });

@@ -3,6 +3,7 @@ import { checkDefinition, type Problem } from "./definition-check.ts";
 import { el, field, replace, select } from "./dom.ts";
 import { errorBox } from "./errors.ts";
 import { ResultsView } from "./results-view.ts";
+import { SweepForm, type SweepInput } from "./sweep-form.ts";
 
 /**
  * The backtest panel (DESIGN 3.9): a preset, a prompt, or a definition edited as JSON and checked
@@ -69,6 +70,7 @@ export class BacktestPanel {
   private readonly run = el("button", { type: "submit", id: "bt-run" }, "Run backtest");
   private readonly message = el("div", { id: "backtest-message", "aria-live": "polite" });
   private readonly results: ResultsView;
+  private readonly sweep = new SweepForm();
   private readonly parts: Record<Mode, HTMLElement>;
   private schema: object | null = null;
 
@@ -119,6 +121,7 @@ export class BacktestPanel {
       this.parts.preset,
       this.parts.prompt,
       this.parts.definition,
+      this.sweep.root,
       el(
         "div",
         { class: "row" },
@@ -187,6 +190,7 @@ export class BacktestPanel {
       return null;
     }
     const checked = checkDefinition(this.schema, this.definition.value);
+    if (checked.ok) this.sweep.offer(checked.definition);
     const problems = checked.ok ? [] : checked.problems;
     replace(
       this.problems,
@@ -209,8 +213,15 @@ export class BacktestPanel {
     };
   }
 
-  private async request(api: Api): Promise<BacktestRunAnswer | null> {
+  private async request(api: Api, sweep: SweepInput): Promise<BacktestRunAnswer | null> {
     const mode = this.mode();
+    const research =
+      sweep.kind === "sweep"
+        ? {
+            sweep: sweep.sweep,
+            ...(sweep.train_fraction === undefined ? {} : { train_fraction: sweep.train_fraction }),
+          }
+        : {};
     if (mode === "definition") {
       const problems = await this.validate();
       if (problems === null || problems.length > 0) {
@@ -224,11 +235,15 @@ export class BacktestPanel {
         );
         return null;
       }
-      const body = { definition: JSON.parse(this.definition.value), ...this.markets() } as RunBacktestBody;
+      const body = {
+        definition: JSON.parse(this.definition.value),
+        ...this.markets(),
+        ...research,
+      } as RunBacktestBody;
       return api.runBacktest(body);
     }
     const source = mode === "preset" ? { preset: this.preset.value } : { prompt: this.prompt.value };
-    return api.runStrategy({ ...source, ...this.markets() } as RunStrategyBody);
+    return api.runStrategy({ ...source, ...this.markets(), ...research } as RunStrategyBody);
   }
 
   private async submit(): Promise<void> {
@@ -237,12 +252,18 @@ export class BacktestPanel {
       replace(this.message, el("p", {}, "Enter a key first."));
       return;
     }
+    const sweep = this.sweep.read();
+    if (sweep.kind === "error") {
+      replace(this.message, el("p", { class: "error", role: "alert" }, sweep.message));
+      return;
+    }
     this.run.disabled = true;
-    const spends = this.mode() !== "definition";
+    // A preset, a prompt and a sweep each spend one of the month's generations.
+    const spends = this.mode() !== "definition" || sweep.kind === "sweep";
     this.results.clear();
     replace(this.message, el("p", { class: "busy" }, "Running the backtest…"));
     try {
-      let answer = await this.request(api);
+      let answer = await this.request(api, sweep);
       if (!answer) return;
       if (answer.run.status === "queued" || answer.run.status === "running") {
         replace(

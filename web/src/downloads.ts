@@ -32,10 +32,18 @@ export function downloadButton(
   return button;
 }
 
-/** A run's export route's file (ws-research's `GET /v1/backtest-ai/runs/{id}/trades?format=`). */
+/** Every trade of a run as a file: `GET /v1/backtest-ai/runs/{id}/trades?format=csv|parquet`. */
 export function runExport(api: Api, runId: string, format: "csv" | "parquet") {
   return api.file(
     `/v1/backtest-ai/runs/${encodeURIComponent(runId)}/trades?format=${format}`,
     `run-${runId}-trades.${format}`,
+  );
+}
+
+/** The definition a run replayed, as the run's definition route answers it (a JSON file). */
+export function runDefinition(api: Api, runId: string) {
+  return api.file(
+    `/v1/backtest-ai/runs/${encodeURIComponent(runId)}/definition`,
+    `run-${runId}-definition.json`,
   );
 }

@@ -9,6 +9,7 @@ export {
   bps,
   coinPrice,
   count,
+  fixed,
   limit,
   MISSING,
   percent,

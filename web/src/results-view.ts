@@ -3,7 +3,7 @@ import type { Api, BacktestAggregate, BacktestRunAnswer, StrategyDefinition } fr
 import { BASE_OPTIONS, COLORS, LINE } from "./chart-theme.ts";
 import { snippetBox } from "./code-snippet.ts";
 import { el, scroller, table } from "./dom.ts";
-import { downloadButton, runExport } from "./downloads.ts";
+import { downloadButton, runDefinition, runExport } from "./downloads.ts";
 import {
   bps,
   count,
@@ -16,6 +16,7 @@ import {
   usdcText,
   utc,
 } from "./format.ts";
+import { benchmarksView, sweepView } from "./research-view.ts";
 import { tradesTable } from "./trades-table.ts";
 
 /**
@@ -125,33 +126,9 @@ export class ResultsView {
         this.root.append(el("p", { class: "note" }, "No trade was made, so there is no curve."));
       }
     }
-    const rows = results.map((r) => {
-      const open = el("button", { type: "button", class: "link" }, r.slug);
-      open.addEventListener("click", () => this.options.onOpen(r.slug));
-      return [
-        open,
-        utc(r.start_time),
-        r.winner,
-        count(r.trades.length),
-        usdc(r.pnl),
-        percent(r.roi),
-        usdc(r.fees_usdc),
-      ];
-    });
-    this.root.append(
-      el("h3", {}, "Markets (open one to see its trades on the chart)"),
-      scroller(
-        table(
-          "Results per market",
-          ["Market", "Starts", "Winner", "Trades", "PnL (USDC)", "ROI", "Fees (USDC)"],
-          rows,
-          {
-            id: "backtest-results",
-          },
-        ),
-        "Results per market",
-      ),
-    );
+    const research = [benchmarksView(answer), sweepView(answer)].filter((x) => x !== null);
+    this.root.append(...research);
+    this.root.append(...this.marketsView(answer));
     this.root.append(el("h3", {}, "Trades"), tradesTable(results), this.downloads(answer));
     this.root.append(
       snippetBox("run-snippet", "the run", {
@@ -167,6 +144,35 @@ export class ResultsView {
           `Left out, not resolved yet: ${unresolved.map((u) => u.slug).join(", ")}.`,
         ),
       );
+  }
+
+  /** One row per market, each opening the market with the run's trades on its chart. */
+  private marketsView(answer: BacktestRunAnswer): HTMLElement[] {
+    const rows = answer.results.map((r) => {
+      const open = el("button", { type: "button", class: "link" }, r.slug);
+      open.addEventListener("click", () => this.options.onOpen(r.slug));
+      return [
+        open,
+        utc(r.start_time),
+        r.winner,
+        count(r.trades.length),
+        usdc(r.pnl),
+        percent(r.roi),
+        usdc(r.fees_usdc),
+      ];
+    });
+    return [
+      el("h3", {}, "Markets (open one to see its trades on the chart)"),
+      scroller(
+        table(
+          "Results per market",
+          ["Market", "Starts", "Winner", "Trades", "PnL (USDC)", "ROI", "Fees (USDC)"],
+          rows,
+          { id: "backtest-results" },
+        ),
+        "Results per market",
+      ),
+    ];
   }
 
   private definitionView(answer: BacktestRunAnswer): HTMLElement {
@@ -197,10 +203,7 @@ export class ResultsView {
       return current;
     };
     const definition = downloadButton("download-definition", "Definition (JSON)", message, () =>
-      Promise.resolve({
-        blob: new Blob([definitionJson(run.definition)], { type: "application/json" }),
-        name: `run-${run.id}-definition.json`,
-      }),
+      runDefinition(api(), run.id),
     );
     const csv = downloadButton("download-csv", "Trades (CSV)", message, () =>
       runExport(api(), run.id, "csv"),
