@@ -228,7 +228,7 @@ describe("the workbench in a browser", { skip: NO_BROWSER }, () => {
     assert.equal(await page.locator("#book-down").count(), 1);
     assert.match(
       await page.locator("#book-mirror").innerText(),
-      /a bid for Up at p is an ask for Down at 1 − p/,
+      /a bid for Up at p is an ask for Down at 1 - p/,
     );
     await context.close();
     assert.deepEqual(faults, []);

@@ -61,7 +61,7 @@ function mirrorNote(up: OrderBook | undefined): HTMLElement {
   return el(
     "p",
     { class: "note", id: "book-mirror" },
-    "The books mirror each other: a bid for Up at p is an ask for Down at 1 − p of the same size, and an ask for Up a bid for Down. Each table shows its outcome's own quotes; the mirrored quotes are not listed again." +
+    "The books mirror each other: a bid for Up at p is an ask for Down at 1 - p of the same size, and an ask for Up a bid for Down. Each table shows its outcome's own quotes; the mirrored quotes are not listed again." +
       example,
   );
 }
