@@ -446,6 +446,25 @@ describe("the workbench in a browser", { skip: NO_BROWSER }, () => {
     assert.equal(spent.used, before.used + 1, "a sweep spends one generation");
     await page.waitForSelector(`#quota:text('${remainingOf(spent.remaining, spent.limit)} left')`);
     await page.locator("#backtest-sweep").screenshot({ path: join(DOC_SCREENSHOTS, "sweep-1280.png") });
+
+    // A second run, without the sweep: the two side by side, as the compare route answers them.
+    for (const label of ["Sweep field 1", "Values of field 1", "Sweep field 2", "Values of field 2"])
+      await page.getByLabel(label).fill("");
+    await page.getByLabel("Walk-forward: train on this fraction").fill("");
+    await page.getByRole("button", { name: "Run backtest" }).click();
+    await page.waitForSelector(`#backtest-status:not(:text('${runId}'))`);
+    await page.waitForSelector("#backtest-aggregate", { timeout: 30_000 });
+    const secondId = /^Run (\S+):/.exec(await page.locator("#backtest-status").innerText())?.[1] as string;
+    await page.getByRole("button", { name: "Compare the last 2 runs" }).click();
+    await page.waitForSelector("#compare-table");
+    const compared = await getJson<{ runs: { run: { id: string }; aggregate: { pnl: number } | null }[] }>(
+      `/v1/backtest-ai/runs?ids=${runId},${secondId}`,
+      key,
+    );
+    assert.deepEqual(
+      (await cells(page, "#compare-table")).map((r) => [r[0], r[3]]),
+      compared.runs.map((c) => [c.run.id, usdc(c.aggregate?.pnl)]),
+    );
     await context.close();
     assert.deepEqual(faults, []);
   });

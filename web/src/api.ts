@@ -11,6 +11,7 @@ export { UpdownError };
 export type {
   Account,
   BacktestAggregate,
+  BacktestComparedRuns,
   BacktestMarketResult,
   BacktestQuota,
   BacktestRunAnswer,

@@ -1,4 +1,5 @@
 import type { Api, BacktestRunAnswer, RunBacktestBody, RunStrategyBody, StrategyDefinition } from "./api.ts";
+import { CompareView } from "./compare-view.ts";
 import { checkDefinition, type Problem } from "./definition-check.ts";
 import { el, field, replace, select } from "./dom.ts";
 import { errorBox } from "./errors.ts";
@@ -71,6 +72,7 @@ export class BacktestPanel {
   private readonly message = el("div", { id: "backtest-message", "aria-live": "polite" });
   private readonly results: ResultsView;
   private readonly sweep = new SweepForm();
+  private readonly compare: CompareView;
   private readonly parts: Record<Mode, HTMLElement>;
   private schema: object | null = null;
 
@@ -136,12 +138,13 @@ export class BacktestPanel {
       void this.submit();
     });
     const resultsBox = el("div", { id: "backtest-results-box" });
+    this.compare = new CompareView(options.api);
     this.results = new ResultsView(resultsBox, {
       api: options.api,
       onOpen: options.onOpen,
       onEdit: (definition) => this.edit(definition),
     });
-    root.append(form, this.message, resultsBox);
+    root.append(form, this.message, resultsBox, this.compare.root);
     this.showMode();
   }
 
@@ -156,6 +159,7 @@ export class BacktestPanel {
   reset(): void {
     this.schema = null;
     this.results.clear();
+    this.compare.clear();
     this.message.replaceChildren();
   }
 
@@ -274,6 +278,7 @@ export class BacktestPanel {
       }
       this.message.replaceChildren();
       this.results.show(answer);
+      if (answer.run.status === "complete") this.compare.add(answer.run.id);
       this.options.onResults(answer);
     } catch (err) {
       replace(this.message, errorBox(err));
