@@ -468,4 +468,22 @@ describe("the workbench in a browser", { skip: NO_BROWSER }, () => {
     await context.close();
     assert.deepEqual(faults, []);
   });
+
+  test("an enterprise key: every limit it does not have reads unlimited, once", async () => {
+    const key = await t.keyFor("enterprise");
+    const { context, page } = await openPage(key);
+    await page.waitForSelector("#account-plan:text('enterprise')");
+    const facts = await page.$$eval("#account-body dd", (dd) => dd.map((d) => d.textContent ?? ""));
+    // The plan, the minute, the day, the generations: each limit said once, never "unlimited of unlimited".
+    assert.deepEqual(facts.slice(1, 3), ["unlimited", "unlimited"]);
+    assert.match(facts[3], /^unlimited \(0 used in \d{4}-\d\d\)$/);
+    // The headers of later answers keep it so.
+    const answered = page.waitForResponse((r) => r.url().includes("/v1/markets?"));
+    await page.getByRole("button", { name: "Search" }).click();
+    assert.equal((await answered).headers()["x-ratelimit-remaining"], "unlimited");
+    await page.waitForSelector("#markets-range");
+    assert.equal(await page.locator("#day-remaining").innerText(), "unlimited");
+    await context.close();
+    assert.deepEqual(faults, []);
+  });
 });
