@@ -38,6 +38,8 @@
  * Then backtests (bench/backtest.ts): snapshots replayed per second by threshold strategies over 100
  * resolved markets, as a ratio to only reading and decoding them, and the p99 of small requests while
  * runs are in flight against idle. BENCH_ONLY=backtest runs only that part (and writes only its section).
+ * Then sweeps (bench/sweep.ts): a 100-combination sweep over 100 markets, seconds per combination as a
+ * ratio to a single replay of the same definition (target <= 1.2). BENCH_ONLY=sweep runs only that part.
  *
  * Then event storage (bench/event-storage.ts): stored bytes per market-channel event against the same
  * events as PMXT-shaped Parquet with ZSTD 9. BENCH_ONLY=event-storage runs only that part.
@@ -91,6 +93,7 @@ import { eventStorageSection } from "./event-storage.ts";
 import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
+import { measureSweep, type SweepBenchResult } from "./sweep.ts";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 
@@ -575,6 +578,10 @@ function backtestSection(tmp: string, load: LoadGenerator): Promise<BacktestBenc
   });
 }
 
+function sweepSection(tmp: string): Promise<SweepBenchResult> {
+  return measureSweep({ tmp, log: (line) => console.log(line) });
+}
+
 /**
  * Writes the cold lists for wrk (files in `tmp`, one path a line): every (market, offset) with a full
  * page, shuffled, once without books and once with; returns how many pages each list has. The server's
@@ -680,6 +687,11 @@ async function main(): Promise<void> {
 
     if (ONLY === "replay") {
       writeResults({ ...previousResults(), replay: reportReplay(await measureReplay({ tmp })) });
+      return;
+    }
+
+    if (ONLY === "sweep") {
+      writeResults({ ...previousResults(), sweep: await sweepSection(tmp) });
       return;
     }
 
@@ -892,6 +904,7 @@ async function main(): Promise<void> {
     const eventRecording = ONLY === null ? await measureEventRecording({ tmp, log: console.log }) : null;
     let backtest: BacktestBenchResult | null = null;
     if (ONLY === null) backtest = await backtestSection(tmp, load);
+    const sweep = ONLY === null ? await sweepSection(tmp) : null;
     const replay = ONLY === null ? reportReplay(await measureReplay({ tmp })) : null;
     const eventStorage = ONLY === null ? await eventStorageSection(tmp) : null;
     load.close();
@@ -1037,6 +1050,7 @@ async function main(): Promise<void> {
       eventRecording,
       storage,
       backtest,
+      sweep,
       replay,
       eventStorage,
       ...Object.fromEntries(OWN_SECTIONS.filter((k) => k in previous).map((k) => [k, previous[k]])),

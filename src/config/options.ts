@@ -666,6 +666,28 @@ const COMMAND_OPTIONS = {
     default: null,
     doc: "the API key `updown mcp` sends (X-API-Key) with every read its tools make",
   }),
+  sweep: option({
+    flags: ["--sweep"],
+    repeatable: true,
+    type: optional(textList("FIELD=V1,V2|FIELD=FROM:TO:STEP"), "none"),
+    default: null,
+    doc: "sweep a numeric field of the definition (a dotted path, e.g. exit.take_profit_pct) over values, or from:to:step; repeat for a grid of at most 100 combinations",
+  }),
+  walkForward: option({
+    flags: ["--walk-forward"],
+    type: optional(
+      matching(/^0?\.[0-9]*[1-9][0-9]*$/, "FRACTION", "a fraction between 0 and 1, e.g. 0.7"),
+      "none",
+    ),
+    default: null,
+    doc: "with --sweep: choose the best combination by PnL on this fraction of the markets (oldest first) and report it on the rest",
+  }),
+  backtestExport: option({
+    flags: ["--export"],
+    type: optional(text("FILE", "a file path ending .csv, .ndjson or .parquet")),
+    default: null,
+    doc: "write every trade of the run, with its market's slug, to FILE in the format its extension names",
+  }),
   json: option({
     flags: ["--json"],
     switchTo: true,

@@ -97,6 +97,20 @@ const output = z.object({
     )
     .describe(`The first ${FIRST_TRADES} trades`),
   unresolved: z.number().int().describe("Markets of the selection left out: not resolved yet"),
+  benchmarks: z
+    .array(z.object({ name: z.string(), trades: z.number().int(), pnl: z.number(), roi: nullableNumber }))
+    .nullable()
+    .describe(
+      "always_up, always_down, favourite, random on the same markets and fill rules; null until complete",
+    ),
+  intervals: z
+    .object({
+      pnl: z.object({ low: nullableNumber, high: nullableNumber }),
+      roi: z.object({ low: nullableNumber, high: nullableNumber }),
+      win_rate: z.object({ low: nullableNumber, high: nullableNumber }),
+    })
+    .nullable()
+    .describe("Bootstrap 95% intervals over markets (seeded); null until complete"),
 });
 
 type Args = z.infer<z.ZodObject<typeof input>>;
@@ -142,6 +156,12 @@ export function backtestAnswerOf(answer: Api.BacktestRunAnswer): Output {
       .map((r) => ({ slug: r.slug, winner: r.winner, trades: r.trades.length, pnl: r.pnl })),
     first_trades: tradesOf(answer.results),
     unresolved: answer.unresolved.length,
+    benchmarks:
+      answer.benchmarks?.map((b) => ({ name: b.name, trades: b.trades, pnl: b.pnl, roi: b.roi })) ?? null,
+    intervals:
+      answer.intervals === null
+        ? null
+        : { pnl: answer.intervals.pnl, roi: answer.intervals.roi, win_rate: answer.intervals.win_rate },
   };
 }
 
@@ -162,7 +182,13 @@ function summaryOf(o: Output): string {
     `${head}. ${count(a.markets)} markets, ${count(a.trades)} trades, PnL ${usdcText(a.pnl)} on ${usdc(a.cost)} ` +
     `(ROI ${percent(a.roi)}), win rate ${percent(a.win_rate)}, max drawdown ${usdc(a.max_drawdown)}, ` +
     `fees ${usdc(a.fees_paid)}.` +
-    (o.unresolved > 0 ? ` ${count(o.unresolved)} unresolved markets left out.` : "")
+    (o.unresolved > 0 ? ` ${count(o.unresolved)} unresolved markets left out.` : "") +
+    (o.intervals === null
+      ? ""
+      : ` 95% interval of PnL ${usdc(o.intervals.pnl.low)} to ${usdc(o.intervals.pnl.high)} USDC.`) +
+    (o.benchmarks === null
+      ? ""
+      : ` Benchmarks' PnL: ${o.benchmarks.map((b) => `${b.name} ${usdcText(b.pnl)}`).join(", ")}.`)
   );
 }
 

@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { usdcText } from "../../client/src/format.ts";
 import { loadPlans } from "../../src/access/plans.ts";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
 import { BIN } from "../helpers/serve.ts";
@@ -323,6 +324,20 @@ for (const kind of ["http", "stdio"] as const) {
         exit_price: trade.exit?.price ?? null,
         pnl: trade.pnl,
       });
+      // Issue 25: the benchmarks and intervals beside the run, as the API answers them.
+      assert.deepEqual(
+        data.benchmarks,
+        http.benchmarks.map((b: Json) => ({ name: b.name, trades: b.trades, pnl: b.pnl, roi: b.roi })),
+      );
+      assert.deepEqual(data.intervals, {
+        pnl: http.intervals.pnl,
+        roi: http.intervals.roi,
+        win_rate: http.intervals.win_rate,
+      });
+      // In the one number format (client/src/format.ts): USDC with 2 decimals and its unit.
+      const upPnl = http.benchmarks.find((b: Json) => b.name === "always_up").pnl;
+      assert.ok(text.includes(`Benchmarks' PnL: always_up ${usdcText(upPnl)}, always_down`), text);
+      assert.match(text, /\(ROI -?[\d,]+\.\d\d%\)/);
       const again = await answer(mcp.client, "run_backtest", { run_id: data.run_id });
       assert.deepEqual(again.data, data);
     });

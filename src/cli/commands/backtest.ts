@@ -9,6 +9,19 @@ import {
   usdc,
   usdcText,
 } from "../../../client/src/format.ts";
+import { writeFile } from "node:fs/promises";
+import { extname } from "node:path";
+import { parquetOfTable } from "../../archive/parquet.ts";
+import {
+  arrowTableOf,
+  csvHeaderOf,
+  csvRowOf,
+  type ExportFormat,
+  TRADE_COLUMNS,
+  tradeLine,
+} from "../../backtest/exports.ts";
+import { NO_RESEARCH, type Research } from "../../backtest/research.ts";
+import { combinations, type Figures, readSweep, type SweepAxis } from "../../backtest/sweep.ts";
 import { DefinitionError, type StrategyDefinition } from "../../backtest/definition.ts";
 import { GenerationError, type StrategyGenerator } from "../../backtest/generate/generator.ts";
 import { OfflineGenerator } from "../../backtest/generate/offline.ts";
@@ -28,14 +41,84 @@ import { Progress } from "../progress.ts";
 
 const HELP = `updown backtest (--definition FILE | --preset NAME | --prompt TEXT) --coin C --type T
                 [--count N] [--from TIME] [--to TIME] [--position-size N] [--order-type MARKET|LIMIT]
-                [--latency-ms N] [--max-loss-percent N] [--json]
+                [--latency-ms N] [--max-loss-percent N] [--sweep FIELD=V1,V2|FIELD=FROM:TO:STEP]...
+                [--walk-forward FRACTION] [--export FILE.csv|.ndjson|.parquet] [--json]
 
 Replays a strategy over the latest --count resolved markets of a series (within --from/--to when
 given), against the recorded books with fees and latency, exactly as the API's runs do (docs/backtests.md).
 The strategy is a definition file, a preset, or a prompt (the model at LLM_BASE_URL when set, else the
 built-in generator). Progress goes to stderr; stdout gets the definition that ran in plain words, a
-table of the markets and the aggregate, or with --json the full result: {definition, definition_text,
-aggregate, results, unresolved}. Nothing is stored and no quota is spent.`;
+table of the markets and the aggregate, the benchmarks and the bootstrap intervals (and a sweep's
+table and walk-forward), or with --json the full result: {definition, definition_text, aggregate,
+results, unresolved, benchmarks, intervals, sweep, walk_forward}. --sweep varies a numeric field over
+a grid (repeat it for more axes; at most 100 combinations), every market read once for all of them;
+--walk-forward chooses the best combination on that fraction of the markets and reports it on the
+rest; --export writes every trade to a file (CSV, NDJSON or Parquet, by its extension). Nothing is
+stored and no quota is spent.`;
+
+/** The formats --export writes, by the file's extension. */
+const EXPORT_EXTENSIONS: Record<string, ExportFormat> = {
+  ".csv": "csv",
+  ".ndjson": "ndjson",
+  ".jsonl": "ndjson",
+  ".parquet": "parquet",
+};
+
+function exportFormatOf(file: string): ExportFormat {
+  const format = EXPORT_EXTENSIONS[extname(file).toLowerCase()];
+  if (format === undefined)
+    throw new UsageError(`--export ${file}: the file must end .csv, .ndjson or .parquet`);
+  return format;
+}
+
+/**
+ * --sweep's texts as the API's axes: `field=v1,v2` (the option splits at commas, so values without a
+ * field belong to the axis before them) or `field=from:to:step`.
+ */
+export function sweepAxes(items: readonly string[]): SweepAxis[] {
+  const body: { field: string; values?: number[]; from?: number; to?: number; step?: number }[] = [];
+  const num = (text: string, item: string) => {
+    const n = text.trim() === "" ? Number.NaN : Number(text);
+    if (!Number.isFinite(n)) throw new UsageError(`--sweep ${item}: ${JSON.stringify(text)} is not a number`);
+    return n;
+  };
+  for (const item of items) {
+    const at = item.indexOf("=");
+    if (at < 0) {
+      const last = body.at(-1);
+      if (last?.values === undefined)
+        throw new UsageError(`--sweep ${item}: give FIELD=V1,V2 or FIELD=FROM:TO:STEP`);
+      last.values.push(num(item, item));
+      continue;
+    }
+    const field = item.slice(0, at);
+    const rest = item.slice(at + 1);
+    const range = rest.split(":");
+    if (range.length === 3) {
+      const [from, to, step] = range.map((x) => num(x, item));
+      body.push({ field, from, to, step });
+    } else {
+      body.push({ field, values: [num(rest, item)] });
+    }
+  }
+  try {
+    return readSweep(body, "");
+  } catch (err) {
+    if (err instanceof DefinitionError) throw new UsageError(`--sweep: ${err.rule}`);
+    throw err;
+  }
+}
+
+async function writeExport(file: string, format: ExportFormat, results: readonly MarketResult[]) {
+  const rows = results.flatMap((r) => r.trades.map((trade) => ({ slug: r.slug, trade })));
+  const bytes =
+    format === "parquet"
+      ? parquetOfTable(arrowTableOf(TRADE_COLUMNS, rows))
+      : format === "csv"
+        ? csvHeaderOf(TRADE_COLUMNS) + rows.map((r) => csvRowOf(TRADE_COLUMNS, r)).join("")
+        : rows.map(tradeLine).join("");
+  await writeFile(file, bytes);
+}
 
 type SourceValues = Values<
   "definitionFile" | "preset" | "prompt" | "llmBaseUrl" | "llmApiKey" | "llmModel" | "llmTimeoutMs"
@@ -75,6 +158,56 @@ async function definitionOf(v: SourceValues): Promise<StrategyDefinition> {
   }
 }
 
+/** Rows as aligned columns, the first left-aligned. */
+function columns(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  return rows
+    .map((row) =>
+      row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  "),
+    )
+    .join("\n");
+}
+
+const figureCells = (f: Figures) => [count(f.trades), usdc(f.pnl), percent(f.roi), percent(f.win_rate)];
+
+/** A bootstrap interval's two ends. */
+const between = (r: { low: number | null; high: number | null }, write: (n: number | null) => string) =>
+  `${write(r.low)} to ${write(r.high)}`;
+
+/** The benchmarks, the intervals, and a sweep's table and walk-forward, after the summary. */
+function researchText(r: Research): string {
+  const out = [
+    columns([
+      ["benchmark", "trades", "pnl", "roi", "win rate"],
+      ...r.benchmarks.map((b) => [b.name, ...figureCells(b)]),
+    ]),
+    `95% intervals (bootstrap over markets, seed ${r.intervals.seed}): pnl ${between(r.intervals.pnl, usdc)}, ` +
+      `roi ${between(r.intervals.roi, percent)}, win rate ${between(r.intervals.win_rate, percent)}`,
+  ];
+  if (r.sweep !== null) {
+    const head = [...r.sweep.fields, "trades", "pnl", "roi", "win rate"];
+    const rows = r.sweep.rows.map((row) => [
+      ...r.sweep!.fields.map((f) => String(row.values[f])),
+      ...figureCells(row),
+    ]);
+    out.push(columns([head, ...rows]));
+  }
+  const w = r.walk_forward;
+  if (w !== null) {
+    out.push(
+      w.chosen === null || w.train === null || w.test === null
+        ? `walk-forward: ${w.train_markets} market(s), too few to split`
+        : `walk-forward: chose ${Object.entries(w.chosen)
+            .map(([f, v]) => `${f}=${v}`)
+            .join(
+              ", ",
+            )} on ${w.train_markets} markets (pnl ${usdc(w.train.pnl)}); on the next ${w.test_markets}: ` +
+            `pnl ${usdc(w.test.pnl)}, roi ${percent(w.test.roi)}, win rate ${percent(w.test.win_rate)}`,
+    );
+  }
+  return `${out.join("\n\n")}\n`;
+}
+
 /** The summary: the definition that ran in words, a line per market, then the aggregate. */
 function table(definition: StrategyDefinition, results: MarketResult[], a: Aggregate): string {
   const rows = [["market", "winner", "trades", "pnl", "roi", "fees"]];
@@ -112,6 +245,9 @@ export const backtestCommand = defineCommand({
     "orderType",
     "latencyMs",
     "maxLossPercent",
+    "sweep",
+    "walkForward",
+    "backtestExport",
     "json",
     "llmBaseUrl",
     "llmApiKey",
@@ -131,7 +267,24 @@ export const backtestCommand = defineCommand({
       ...(v.latencyMs === null ? {} : { latency_ms: v.latencyMs }),
       ...(v.maxLossPercent === null ? {} : { max_loss_percent: v.maxLossPercent }),
     };
+    const sweep = v.sweep === null ? null : sweepAxes(v.sweep);
+    if (v.walkForward !== null && sweep === null)
+      throw new UsageError("--walk-forward needs --sweep: it chooses among the sweep's combinations");
+    const exportFormat = v.backtestExport === null ? null : exportFormatOf(v.backtestExport);
     const definition = applyOverrides(await definitionOf(v), overrides, null);
+    if (sweep !== null) {
+      try {
+        combinations(definition, sweep, "--sweep");
+      } catch (err) {
+        if (err instanceof DefinitionError) throw new UsageError(err.message);
+        throw err;
+      }
+    }
+    const spec = {
+      ...NO_RESEARCH,
+      sweep,
+      train_fraction: v.walkForward === null ? null : Number(v.walkForward),
+    };
     await withStore(v.databaseUrl, async (store) => {
       const selected = await selectMarkets(store.markets, {
         coin: v.exportCoin as string,
@@ -143,19 +296,26 @@ export const backtestCommand = defineCommand({
       });
       const progress = new Progress("Replaying");
       const total = selected.replay.length;
-      const done = await replayMarkets(store, definition, selected.replay, {
-        onMarket: async (seq) => {
-          progress.update(seq + 1, total);
-          return true;
+      const done = await replayMarkets(
+        store,
+        definition,
+        selected.replay,
+        {
+          onMarket: async (seq) => {
+            progress.update(seq + 1, total);
+            return true;
+          },
         },
-      });
+        spec,
+      );
       if (done === null) throw new Error("the replay stopped");
       progress.done(`${total} markets, ${done.aggregate.trades} trades`);
-      const { results, aggregate } = done;
+      const { results, aggregate, research } = done;
+      if (exportFormat !== null) await writeExport(v.backtestExport as string, exportFormat, results);
       process.stdout.write(
         v.json
-          ? `${JSON.stringify({ definition, definition_text: describeDefinition(definition), aggregate, results, unresolved: selected.unresolved })}\n`
-          : table(definition, results, aggregate),
+          ? `${JSON.stringify({ definition, definition_text: describeDefinition(definition), aggregate, results, unresolved: selected.unresolved, ...research })}\n`
+          : `${table(definition, results, aggregate)}\n${researchText(research)}`,
       );
     });
   },

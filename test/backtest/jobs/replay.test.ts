@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFINITION_DEFAULTS, type StrategyDefinition } from "../../../src/backtest/definition.ts";
 import { replayMarkets, selectMarkets } from "../../../src/backtest/jobs/replay.ts";
+import { NO_RESEARCH } from "../../../src/backtest/research.ts";
+import { combinations, figuresOf } from "../../../src/backtest/sweep.ts";
 import type { TradeRow } from "../../../src/domain/trade.ts";
-import { HAND_MARKET, insertHandMarket, openTestStore } from "../../helpers/app.ts";
+import { HAND_MARKET, insertHandMarket, openSeededTestStore, openTestStore } from "../../helpers/app.ts";
 
 // A run's replay reads a market's recorded trades from the store, and a resting limit order fills from
 // them (docs/backtests.md, "Limit orders"): the store's trades, not a snapshot's best ask.
@@ -61,6 +63,63 @@ test("a resting limit order of a run fills from the market's stored trades, behi
       [e?.size, e?.maker_size, e?.cost, e?.queue_ahead, e?.unfilled, done?.results[0].pnl],
       [7.5, 7.5, 3.825, 120.5, 2.5, 3.675],
     );
+  } finally {
+    await store.close();
+  }
+});
+
+test("a sweep's rows and walk-forward are each combination replayed alone; the run's own result is unchanged", async () => {
+  const store = await openSeededTestStore(false);
+  try {
+    const selected = await selectMarkets(store.markets, {
+      coin: "btc",
+      market_type: "5m",
+      market_count: 3,
+      start_time: null,
+      end_time: null,
+      hidden: [],
+    });
+    assert.equal(selected.replay.length, 2, "the seeded demo's resolved 5m markets");
+    const base: StrategyDefinition = {
+      ...DEFINITION_DEFAULTS,
+      exit: { ...DEFINITION_DEFAULTS.exit },
+      side: "UP",
+      entry: [{ feature: "price_up", op: "<", value: 0.6 }],
+    };
+    const sweep = [
+      { field: "entry.0.value", values: [0.4, 0.5, 0.6] },
+      { field: "exit.take_profit_pct", values: [10, 30] },
+    ];
+    const spec = { ...NO_RESEARCH, sweep, train_fraction: 0.5 };
+    const done = await replayMarkets(store, base, selected.replay, {}, spec);
+    const alone = await replayMarkets(store, base, selected.replay);
+    assert.deepEqual(done?.results, alone?.results);
+    assert.deepEqual(done?.aggregate, alone?.aggregate);
+    const table = done?.research.sweep;
+    assert.equal(table?.rows.length, 6);
+    for (const [i, combo] of combinations(base, sweep).entries()) {
+      const one = await replayMarkets(store, combo.definition, selected.replay);
+      assert.deepEqual(table?.rows[i], { values: combo.values, ...figuresOf(one?.results ?? []) });
+    }
+    // Walk-forward: the combination with the best PnL on the first market, reported on the second.
+    const wf = done?.research.walk_forward;
+    assert.ok(wf?.chosen);
+    const chosen = combinations(base, sweep).findIndex(
+      (c) => JSON.stringify(c.values) === JSON.stringify(wf?.chosen),
+    );
+    const per = await Promise.all(
+      combinations(base, sweep).map((c) => replayMarkets(store, c.definition, selected.replay)),
+    );
+    const trainPnls = per.map((p) => p?.results[0].pnl ?? 0);
+    assert.equal(chosen, trainPnls.indexOf(Math.max(...trainPnls)));
+    assert.deepEqual(wf?.test, figuresOf(per[chosen]?.results.slice(1) ?? []));
+    // Benchmarks and intervals are there for every run, and the same for the same run.
+    assert.deepEqual(
+      done?.research.benchmarks.map((b) => b.name),
+      ["always_up", "always_down", "favourite", "random"],
+    );
+    assert.deepEqual(done?.research.benchmarks, alone?.research.benchmarks);
+    assert.deepEqual(done?.research.intervals, alone?.research.intervals);
   } finally {
     await store.close();
   }

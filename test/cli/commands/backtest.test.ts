@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -76,7 +76,16 @@ describe("updown backtest", { timeout: 120_000 }, () => {
       "aggregate",
       "results",
       "unresolved",
+      "benchmarks",
+      "intervals",
+      "sweep",
+      "walk_forward",
     ]);
+    assert.deepEqual(
+      result.benchmarks.map((b: { name: string }) => b.name),
+      ["always_up", "always_down", "favourite", "random"],
+    );
+    assert.deepEqual([result.intervals.seed, result.sweep, result.walk_forward], [1, null, null]);
     assert.equal(result.definition_text, describeDefinition(result.definition));
     assert.deepEqual([result.definition.position_size, result.definition.latency_ms], [10, 0]);
     assert.equal(result.results.length, 5, "the five resolved markets of six");
@@ -127,6 +136,83 @@ describe("updown backtest", { timeout: 120_000 }, () => {
     const res = updown("backtest", "--definition", join(dir, "nope.json"), "--coin", "btc", "--type", "5m");
     assert.equal(res.code, 2);
     assert.equal(res.stderr, `error: --definition ${join(dir, "nope.json")}: no such file or folder\n`);
+  });
+
+  test("--sweep, --walk-forward and --export: the grid's table, the split, and every trade in the file", () => {
+    const file = join(dir, "cheap-up.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ side: "UP", entry: [{ feature: "price_up", op: "<", value: 0.6 }] }),
+    );
+    const csv = join(dir, "trades.csv");
+    const args = ["backtest", "--definition", file, "--coin", "btc", "--type", "5m"];
+    const sweep = ["--sweep", "exit.take_profit_pct=10,20", "--sweep", "entry.0.value=0.4:0.6:0.1"];
+    const res = updown(...args, ...sweep, "--walk-forward", "0.6", "--export", csv, "--json");
+    assert.equal(res.code, 0, res.stderr);
+    const result = JSON.parse(res.stdout);
+    assert.deepEqual(
+      [result.sweep.fields, result.sweep.combinations],
+      [["exit.take_profit_pct", "entry.0.value"], 6],
+    );
+    assert.deepEqual(result.sweep.rows[1].values, { "exit.take_profit_pct": 10, "entry.0.value": 0.5 });
+    // Five resolved markets: three (0.6 of them) train, two test.
+    assert.deepEqual([result.walk_forward.train_markets, result.walk_forward.test_markets], [3, 2]);
+    const lines = readFileSync(csv, "utf8").trimEnd().split("\n");
+    assert.match(lines[0], /^slug,entry_decision_time,entry_fill_time,/);
+    const trades = result.results.flatMap((r: { slug: string; trades: { pnl: number }[] }) =>
+      r.trades.map((t) => [r.slug, String(t.pnl)]),
+    );
+    assert.deepEqual(
+      lines.slice(1).map((l) => {
+        const cells = l.split(",");
+        return [cells[0], cells.at(-2)];
+      }),
+      trades,
+    );
+    // The summary shows the benchmarks, the intervals, the grid and the split.
+    const text = updown(...args, ...sweep, "--walk-forward", "0.6");
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^benchmark\s+trades\s+pnl\s+roi\s+win rate$/m);
+    assert.match(text.stdout, /^95% intervals \(bootstrap over markets, seed 1\): pnl /m);
+    assert.match(text.stdout, /^exit\.take_profit_pct\s+entry\.0\.value\s+trades\s+pnl/m);
+    assert.match(
+      text.stdout,
+      /^walk-forward: chose exit\.take_profit_pct=\d+, entry\.0\.value=[\d.]+ on 3 markets/m,
+    );
+  });
+
+  test("a mistyped --sweep, --walk-forward or --export: one line, exit 2, nothing replayed", () => {
+    const file = join(dir, "cheap-up.json");
+    const args = ["backtest", "--definition", file, "--coin", "btc", "--type", "5m"];
+    const cases: [string[], string][] = [
+      [["--sweep", "side=1,2"], "error: --sweep/0/field side is not a numeric field (it is string)\n"],
+      [["--sweep", "exit.nope=1"], "error: --sweep/0/field exit.nope is not a field of the definition\n"],
+      [["--sweep", "position_size=ten"], 'error: --sweep position_size=ten: "ten" is not a number\n'],
+      [
+        ["--sweep", "position_size=1:1000:1"],
+        "error: --sweep: gives 1000 values; a sweep has at most 100 combinations\n",
+      ],
+      [
+        ["--walk-forward", "0.5"],
+        "error: --walk-forward needs --sweep: it chooses among the sweep's combinations\n",
+      ],
+      [
+        ["--export", join(dir, "out.xlsx")],
+        `error: --export ${join(dir, "out.xlsx")}: the file must end .csv, .ndjson or .parquet\n`,
+      ],
+    ];
+    for (const [extra, line] of cases) {
+      const res = updown(...args, ...extra);
+      assert.equal(res.code, 2, extra.join(" "));
+      assert.equal(res.stderr, line);
+      assert.equal(res.stdout, "");
+    }
+    const fraction = updown(...args, "--sweep", "position_size=10,20", "--walk-forward", "1.5");
+    assert.equal(fraction.code, 2);
+    assert.match(
+      fraction.stderr,
+      /^error: --walk-forward must be a fraction between 0 and 1, e\.g\. 0\.7, got "1\.5"\n/,
+    );
   });
 
   test("a mistyped flag: which one, the nearest the command takes, and its usage; exit 2", () => {
