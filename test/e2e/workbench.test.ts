@@ -50,6 +50,7 @@ declare const document: {
   activeElement: { id: string } | null;
 };
 declare const window: { innerWidth: number };
+declare const navigator: { clipboard: { readText(): Promise<string> } };
 
 /** The cells of a table's body rows, as text. */
 function cells(page: Page, selector: string): Promise<string[][]> {
@@ -120,6 +121,7 @@ describe("the workbench in a browser", { skip: NO_BROWSER }, () => {
     const context: BrowserContext = await browser.newContext({
       viewport: { width, height: 900 },
       acceptDownloads: true,
+      permissions: ["clipboard-read", "clipboard-write"],
     });
     const page: Page = await context.newPage();
     page.on("pageerror", (err) => faults.push(`page error: ${err.message}`));
@@ -322,6 +324,10 @@ describe("the workbench in a browser", { skip: NO_BROWSER }, () => {
     const curl = await shownRun("curl", async (code) => (await run("sh", ["-c", code], { env })).stdout);
     assert.match(curl, /^curl .*\$UPDOWN_API_KEY/);
     assert.doesNotMatch(curl, new RegExp(t.key), "the key itself is never in a snippet");
+    // Copy puts the snippet on the clipboard, as shown.
+    await page.locator("#run-snippet-copy").click();
+    await page.waitForSelector("#run-snippet :text('Copied.')");
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), curl);
     await shownRun("python", async (code) => (await run("python3", ["-c", code], { env })).stdout);
     await shownRun("typescript", async (code) => {
       const file = join(dir, "snippet.ts");
