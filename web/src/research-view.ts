@@ -64,7 +64,7 @@ export function benchmarksView(answer: BacktestRunAnswer): HTMLElement | null {
   if (intervals) {
     const range = (r: { low: number | null; high: number | null }, write: (n: number | null) => string) =>
       r.low === null || r.high === null ? MISSING : `${write(r.low)} to ${write(r.high)}`;
-    const level = percent(intervals.level);
+    const level = `${count(intervals.level * 100)}%`;
     const facts: [string, string][] = [
       ["PnL (USDC)", range(intervals.pnl, usdc)],
       ["ROI", range(intervals.roi, percent)],

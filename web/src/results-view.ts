@@ -17,6 +17,7 @@ import {
   utc,
 } from "./format.ts";
 import { benchmarksView, sweepView } from "./research-view.ts";
+import { regularTimes } from "./time-axis.ts";
 import { tradesTable } from "./trades-table.ts";
 
 /**
@@ -60,14 +61,23 @@ function aggregateFacts(a: BacktestAggregate): HTMLElement {
   );
 }
 
-/** The equity curve: cumulative PnL at each trade's close (two closes in one second share a point). */
+/**
+ * The equity curve: cumulative PnL at each trade's close (two closes in one second share a point),
+ * drawn as a line between the closes over a time axis at regular steps.
+ */
 function equityChart(container: HTMLElement, a: BacktestAggregate): IChartApi {
   const chart = createChart(container, { ...BASE_OPTIONS, rightPriceScale: { visible: true } });
   const line = chart.addSeries(LineSeries, { ...LINE, color: COLORS.equity });
-  const points = new Map<number, number>();
+  const points = new Map<number, number | null>();
   for (const p of a.equity_curve) points.set(epochSeconds(p.time), p.equity);
+  const times = [...points.keys()];
+  // Empty points at a regular step between the closes: the time labels fall at regular steps.
+  for (const t of regularTimes(Math.min(...times), Math.max(...times)))
+    if (!points.has(t)) points.set(t, null);
   line.setData(
-    [...points].sort((x, y) => x[0] - y[0]).map(([t, v]) => ({ time: t as UTCTimestamp, value: v })),
+    [...points]
+      .sort((x, y) => x[0] - y[0])
+      .map(([t, v]) => (v === null ? { time: t as UTCTimestamp } : { time: t as UTCTimestamp, value: v })),
   );
   chart.timeScale().fitContent();
   return chart;
