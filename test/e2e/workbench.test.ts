@@ -38,8 +38,8 @@ import { ROOT } from "../helpers/paths.ts";
  * SQLite file: the price to beat drawn on the coin's scale, the trade tape as the API answers it, the
  * definition that ran back into the editor, every trade as the API's, a download's bytes, the
  * copy-as-code snippets run as written (curl, python3 with the repository's client, TypeScript on
- * the pinned node), and the account after a generation is spent. It writes the README's screenshots
- * (docs/screenshots/) at 1280 and 390 pixels wide.
+ * the pinned node), and the account after a generation is spent. Its screenshots at 1280 and 390
+ * pixels wide are the README's (docs/screenshots/) with UPDATE_DOC_SCREENSHOTS=1.
  */
 
 const run = promisify(execFile);
