@@ -18,3 +18,4 @@ export type { Sleep } from "./timing.ts";
 export type { ReplayMessage } from "./replay.ts";
 export type * from "./types.ts";
 export type { components, operations, paths } from "./openapi.ts";
+export * as format from "./format.ts";

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { count, percent, usdc, usdcText } from "../../client/src/format.ts";
 import type * as Api from "../../client/src/index.ts";
 import { type UpdownClient } from "../../client/src/index.ts";
 import { coinField, marketTypeField, slugField, timeField } from "./schemas.ts";
@@ -178,15 +179,16 @@ function summaryOf(o: Output): string {
   }
   const a = o.aggregate;
   return (
-    `${head}. ${a.markets} markets, ${a.trades} trades, PnL ${a.pnl} USDC on ${a.cost} (ROI ${a.roi ?? "n/a"}), ` +
-    `win rate ${a.win_rate ?? "n/a"}, max drawdown ${a.max_drawdown}, fees ${a.fees_paid}.` +
-    (o.unresolved > 0 ? ` ${o.unresolved} unresolved markets left out.` : "") +
+    `${head}. ${count(a.markets)} markets, ${count(a.trades)} trades, PnL ${usdcText(a.pnl)} on ${usdc(a.cost)} ` +
+    `(ROI ${percent(a.roi)}), win rate ${percent(a.win_rate)}, max drawdown ${usdc(a.max_drawdown)}, ` +
+    `fees ${usdc(a.fees_paid)}.` +
+    (o.unresolved > 0 ? ` ${count(o.unresolved)} unresolved markets left out.` : "") +
     (o.intervals === null
       ? ""
-      : ` 95% interval of PnL ${o.intervals.pnl.low ?? "n/a"} to ${o.intervals.pnl.high ?? "n/a"}.`) +
+      : ` 95% interval of PnL ${usdc(o.intervals.pnl.low)} to ${usdc(o.intervals.pnl.high)} USDC.`) +
     (o.benchmarks === null
       ? ""
-      : ` Benchmarks' PnL: ${o.benchmarks.map((b) => `${b.name} ${b.pnl}`).join(", ")}.`)
+      : ` Benchmarks' PnL: ${o.benchmarks.map((b) => `${b.name} ${usdcText(b.pnl)}`).join(", ")}.`)
   );
 }
 

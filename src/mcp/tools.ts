@@ -1,3 +1,4 @@
+import { bps, coinPrice, percent, price, seconds, shares, usdcText } from "../../client/src/format.ts";
 import type * as Api from "../../client/src/index.ts";
 import { runBacktestTool } from "./backtest-tool.ts";
 import { marketEventsTool } from "./events-tool.ts";
@@ -110,12 +111,12 @@ function summaryText(
   const outcome = m.winner === null ? "not resolved yet" : `resolved ${m.winner}`;
   const prices =
     first && last
-      ? ` Up ${first.price_up} -> ${last.price_up}, coin ${first.coin_price} -> ${last.coin_price}.`
+      ? ` Up ${price(first.price_up)} -> ${price(last.price_up)}, coin ${coinPrice(first.coin_price)} -> ${coinPrice(last.coin_price)}.`
       : " No snapshots.";
-  const covered = c.coverage === null ? "n/a" : `${(c.coverage * 100).toFixed(1)}%`;
+  const covered = percent(c.coverage);
   return (
     `${m.slug} (${m.coin} ${m.market_type}, ${m.start_time} to ${m.end_time}): ${outcome}.` +
-    `${prices} Coverage ${covered}, ${c.gaps.length} gaps, largest ${c.largest_gap_seconds} s.`
+    `${prices} Coverage ${covered}, ${c.gaps.length} gaps, largest ${seconds(c.largest_gap_seconds)}.`
   );
 }
 
@@ -162,10 +163,10 @@ const marketSummary = defineTool({
   },
 });
 
-function range(points: PricePoint[], pick: (p: PricePoint) => number): string {
+function range(points: PricePoint[], pick: (p: PricePoint) => number, write: (n: number) => string): string {
   if (points.length === 0) return "none";
   const values = points.map(pick);
-  return `${values[0]} -> ${values[values.length - 1]} (low ${Math.min(...values)}, high ${Math.max(...values)})`;
+  return `${write(values[0])} -> ${write(values[values.length - 1])} (low ${write(Math.min(...values))}, high ${write(Math.max(...values))})`;
 }
 
 const marketChart = defineTool({
@@ -187,7 +188,7 @@ const marketChart = defineTool({
       structured: { slug: series.slug, total: series.total, bucket_us: series.bucket_us, points: chart },
       text:
         `${series.slug}: ${chart.length} points of ${series.total} snapshots. ` +
-        `Up ${range(chart, (p) => p.price_up)}; coin ${range(chart, (p) => p.coin_price)}.`,
+        `Up ${range(chart, (p) => p.price_up, price)}; coin ${range(chart, (p) => p.coin_price, coinPrice)}.`,
     };
   },
 });
@@ -204,8 +205,8 @@ function sideOf(book: Api.OrderBook | undefined, levels: number): BookAtOutput["
 
 function bestText(name: string, side: BookAtOutput["up"]): string {
   if (!side) return `${name}: no book recorded`;
-  const bid = side.bids[0] ? `${side.bids[0].size} @ ${side.bids[0].price}` : "none";
-  const ask = side.asks[0] ? `${side.asks[0].size} @ ${side.asks[0].price}` : "none";
+  const bid = side.bids[0] ? `${shares(side.bids[0].size)} @ ${price(side.bids[0].price)}` : "none";
+  const ask = side.asks[0] ? `${shares(side.asks[0].size)} @ ${price(side.asks[0].price)}` : "none";
   return `${name} best bid ${bid}, best ask ${ask}`;
 }
 
@@ -238,7 +239,7 @@ const bookAt = defineTool({
         up,
         down,
       },
-      text: `${at.slug} at ${s.time}: Up ${s.price_up}, Down ${s.price_down}; ${bestText("Up", up)}; ${bestText("Down", down)}.`,
+      text: `${at.slug} at ${s.time}: Up ${price(s.price_up)}, Down ${price(s.price_down)}; ${bestText("Up", up)}; ${bestText("Down", down)}.`,
     };
   },
 });
@@ -275,12 +276,12 @@ const priceOrder = defineTool({
       levels: q.levels.slice(0, MAX_TAKEN_LEVELS),
       levels_taken: q.levels.length,
     };
-    const average = q.average_price === null ? "nothing filled" : `average ${q.average_price}`;
+    const average = q.average_price === null ? "nothing filled" : `average ${price(q.average_price)}`;
     return {
       structured,
       text:
-        `${q.side} ${q.size} ${q.outcome} on ${q.slug} at ${q.snapshot_time}: ${average}, ` +
-        `filled ${q.filled}, unfilled ${q.unfilled}, slippage ${q.slippage_bps ?? "n/a"} bps, fee ${q.fee_usdc} USDC.`,
+        `${q.side} ${shares(q.size)} ${q.outcome} on ${q.slug} at ${q.snapshot_time}: ${average}, ` +
+        `filled ${shares(q.filled)}, unfilled ${shares(q.unfilled)}, slippage ${bps(q.slippage_bps)}, fee ${usdcText(q.fee_usdc)}.`,
     };
   },
 });

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { pino } from "pino";
-import { type Browser, type BrowserContext, chromium, type Page, type Response } from "playwright-core";
+import type { Browser, BrowserContext, Page, Response } from "playwright-core";
 import type { StrategyDefinition } from "../../src/backtest/definition.ts";
 import { describeDefinition } from "../../src/backtest/describe.ts";
 import { buildApp } from "../../src/http/app.ts";
@@ -16,7 +16,13 @@ import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import { encodeBooks } from "../../src/wire/book-codec.ts";
 import { ANCHOR, HAND_MARKET, makeTestApp, type TestApp } from "../helpers/app.ts";
 import { decoded } from "../helpers/contract.ts";
-import { ROOT } from "../helpers/paths.ts";
+import {
+  drawn,
+  launchBrowser,
+  NO_BROWSER,
+  RGB,
+  TEST_SCREENSHOTS as SCREENSHOTS,
+} from "../helpers/browser.ts";
 
 /**
  * The page at `/` (issue 15, items 2 and 4): its serving, and the page itself driven in a real
@@ -24,42 +30,15 @@ import { ROOT } from "../helpers/paths.ts";
  * Screenshots at 1280 and 390 pixels wide go to test/screenshots/ (git-ignored).
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-/** Skipped only where no browser was asked for; with CHROMIUM_PATH set (CI), a missing one fails. */
-const NO_BROWSER =
-  process.env.CHROMIUM_PATH === undefined && !existsSync(CHROMIUM)
-    ? "no Chromium: install Debian's chromium or set CHROMIUM_PATH"
-    : false;
-export const SCREENSHOTS = join(ROOT, "test", "screenshots");
-
 /*
- * The browser's globals that the functions run in the page use. This file is type-checked with Node's
- * types, not the DOM's; the functions are sent to the page as source and run there.
+ * The browser's globals that the functions run in the page use (this file is type-checked with
+ * Node's types, not the DOM's).
  */
-interface CanvasLike {
-  width: number;
-  height: number;
-  getContext(
-    kind: "2d",
-  ): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
-}
 declare const document: {
   querySelector(selector: string): { textContent: string | null } | null;
   documentElement: { scrollWidth: number };
 };
 declare const window: { innerWidth: number };
-declare function requestAnimationFrame(callback: () => void): number;
-
-/** The colours of the charts' lines (web/src/chart-theme.ts), as RGB. */
-const RGB = {
-  up: [0x1b, 0x8a, 0x3a],
-  down: [0xc6, 0x28, 0x28],
-  coin: [0x1e, 0x5b, 0xd8],
-  equity: [0x6a, 0x1b, 0x9a],
-  /** The gap's shading, rgba(255, 152, 0, 0.28), over the white background. */
-  gap: [255, 226, 184],
-  entry: [0x00, 0xac, 0xc1],
-} as const;
 
 describe("serving the page", () => {
   let t: TestApp;
@@ -187,37 +166,6 @@ async function insertGappedMarket(store: SqliteStore): Promise<void> {
   await store.markets.insertSnapshots(key, rows);
 }
 
-/** Opaque pixels within a few levels of `rgb` on the canvases under `selector`. */
-function pixelsOf(page: Page, selector: string, rgb: readonly number[]): Promise<number> {
-  return page.$$eval(
-    `${selector} canvas`,
-    (canvases, [r, g, b]) => {
-      let n = 0;
-      for (const canvas of canvases as unknown as CanvasLike[]) {
-        const context = canvas.getContext("2d");
-        if (!context || canvas.width === 0 || canvas.height === 0) continue;
-        const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
-        for (let i = 0; i < data.length; i += 4) {
-          const close = Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) < 30;
-          if (close && data[i + 3] > 200) n++;
-        }
-      }
-      return n;
-    },
-    rgb,
-  );
-}
-
-/** Waits until the chart under `selector` has drawn at least `least` pixels of `rgb`. */
-async function drawn(page: Page, selector: string, rgb: readonly number[], least = 40): Promise<number> {
-  for (;;) {
-    const n = await pixelsOf(page, selector, rgb);
-    if (n >= least) return n;
-    // The chart paints on the next animation frame: wait for frames, not for time.
-    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve(null))));
-  }
-}
-
 describe("the page in a browser", { skip: NO_BROWSER }, () => {
   let dir: string;
   let t: TestApp;
@@ -241,11 +189,7 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     t = await makeTestApp({ store, seed: false });
     await t.app.listen({ port: 0, host: "127.0.0.1" });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    // A CHROMIUM_PATH that is set but broken fails here, as it must in CI.
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu"],
-    });
+    browser = await launchBrowser();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
 
@@ -319,7 +263,9 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     await page.waitForFunction((old) => document.querySelector("#book-levels")?.textContent !== old, shown);
     const afterMove = await page.locator("#book-levels").innerText();
     assert.notEqual(afterMove, before);
-    assert.match(afterMove, /Up bids/);
+    assert.match(afterMove, /Up book, best first/);
+    assert.match(afterMove, /Down book, best first/);
+    assert.match(afterMove, /The books mirror each other/);
     assert.ok((await drawn(page, "#depth-chart", RGB.up)) > 0, "the depth chart draws the bids");
 
     // A definition that breaks the schema is refused in the browser, by JSON pointer.
@@ -398,7 +344,7 @@ describe("the page in a browser", { skip: NO_BROWSER }, () => {
     await page.getByRole("button", { name: "Search" }).click();
     await page.locator(`#markets-table button[data-slug="${GAPPED.slug}"]`).click();
     await page.waitForSelector("#market-gaps");
-    assert.match(await page.locator("#market-gaps").innerText(), /1 gap\(s\), the largest 60 s/);
+    assert.match(await page.locator("#market-gaps").innerText(), /1 gap\(s\), the largest 60\.0 s/);
     assert.ok((await drawn(page, "#price-chart", RGB.gap, 200)) >= 200, "the gap is shaded");
     await page.screenshot({ path: join(SCREENSHOTS, "gap-1280.png") });
     await context.close();

@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { usdcText } from "../../client/src/format.ts";
 import { loadPlans } from "../../src/access/plans.ts";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
 import { BIN } from "../helpers/serve.ts";
@@ -333,7 +334,10 @@ for (const kind of ["http", "stdio"] as const) {
         roi: http.intervals.roi,
         win_rate: http.intervals.win_rate,
       });
-      assert.match(text, /Benchmarks' PnL: always_up -?[\d.]+, always_down/);
+      // In the one number format (client/src/format.ts): USDC with 2 decimals and its unit.
+      const upPnl = http.benchmarks.find((b: Json) => b.name === "always_up").pnl;
+      assert.ok(text.includes(`Benchmarks' PnL: always_up ${usdcText(upPnl)}, always_down`), text);
+      assert.match(text, /\(ROI -?[\d,]+\.\d\d%\)/);
       const again = await answer(mcp.client, "run_backtest", { run_id: data.run_id });
       assert.deepEqual(again.data, data);
     });

@@ -1,7 +1,7 @@
 import type { Account, Api, BacktestQuota, LimitHeaders } from "./api.ts";
 import { el, replace } from "./dom.ts";
 import { errorBox } from "./errors.ts";
-import { count, utc, waitText } from "./format.ts";
+import { count, limit, MISSING, remainingOf, UNLIMITED, utc, waitText } from "./format.ts";
 
 const UNLIMITED_SENTINEL = 1e14;
 
@@ -16,10 +16,10 @@ export class AccountPanel {
     { id: "account-body" },
     el("p", {}, "Enter a key to see its plan and limits."),
   );
-  private readonly minute = el("span", { id: "minute-remaining" }, "—");
+  private readonly minute = el("span", { id: "minute-remaining" }, MISSING);
   private readonly minuteReset = el("span", { id: "minute-reset" });
-  private readonly day = el("span", { id: "day-remaining" }, "—");
-  private readonly plan = el("span", { id: "account-plan" }, "—");
+  private readonly day = el("span", { id: "day-remaining" }, MISSING);
+  private readonly plan = el("span", { id: "account-plan" }, MISSING);
 
   constructor(root: HTMLElement) {
     root.append(this.body);
@@ -29,8 +29,9 @@ export class AccountPanel {
     replace(this.body, el("p", {}, "Enter a key to see its plan and limits."));
   }
 
-  async load(api: Api): Promise<boolean> {
-    replace(this.body, el("p", { class: "busy" }, "Loading the account…"));
+  /** Loads the account; `refresh` keeps what is shown until the answer replaces it (no flicker). */
+  async load(api: Api, refresh = false): Promise<boolean> {
+    if (!refresh) replace(this.body, el("p", { class: "busy" }, "Loading the account…"));
     try {
       const [account, quota] = await Promise.all([api.account(), api.backtestQuota()]);
       this.render(account, quota);
@@ -44,14 +45,14 @@ export class AccountPanel {
   private render(account: Account, quota: BacktestQuota): void {
     const { minute, day } = account.usage;
     this.plan.textContent = account.plan;
-    this.minute.textContent = count(minute.remaining);
-    this.day.textContent = count(day.remaining);
-    this.minuteReset.textContent = `, resets ${utc(minute.resets_at)}`;
+    this.minute.textContent = limit(minute.remaining);
+    this.day.textContent = limit(day.remaining);
+    this.minuteReset.textContent = minute.limit === null ? "" : `, resets ${utc(minute.resets_at)}`;
     const generations = !quota.included
       ? "not included in this plan"
       : quota.limit === null
-        ? `${count(quota.used)} used, no limit`
-        : `${count(quota.remaining)} of ${count(quota.limit)} left in ${quota.month}, renew ${utc(quota.resets_at)}`;
+        ? `${UNLIMITED} (${count(quota.used)} used in ${quota.month})`
+        : `${remainingOf(quota.remaining, quota.limit)} left in ${quota.month}, renew ${utc(quota.resets_at)}`;
     replace(
       this.body,
       el(
@@ -60,9 +61,20 @@ export class AccountPanel {
         el("dt", {}, "Plan"),
         el("dd", {}, this.plan),
         el("dt", {}, "Requests left this minute"),
-        el("dd", {}, this.minute, ` of ${count(minute.limit)}`, this.minuteReset),
+        el(
+          "dd",
+          {},
+          this.minute,
+          minute.limit === null ? null : ` of ${count(minute.limit)}`,
+          this.minuteReset,
+        ),
         el("dt", {}, "Requests left today"),
-        el("dd", {}, this.day, ` of ${count(day.limit)}, resets ${utc(day.resets_at)}`),
+        el(
+          "dd",
+          {},
+          this.day,
+          day.limit === null ? null : ` of ${count(day.limit)}, resets ${utc(day.resets_at)}`,
+        ),
         el("dt", {}, "Backtest generations"),
         el("dd", { id: "quota" }, generations),
       ),
@@ -79,7 +91,7 @@ export class AccountPanel {
     }
     if (limits.dayRemaining !== null) {
       const n = Number(limits.dayRemaining);
-      this.day.textContent = Number.isFinite(n) ? count(n) : limits.dayRemaining;
+      this.day.textContent = Number.isFinite(n) ? count(n) : UNLIMITED;
     }
     if (limits.tier) this.plan.textContent = limits.tier;
   }

@@ -1,3 +1,4 @@
+import { errorFromAnswer } from "../../client/src/errors.ts";
 import { UpdownClient, UpdownError } from "../../client/src/index.ts";
 
 /**
@@ -10,12 +11,15 @@ export { UpdownError };
 export type {
   Account,
   BacktestAggregate,
+  BacktestComparedRuns,
+  BacktestMarketResult,
   BacktestQuota,
   BacktestRunAnswer,
   BacktestTrade,
   Coverage,
   Level,
   Market,
+  MarketTrade,
   MarketPage,
   MarketSeries,
   MarketsQuery,
@@ -23,9 +27,41 @@ export type {
   RunBacktestBody,
   RunStrategyBody,
   SnapshotAt,
+  StrategyDefinition,
 } from "../../client/src/index.ts";
 
-export type Api = UpdownClient;
+/** The client of one key, with what the page needs beside the typed calls: raw bytes to download. */
+export class Api extends UpdownClient {
+  readonly #apiKey: string;
+  readonly #fetch: typeof fetch;
+
+  constructor(apiKey: string, observing: typeof fetch) {
+    super({ baseUrl: location.origin, apiKey, fetch: observing, maxRetries: 2, retryMaxMs: 3000 });
+    this.#apiKey = apiKey;
+    this.#fetch = observing;
+  }
+
+  /**
+   * A file a route answers (an export), as the bytes it sent and the name its Content-Disposition
+   * gives; an error answer is thrown as the client's UpdownError.
+   */
+  async file(path: string, fallbackName: string): Promise<{ blob: Blob; name: string }> {
+    const response = await this.#fetch(path, { headers: { "X-API-Key": this.#apiKey } });
+    if (!response.ok) {
+      const body: unknown = await response.json().catch(() => undefined);
+      const retryAfter = Number(response.headers.get("retry-after"));
+      throw errorFromAnswer(
+        response.status,
+        body,
+        response.headers.get("x-request-id"),
+        Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null,
+      );
+    }
+    const disposition = response.headers.get("content-disposition") ?? "";
+    const name = /filename="?([^";]+)"?/.exec(disposition)?.[1] ?? fallbackName;
+    return { blob: await response.blob(), name };
+  }
+}
 
 /** The request-limit headers of one answer (docs/plans-and-limits.md). */
 export interface LimitHeaders {
@@ -72,13 +108,7 @@ export function connect(apiKey: string, onLimits: (limits: LimitHeaders) => void
     if (limits) onLimits(limits);
     return response;
   };
-  return new UpdownClient({
-    baseUrl: location.origin,
-    apiKey,
-    fetch: observing,
-    maxRetries: 2,
-    retryMaxMs: 3000,
-  });
+  return new Api(apiKey, observing);
 }
 
 interface ApiDocument {

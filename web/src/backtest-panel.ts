@@ -1,8 +1,10 @@
-import type { Api, BacktestRunAnswer, RunBacktestBody, RunStrategyBody } from "./api.ts";
+import type { Api, BacktestRunAnswer, RunBacktestBody, RunStrategyBody, StrategyDefinition } from "./api.ts";
+import { CompareView } from "./compare-view.ts";
 import { checkDefinition, type Problem } from "./definition-check.ts";
 import { el, field, replace, select } from "./dom.ts";
 import { errorBox } from "./errors.ts";
 import { ResultsView } from "./results-view.ts";
+import { SweepForm, type SweepInput } from "./sweep-form.ts";
 
 /**
  * The backtest panel (DESIGN 3.9): a preset, a prompt, or a definition edited as JSON and checked
@@ -40,6 +42,8 @@ export interface BacktestPanelOptions {
   api: () => Api | null;
   onResults: (answer: BacktestRunAnswer) => void;
   onOpen: (slug: string) => void;
+  /** After every request that may spend the month's quota (a preset or a prompt), answered or not. */
+  onQuotaSpent: () => void;
 }
 
 export class BacktestPanel {
@@ -67,6 +71,8 @@ export class BacktestPanel {
   private readonly run = el("button", { type: "submit", id: "bt-run" }, "Run backtest");
   private readonly message = el("div", { id: "backtest-message", "aria-live": "polite" });
   private readonly results: ResultsView;
+  private readonly sweep = new SweepForm();
+  private readonly compare: CompareView;
   private readonly parts: Record<Mode, HTMLElement>;
   private schema: object | null = null;
 
@@ -117,6 +123,7 @@ export class BacktestPanel {
       this.parts.preset,
       this.parts.prompt,
       this.parts.definition,
+      this.sweep.root,
       el(
         "div",
         { class: "row" },
@@ -131,8 +138,13 @@ export class BacktestPanel {
       void this.submit();
     });
     const resultsBox = el("div", { id: "backtest-results-box" });
-    this.results = new ResultsView(resultsBox, options.onOpen);
-    root.append(form, this.message, resultsBox);
+    this.compare = new CompareView(options.api);
+    this.results = new ResultsView(resultsBox, {
+      api: options.api,
+      onOpen: options.onOpen,
+      onEdit: (definition) => this.edit(definition),
+    });
+    root.append(form, this.message, resultsBox, this.compare.root);
     this.showMode();
   }
 
@@ -147,7 +159,17 @@ export class BacktestPanel {
   reset(): void {
     this.schema = null;
     this.results.clear();
+    this.compare.clear();
     this.message.replaceChildren();
+  }
+
+  /** A definition back in the editor (the one a run showed), to change and run again. */
+  edit(definition: StrategyDefinition): void {
+    this.definition.value = JSON.stringify(definition, null, 2);
+    const radio = this.modes.get("definition");
+    if (radio) radio.checked = true;
+    this.showMode();
+    this.definition.focus();
   }
 
   private mode(): Mode {
@@ -172,6 +194,7 @@ export class BacktestPanel {
       return null;
     }
     const checked = checkDefinition(this.schema, this.definition.value);
+    if (checked.ok) this.sweep.offer(checked.definition);
     const problems = checked.ok ? [] : checked.problems;
     replace(
       this.problems,
@@ -194,8 +217,15 @@ export class BacktestPanel {
     };
   }
 
-  private async request(api: Api): Promise<BacktestRunAnswer | null> {
+  private async request(api: Api, sweep: SweepInput): Promise<BacktestRunAnswer | null> {
     const mode = this.mode();
+    const research =
+      sweep.kind === "sweep"
+        ? {
+            sweep: sweep.sweep,
+            ...(sweep.train_fraction === undefined ? {} : { train_fraction: sweep.train_fraction }),
+          }
+        : {};
     if (mode === "definition") {
       const problems = await this.validate();
       if (problems === null || problems.length > 0) {
@@ -209,11 +239,15 @@ export class BacktestPanel {
         );
         return null;
       }
-      const body = { definition: JSON.parse(this.definition.value), ...this.markets() } as RunBacktestBody;
+      const body = {
+        definition: JSON.parse(this.definition.value),
+        ...this.markets(),
+        ...research,
+      } as RunBacktestBody;
       return api.runBacktest(body);
     }
     const source = mode === "preset" ? { preset: this.preset.value } : { prompt: this.prompt.value };
-    return api.runStrategy({ ...source, ...this.markets() } as RunStrategyBody);
+    return api.runStrategy({ ...source, ...this.markets(), ...research } as RunStrategyBody);
   }
 
   private async submit(): Promise<void> {
@@ -222,11 +256,18 @@ export class BacktestPanel {
       replace(this.message, el("p", {}, "Enter a key first."));
       return;
     }
+    const sweep = this.sweep.read();
+    if (sweep.kind === "error") {
+      replace(this.message, el("p", { class: "error", role: "alert" }, sweep.message));
+      return;
+    }
     this.run.disabled = true;
+    // A preset, a prompt and a sweep each spend one of the month's generations.
+    const spends = this.mode() !== "definition" || sweep.kind === "sweep";
     this.results.clear();
     replace(this.message, el("p", { class: "busy" }, "Running the backtest…"));
     try {
-      let answer = await this.request(api);
+      let answer = await this.request(api, sweep);
       if (!answer) return;
       if (answer.run.status === "queued" || answer.run.status === "running") {
         replace(
@@ -237,11 +278,13 @@ export class BacktestPanel {
       }
       this.message.replaceChildren();
       this.results.show(answer);
+      if (answer.run.status === "complete") this.compare.add(answer.run.id);
       this.options.onResults(answer);
     } catch (err) {
       replace(this.message, errorBox(err));
     } finally {
       this.run.disabled = false;
+      if (spends) this.options.onQuotaSpent();
     }
   }
 }

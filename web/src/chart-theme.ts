@@ -15,6 +15,7 @@ export const COLORS = {
   cursor: "#ff6f00",
   entry: "#00acc1",
   exit: "#d81b60",
+  priceToBeat: "#5d4037",
 };
 
 /** Options shared by every chart: UTC times to the second, no attribution logo (the footer names it). */
@@ -22,7 +23,8 @@ export const BASE_OPTIONS: DeepPartial<TimeChartOptions> = {
   autoSize: true,
   layout: { attributionLogo: false, background: { color: "#ffffff" }, textColor: "#333333", fontSize: 11 },
   grid: { vertLines: { color: "#f0f0f0" }, horzLines: { color: "#f0f0f0" } },
-  timeScale: { timeVisible: true, secondsVisible: true },
+  // Marks of one weight (every minute, every 10 s, ...) are all drawn or none: labels at regular steps.
+  timeScale: { timeVisible: true, secondsVisible: true, uniformDistribution: true },
 };
 
 /** Plain lines: no last-value label and no price line in the line's colour. */

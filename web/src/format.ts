@@ -1,4 +1,28 @@
-/** How numbers and times read on the page. Times are the API's ISO strings, shown in UTC. */
+/**
+ * How numbers and times read on the page. Numbers follow the one rule the CLI's and the MCP tools'
+ * text follow too (client/src/format.ts, re-exported here); times are the API's ISO strings, in UTC.
+ */
+
+import { MISSING } from "../../client/src/format.ts";
+
+export {
+  bps,
+  coinPrice,
+  count,
+  fixed,
+  limit,
+  MISSING,
+  percent,
+  percentOf,
+  price,
+  ratio,
+  remainingOf,
+  seconds,
+  shares,
+  UNLIMITED,
+  usdc,
+  usdcText,
+} from "../../client/src/format.ts";
 
 /** Seconds since the epoch, with the fraction (the API's times carry microseconds). */
 export function epochSeconds(iso: string): number {
@@ -9,7 +33,7 @@ export function epochSeconds(iso: string): number {
 
 /** `2026-07-24 00:20:34 UTC` (with the fraction when the time has one and `precise` is asked). */
 export function utc(iso: string | null | undefined, precise = false): string {
-  if (!iso) return "—";
+  if (!iso) return MISSING;
   const [date, rest = ""] = iso.split("T");
   const time = precise ? rest.replace("Z", "") : rest.slice(0, 8);
   return `${date} ${time} UTC`;
@@ -24,24 +48,6 @@ export function isoOf(seconds: number): string {
 export function isoFromLocalInput(value: string): string | undefined {
   if (!value) return undefined;
   return new Date(`${value.length === 16 ? `${value}:00` : value}Z`).toISOString();
-}
-
-export function count(n: number | null | undefined): string {
-  return n === null || n === undefined ? "unlimited" : n.toLocaleString("en-US");
-}
-
-export function num(n: number | null | undefined, digits = 4): string {
-  if (n === null || n === undefined) return "—";
-  return Number.isInteger(n) ? String(n) : n.toFixed(digits).replace(/0+$/, "").replace(/\.$/, "");
-}
-
-export function usd(n: number | null | undefined): string {
-  if (n === null || n === undefined) return "—";
-  return `${n < 0 ? "−" : ""}$${Math.abs(n).toFixed(2)}`;
-}
-
-export function pct(share: number | null | undefined): string {
-  return share === null || share === undefined ? "—" : `${(share * 100).toFixed(1)} %`;
 }
 
 /** "in 26 s", "in 3 min 5 s", "in 2 d 4 h": how long a wait is, for a person. */

@@ -32,6 +32,9 @@ const markets = new MarketsPanel(byId("markets-panel"), {
 const backtest = new BacktestPanel(byId("backtest-panel"), {
   api: () => api,
   onOpen: (slug) => void openMarket(slug),
+  onQuotaSpent: () => {
+    if (api) void account.load(api, true);
+  },
   onResults: (answer) => {
     lastBacktest = answer;
     market.showTrades(answer);

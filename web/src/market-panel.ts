@@ -3,7 +3,7 @@ import { BookPanel } from "./book-panel.ts";
 import { COLORS } from "./chart-theme.ts";
 import { el, replace } from "./dom.ts";
 import { errorBox } from "./errors.ts";
-import { epochSeconds, num, utc } from "./format.ts";
+import { coinPrice, count, epochSeconds, MISSING, percent, seconds, usdc, utc } from "./format.ts";
 import { PriceChart } from "./price-chart.ts";
 
 /** One market: its chart, its books at a chosen moment, its record. */
@@ -13,19 +13,22 @@ const CHART_POINTS = 1000;
 function record(m: Market): HTMLElement {
   const rows: [string, string][] = [
     ["Slug", m.slug],
-    ["Polymarket slug", m.polymarket_slug ?? "—"],
+    ["Polymarket slug", m.polymarket_slug ?? MISSING],
     ["Coin, type", `${m.coin.toUpperCase()} ${m.market_type}`],
     ["Starts", utc(m.start_time)],
     ["Ends", utc(m.end_time)],
     ["Winner", m.winner ?? "not resolved"],
     ["Resolved at", utc(m.resolved_at)],
-    ["Coin price at start, end", `${num(m.coin_price_start)}, ${num(m.coin_price_end)}`],
+    [
+      "Price to beat (coin at start), coin at end",
+      `${coinPrice(m.coin_price_start)}, ${coinPrice(m.coin_price_end)}`,
+    ],
     [
       "Settles on",
       `${m.settlement.source}${m.settlement.lookback_s ? ` (${m.settlement.lookback_s} s TWAP)` : ""}`,
     ],
     ["Fees", m.fee_schedule ? `rate ${m.fee_schedule.rate}, exponent ${m.fee_schedule.exponent}` : "none"],
-    ["Final volume, liquidity", `${num(m.final_volume, 2)}, ${num(m.final_liquidity, 2)}`],
+    ["Final volume, liquidity (USDC)", `${usdc(m.final_volume)}, ${usdc(m.final_liquidity)}`],
     ["Market id, event id", `${m.market_id}, ${m.event_id}`],
     ["Condition id", m.condition_id],
     ["Updated", utc(m.updated_at, true)],
@@ -38,8 +41,7 @@ function record(m: Market): HTMLElement {
 }
 
 function gapList(coverage: Coverage): HTMLElement {
-  const share = coverage.coverage === null ? "—" : `${(coverage.coverage * 100).toFixed(1)} %`;
-  const summary = `Recorded ${coverage.recorded_snapshots} of ${coverage.expected_snapshots} expected snapshots (${share}); ${coverage.gaps.length} gap(s), the largest ${num(coverage.largest_gap_seconds, 1)} s.`;
+  const summary = `Recorded ${count(coverage.recorded_snapshots)} of ${count(coverage.expected_snapshots)} expected snapshots (${percent(coverage.coverage)}); ${count(coverage.gaps.length)} gap(s), the largest ${seconds(coverage.largest_gap_seconds)}.`;
   return el(
     "div",
     { id: "market-gaps" },
@@ -51,7 +53,7 @@ function gapList(coverage: Coverage): HTMLElement {
           coverage.gaps
             .slice(0, 20)
             .map((g) =>
-              el("li", {}, `${utc(g.from, true)} → ${utc(g.to, true)}: ${num(g.seconds, 1)} s, ${g.cause}`),
+              el("li", {}, `${utc(g.from, true)} → ${utc(g.to, true)}: ${seconds(g.seconds)}, ${g.cause}`),
             ),
         )
       : null,
@@ -70,6 +72,7 @@ function legend(): HTMLElement {
     item(COLORS.up, "Up price (right scale)"),
     item(COLORS.down, "Down price (right scale)"),
     item(COLORS.coin, "Coin price (left scale)"),
+    item(COLORS.priceToBeat, "Price to beat (the coin's start price, left scale)"),
     item(COLORS.gap, "Recording gap"),
     item(COLORS.cursor, "Moment of the books below"),
     item(COLORS.entry, "Backtest entry"),
@@ -123,10 +126,12 @@ export class MarketPanel {
       class: "chart prices",
       id: "price-chart",
       role: "img",
-      "aria-label": `Up, Down and coin price of ${market.slug}`,
+      "aria-label": `Up, Down and coin price of ${market.slug}, with the price to beat ${coinPrice(market.coin_price_start)}`,
+      "data-price-to-beat": market.coin_price_start,
     });
     replace(this.body, el("div", { class: "chart-frame" }, chartBox, legend()), gapList(coverage));
     this.chart = new PriceChart(chartBox);
+    this.chart.setPriceToBeat(market.coin_price_start);
     this.chart.setData(series, coverage);
     const times = series.snapshots.map((s) => epochSeconds(s.time));
     if (times.length > 0) {

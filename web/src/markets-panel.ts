@@ -1,7 +1,7 @@
 import type { Api, Market, MarketPage, MarketsQuery } from "./api.ts";
 import { el, field, replace, scroller, select, table } from "./dom.ts";
 import { errorBox } from "./errors.ts";
-import { isoFromLocalInput, num, utc } from "./format.ts";
+import { coinPrice, count, isoFromLocalInput, utc } from "./format.ts";
 
 /** Markets with filters (coin, type, resolved, start time range), a page at a time. */
 
@@ -97,7 +97,7 @@ export class MarketsPanel {
       scroller(
         table(
           "Markets, newest first",
-          ["Market", "Starts", "Ends", "Winner", "Start price", "End price"],
+          ["Market", "Starts", "Ends", "Winner", "Price to beat", "End price"],
           rows,
           {
             id: "markets-table",
@@ -109,7 +109,11 @@ export class MarketsPanel {
         "div",
         { class: "pager" },
         previous,
-        el("span", { id: "markets-range" }, `${page.offset + 1}–${last} of ${page.total}`),
+        el(
+          "span",
+          { id: "markets-range" },
+          `${count(page.offset + 1)}–${count(last)} of ${count(page.total)}`,
+        ),
         next,
       ),
     );
@@ -123,8 +127,8 @@ export class MarketsPanel {
       utc(m.start_time),
       utc(m.end_time),
       m.winner ?? "live",
-      num(m.coin_price_start),
-      num(m.coin_price_end),
+      coinPrice(m.coin_price_start),
+      coinPrice(m.coin_price_end),
     ];
   }
 

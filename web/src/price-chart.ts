@@ -1,11 +1,14 @@
 import {
+  type AutoscaleInfo,
   createChart,
   createSeriesMarkers,
   HistogramSeries,
   type IChartApi,
   type ISeriesApi,
+  type IPriceLine,
   type ISeriesMarkersPluginApi,
   LineSeries,
+  LineStyle,
   type LineData,
   type SeriesMarker,
   type Time,
@@ -14,11 +17,11 @@ import {
 } from "lightweight-charts";
 import type { BacktestTrade, Coverage, MarketSeries } from "./api.ts";
 import { BASE_OPTIONS, COLORS, LINE } from "./chart-theme.ts";
-import { epochSeconds, num } from "./format.ts";
+import { epochSeconds, price, shares } from "./format.ts";
 
 /**
  * A market's chart (DESIGN 3.9): Up and Down (right scale, 0..1) and the coin price (left scale) over
- * the market's life, from `series`. Recording gaps (from `coverage`) break the lines and are shaded:
+ * the market's life, from `series`, with the price to beat as a line on the coin's scale. Recording gaps (from `coverage`) break the lines and are shaded:
  * the time axis spaces points by index, not by time, so the gap is filled with empty points at the
  * series' own spacing to show its length. Backtest trades and the book's moment are markers.
  */
@@ -65,6 +68,8 @@ export class PriceChart {
   private readonly upMarkers: ISeriesMarkersPluginApi<Time>;
   private readonly downMarkers: ISeriesMarkersPluginApi<Time>;
   private trades: { side: "UP" | "DOWN"; trades: BacktestTrade[] } | null = null;
+  private priceToBeat: IPriceLine | null = null;
+  private priceToBeatValue: number | null = null;
   private cursor: number | null = null;
 
   constructor(container: HTMLElement) {
@@ -80,7 +85,22 @@ export class PriceChart {
       priceLineVisible: false,
     });
     this.chart.priceScale("gaps").applyOptions({ visible: false, scaleMargins: { top: 0, bottom: 0 } });
-    this.coin = this.chart.addSeries(LineSeries, { ...LINE, color: COLORS.coin, priceScaleId: "left" });
+    this.coin = this.chart.addSeries(LineSeries, {
+      ...LINE,
+      color: COLORS.coin,
+      priceScaleId: "left",
+      // The price to beat is kept in view even when the coin never reached it.
+      autoscaleInfoProvider: (original: () => AutoscaleInfo | null) => {
+        const range = original();
+        const line = this.priceToBeatValue;
+        if (!range?.priceRange || line === null) return range;
+        const { minValue, maxValue } = range.priceRange;
+        return {
+          ...range,
+          priceRange: { minValue: Math.min(minValue, line), maxValue: Math.max(maxValue, line) },
+        };
+      },
+    });
     this.up = this.chart.addSeries(LineSeries, { ...LINE, ...PRICE, color: COLORS.up });
     this.down = this.chart.addSeries(LineSeries, { ...LINE, ...PRICE, color: COLORS.down });
     this.upMarkers = createSeriesMarkers(this.up, []);
@@ -117,6 +137,25 @@ export class PriceChart {
     this.drawMarkers();
   }
 
+  /**
+   * The price to beat (the coin's price at the market's start, which the end price is compared with):
+   * a horizontal line on the coin's scale, labelled on the axis. Null removes it.
+   */
+  setPriceToBeat(value: number | null): void {
+    if (this.priceToBeat) this.coin.removePriceLine(this.priceToBeat);
+    this.priceToBeat = null;
+    this.priceToBeatValue = value;
+    if (value === null) return;
+    this.priceToBeat = this.coin.createPriceLine({
+      price: value,
+      color: COLORS.priceToBeat,
+      lineWidth: 2,
+      lineStyle: LineStyle.Solid,
+      axisLabelVisible: true,
+      title: "to beat",
+    });
+  }
+
   /** A backtest's trades in this market, on the line of the side it bought. */
   setTrades(side: "UP" | "DOWN", trades: BacktestTrade[]): void {
     this.trades = { side, trades };
@@ -139,7 +178,7 @@ export class PriceChart {
         position: "belowBar",
         shape: "arrowUp",
         color: COLORS.entry,
-        text: `buy ${num(trade.entry.size, 2)} @ ${num(trade.entry.price)}`,
+        text: `buy ${shares(trade.entry.size)} @ ${price(trade.entry.price)}`,
       });
       // An exit that sold nothing (no bid until the end) has no sale to mark; its shares settled.
       if (trade.exit && trade.exit.fill_time !== null) {
@@ -148,7 +187,7 @@ export class PriceChart {
           position: "aboveBar",
           shape: "arrowDown",
           color: COLORS.exit,
-          text: `${trade.exit.reason} @ ${num(trade.exit.price)}`,
+          text: `${trade.exit.reason} @ ${price(trade.exit.price)}`,
         });
       }
     }

@@ -1,4 +1,14 @@
 import { readFileSync } from "node:fs";
+import {
+  bps,
+  count,
+  percent,
+  percentOf,
+  ratio,
+  seconds,
+  usdc,
+  usdcText,
+} from "../../../client/src/format.ts";
 import { writeFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { parquetOfTable } from "../../archive/parquet.ts";
@@ -148,8 +158,6 @@ async function definitionOf(v: SourceValues): Promise<StrategyDefinition> {
   }
 }
 
-const fixed = (n: number | null, digits = 2) => (n === null ? "-" : n.toFixed(digits));
-
 /** Rows as aligned columns, the first left-aligned. */
 function columns(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
@@ -160,7 +168,11 @@ function columns(rows: string[][]): string {
     .join("\n");
 }
 
-const figureCells = (f: Figures) => [String(f.trades), fixed(f.pnl), fixed(f.roi, 4), fixed(f.win_rate, 3)];
+const figureCells = (f: Figures) => [count(f.trades), usdc(f.pnl), percent(f.roi), percent(f.win_rate)];
+
+/** A bootstrap interval's two ends. */
+const between = (r: { low: number | null; high: number | null }, write: (n: number | null) => string) =>
+  `${write(r.low)} to ${write(r.high)}`;
 
 /** The benchmarks, the intervals, and a sweep's table and walk-forward, after the summary. */
 function researchText(r: Research): string {
@@ -169,8 +181,8 @@ function researchText(r: Research): string {
       ["benchmark", "trades", "pnl", "roi", "win rate"],
       ...r.benchmarks.map((b) => [b.name, ...figureCells(b)]),
     ]),
-    `95% intervals (bootstrap over markets, seed ${r.intervals.seed}): pnl ${fixed(r.intervals.pnl.low)} to ${fixed(r.intervals.pnl.high)}, ` +
-      `roi ${fixed(r.intervals.roi.low, 4)} to ${fixed(r.intervals.roi.high, 4)}, win rate ${fixed(r.intervals.win_rate.low, 3)} to ${fixed(r.intervals.win_rate.high, 3)}`,
+    `95% intervals (bootstrap over markets, seed ${r.intervals.seed}): pnl ${between(r.intervals.pnl, usdc)}, ` +
+      `roi ${between(r.intervals.roi, percent)}, win rate ${between(r.intervals.win_rate, percent)}`,
   ];
   if (r.sweep !== null) {
     const head = [...r.sweep.fields, "trades", "pnl", "roi", "win rate"];
@@ -189,8 +201,8 @@ function researchText(r: Research): string {
             .map(([f, v]) => `${f}=${v}`)
             .join(
               ", ",
-            )} on ${w.train_markets} markets (pnl ${fixed(w.train.pnl)}); on the next ${w.test_markets}: ` +
-            `pnl ${fixed(w.test.pnl)}, roi ${fixed(w.test.roi, 4)}, win rate ${fixed(w.test.win_rate, 3)}`,
+            )} on ${w.train_markets} markets (pnl ${usdc(w.train.pnl)}); on the next ${w.test_markets}: ` +
+            `pnl ${usdc(w.test.pnl)}, roi ${percent(w.test.roi)}, win rate ${percent(w.test.win_rate)}`,
     );
   }
   return `${out.join("\n\n")}\n`;
@@ -200,17 +212,17 @@ function researchText(r: Research): string {
 function table(definition: StrategyDefinition, results: MarketResult[], a: Aggregate): string {
   const rows = [["market", "winner", "trades", "pnl", "roi", "fees"]];
   for (const r of results) {
-    rows.push([r.slug, r.winner, String(r.trades.length), fixed(r.pnl), fixed(r.roi, 3), fixed(r.fees_usdc)]);
+    rows.push([r.slug, r.winner, count(r.trades.length), usdc(r.pnl), percent(r.roi), usdc(r.fees_usdc)]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   const lines = rows.map((row) =>
     row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  "),
   );
   const summary = [
-    `markets ${a.markets} (${a.markets_traded} traded), trades ${a.trades}, unfilled orders ${a.orders_unfilled}`,
-    `pnl ${fixed(a.pnl)} USDC on ${fixed(a.cost)} (roi ${fixed(a.roi, 4)}), win rate ${fixed(a.win_rate, 3)}, profit factor ${fixed(a.profit_factor, 3)}`,
-    `max drawdown ${fixed(a.max_drawdown)}, sharpe ${fixed(a.sharpe, 3)}, sortino ${fixed(a.sortino, 3)}, fees ${fixed(a.fees_paid)}, avg slippage ${fixed(a.avg_slippage_bps)} bps`,
-    `time in market ${fixed(a.time_in_market_s, 0)} s (${fixed(a.time_in_market_pct)}%)`,
+    `markets ${count(a.markets)} (${count(a.markets_traded)} traded), trades ${count(a.trades)}, unfilled orders ${count(a.orders_unfilled)}`,
+    `pnl ${usdcText(a.pnl)} on ${usdc(a.cost)} (roi ${percent(a.roi)}), win rate ${percent(a.win_rate)}, profit factor ${ratio(a.profit_factor)}`,
+    `max drawdown ${usdc(a.max_drawdown)}, sharpe ${ratio(a.sharpe)}, sortino ${ratio(a.sortino)}, fees ${usdc(a.fees_paid)}, avg slippage ${bps(a.avg_slippage_bps)}`,
+    `time in market ${seconds(a.time_in_market_s)} (${percentOf(a.time_in_market_pct)})`,
   ];
   return `${describeDefinition(definition)}\n\n${lines.join("\n")}\n\n${summary.join("\n")}\n`;
 }
