@@ -93,16 +93,16 @@ export const NO_LIMIT_QUOTA = 999_999_999_999_999;
 
 /** The IETF draft's fields: one item per window, each always (docs/plans-and-limits.md). */
 function draftFields(d: LimitDecision, nowMs: number): { policy: string; state: string } {
-  const quota = (w: WindowState) => w.limit ?? NO_LIMIT_QUOTA;
-  return {
-    policy: d.windows.map((w) => `"${w.name}";q=${quota(w)};w=${w.durationMs / 1000}`).join(", "),
-    state: d.windows
-      .map((w) => {
-        const left = Math.max(0, quota(w) - w.used);
-        return `"${w.name}";r=${left};t=${secondsUntil(w.resetAt, nowMs)}`;
-      })
-      .join(", "),
-  };
+  // Written out rather than mapped and joined: every metered answer carries them.
+  let policy = "";
+  let state = "";
+  for (const w of d.windows) {
+    const quota = w.limit ?? NO_LIMIT_QUOTA;
+    const separator = policy === "" ? "" : ", ";
+    policy += `${separator}"${w.name}";q=${quota};w=${w.durationMs / 1000}`;
+    state += `${separator}"${w.name}";r=${Math.max(0, quota - w.used)};t=${secondsUntil(w.resetAt, nowMs)}`;
+  }
+  return { policy, state };
 }
 
 /** The headers every answer to a valid key carries (DESIGN 3.1). */
@@ -159,6 +159,11 @@ export class Metering {
   private readonly options: MeteringOptions;
   /** Addresses refused for failed authentications, until the Unix ms their minute ends. */
   private readonly blockedUntil = new Map<string, number>();
+  /**
+   * A key's windows and limiter subject, made once per key record (KeyService hands out the same
+   * record while it keeps it) rather than once per request.
+   */
+  private readonly counted = new WeakMap<ApiKeyRecord, { subject: string; windows: RateWindow[] }>();
 
   constructor(options: MeteringOptions) {
     this.options = options;
@@ -176,9 +181,8 @@ export class Metering {
     }
     req.apiKey = key;
 
-    const windows = requestWindows(limitsOf(plans, key));
+    const { subject, windows } = this.countedAs(key);
     const metered = req.routeOptions.config.metered !== false;
-    const subject = `key:${key.id}`;
     const decision = metered
       ? await limiter.limit(subject, windows, 1, nowMs)
       : await limiter.peek(subject, windows, nowMs);
@@ -188,6 +192,15 @@ export class Metering {
     this.count(decision.rejectedBy === null ? "admitted" : `refused_${decision.rejectedBy}`);
     if (!decision.admitted) throw rateLimitExceeded(plans, key, decision, nowMs);
   };
+
+  private countedAs(key: ApiKeyRecord): { subject: string; windows: RateWindow[] } {
+    let counted = this.counted.get(key);
+    if (!counted) {
+      counted = { subject: `key:${key.id}`, windows: requestWindows(limitsOf(this.options.plans, key)) };
+      this.counted.set(key, counted);
+    }
+    return counted;
+  }
 
   /**
    * The routes that do not count are still capped per key (docs/plans-and-limits.md): in a window of

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { badRequest, validationError } from "./errors.ts";
 
 /**
@@ -54,16 +54,21 @@ function checkNumberText(name: string, text: string, rule: NumberRule): void {
   if (integer ? !Number.isSafeInteger(value) : !Number.isFinite(value)) throw outOfRange(name, value, rule);
 }
 
-/** preValidation: every integer or number query parameter is written as one and fits a double exactly. */
-export async function numbersAsWritten(req: FastifyRequest): Promise<void> {
+/**
+ * preValidation: every integer or number query parameter is written as one and fits a double exactly.
+ * A callback hook (every request passes it): a check that fails throws, and Fastify answers the error.
+ */
+export function numbersAsWritten(req: FastifyRequest, _reply: FastifyReply, done: () => void): void {
   const schema = req.routeOptions.schema?.querystring;
-  if (!schema || typeof schema !== "object") return;
-  const query = req.query as Record<string, unknown>;
-  for (const [name, rule] of numericParams(schema)) {
-    const text = query[name];
-    // Absent, or repeated: the validator answers a repeated one (an array) as not a number.
-    if (typeof text === "string") checkNumberText(name, text, rule);
+  if (schema && typeof schema === "object") {
+    const query = req.query as Record<string, unknown>;
+    for (const [name, rule] of numericParams(schema)) {
+      const text = query[name];
+      // Absent, or repeated: the validator answers a repeated one (an array) as not a number.
+      if (typeof text === "string") checkNumberText(name, text, rule);
+    }
   }
+  done();
 }
 
 function hasBody(req: FastifyRequest): boolean {
@@ -73,9 +78,10 @@ function hasBody(req: FastifyRequest): boolean {
 
 /**
  * preValidation: GET and HEAD take no body (one there means nothing to this API, and is how requests
- * are smuggled past proxies that disagree on where it ends); HTTP/1.1 requires Host.
+ * are smuggled past proxies that disagree on where it ends); HTTP/1.1 requires Host. A callback hook,
+ * as numbersAsWritten.
  */
-export async function wellFormed(req: FastifyRequest): Promise<void> {
+export function wellFormed(req: FastifyRequest, _reply: FastifyReply, done: () => void): void {
   if ((req.method === "GET" || req.method === "HEAD") && hasBody(req)) {
     throw badRequest(`${req.method} takes no body; send parameters in the query string.`, { in: "body" });
   }
@@ -83,4 +89,5 @@ export async function wellFormed(req: FastifyRequest): Promise<void> {
   if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && req.headers.host === undefined) {
     throw badRequest("An HTTP/1.1 request needs a Host header.", { parameter: "Host", in: "header" });
   }
+  done();
 }
