@@ -122,7 +122,7 @@ async function main(): Promise<void> {
   const session = profileFile ? new Session() : null;
   session?.connect();
   await session?.post("Profiler.enable");
-  await session?.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session?.post("Profiler.setSamplingInterval", { interval: 200 });
   await session?.post("Profiler.start");
   const main = await perAnswer(origin, path, process.pid);
   if (session && profileFile) {

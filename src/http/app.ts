@@ -50,7 +50,7 @@ import { snapshotComponents } from "./routes/snapshots.ts";
 import { RouteTable } from "./route-table.ts";
 import { compileOncePerSchema } from "./serializers.ts";
 import { COMPONENT_SCHEMAS } from "./schemas.ts";
-import { numbersAsWritten, wellFormed } from "./strict-input.ts";
+import { strictInput } from "./strict-input.ts";
 import { coinSchema } from "../wire/wire.ts";
 import { seriesComponents, seriesRoutes } from "./routes/series.ts";
 import { tradeComponents, tradeRoutes } from "./routes/trades.ts";
@@ -181,20 +181,18 @@ function errorHandling(app: FastifyInstance, ctx: AppContext, routes: RouteTable
   app.setNotFoundHandler(routeNotFound(sendError, routes));
 }
 
-/** Request ids, the server's own headers and CORS on every answer, input checks, the request metrics. */
+/**
+ * Request ids, the server's own headers and CORS on every answer (cors.ts), input checks, the request
+ * metrics.
+ */
 function requestHooks(app: FastifyInstance, ctx: AppContext, routes: RouteTable): void {
   app.decorateRequest("apiKey", null);
   app.decorateRequest("limitDecision", null);
   // The hooks every request passes are callbacks, not async functions: a promise and a microtask
   // each is a measurable part of a cached page's cost (bench/page-profile.ts).
-  app.addHook("onRequest", (req, reply, done) => {
-    reply.header("x-request-id", req.id);
-    done();
-  });
   corsAndSafeHeaders(app, (path) => routes.allowed(path));
   // After authentication (so that a counted request's 400 carries its limit headers), before the schema.
-  app.addHook("preValidation", wellFormed);
-  app.addHook("preValidation", numbersAsWritten);
+  app.addHook("preValidation", strictInput);
   app.addHook("onResponse", (req, reply, done) => {
     const elapsed = reply.elapsedTime;
     // One line a request (Fastify's own request logging, two lines, is off).
