@@ -400,6 +400,13 @@ interface ScenarioResult {
   storePageRereads: number;
   /** Paths the load generator handed out from the cold list more than once in the whole run. */
   reissuedPaths: number;
+  /**
+   * CPU time (user and system) per answer of the server's process during the measurement, and of the
+   * baseline's (the mean of before and after; null where /proc cannot be read): steadier than req/s
+   * on a machine others load too.
+   */
+  cpuUsPerAnswer: number;
+  baselineCpuUsPerAnswer: number | null;
   profile: string | null;
 }
 
@@ -465,6 +472,17 @@ class BaselineChild {
       });
       child.once("exit", (code) => reject(new Error(`baseline exited (${code})`)));
     });
+  }
+
+  /** The baseline process's CPU time so far (user and system), in µs; null where /proc cannot be read. */
+  cpuUs(): number | null {
+    try {
+      const fields = readFileSync(`/proc/${this.child.pid}/stat`, "utf8").split(") ")[1].split(" ");
+      const ticksPerSecond = 100;
+      return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1e6;
+    } catch {
+      return null;
+    }
   }
 
   /** From now on every answer is `body` with `headers` (Content-Length added). */
@@ -833,13 +851,24 @@ async function main(): Promise<void> {
       await baseline.serve(captured.body, captured.headers, join(tmp, "baseline.body"));
       const target = s.list !== undefined ? { list: s.list } : { path: s.path };
 
+      // CPU per answer of the baseline's process over one measurement (null without /proc).
+      const baselineRun = async () => {
+        const cpu0 = baseline?.cpuUs() ?? null;
+        const m = measured(await wrk.run(job(baseline?.origin ?? "", SECONDS, { path: "/" }, s.extra)));
+        const cpu1 = baseline?.cpuUs() ?? null;
+        const cpuUs = cpu0 === null || cpu1 === null || m.requests === 0 ? null : (cpu1 - cpu0) / m.requests;
+        return { m, cpuUs };
+      };
       if (WARMUP_SECONDS > 0) await wrk.run(job(baseline.origin, WARMUP_SECONDS, { path: "/" }, s.extra));
-      const before = measured(await wrk.run(job(baseline.origin, SECONDS, { path: "/" }, s.extra)));
+      const { m: before, cpuUs: cpuBefore } = await baselineRun();
       if (WARMUP_SECONDS > 0) await wrk.run(job(origin, WARMUP_SECONDS, target, s.extra));
       const reads0 = pageReads;
       const rereads0 = pageRereads;
       if (session) await session.post("Profiler.start");
+      const cpu0 = process.cpuUsage();
       const main = measured(await wrk.run(job(origin, SECONDS, target, s.extra)));
+      const cpu = process.cpuUsage(cpu0);
+      const cpuUsPerAnswer = main.requests > 0 ? (cpu.user + cpu.system) / main.requests : 0;
       let profile: string | null = null;
       if (session && PROFILE_DIR) {
         const { profile: p } = await session.post("Profiler.stop");
@@ -848,8 +877,10 @@ async function main(): Promise<void> {
       }
       const reads = pageReads - reads0;
       const rereads = pageRereads - rereads0;
-      const after = measured(await wrk.run(job(baseline.origin, SECONDS, { path: "/" }, s.extra)));
+      const { m: after, cpuUs: cpuAfter } = await baselineRun();
       reissuedTotal += main.reissued;
+      const baselineCpuUsPerAnswer =
+        cpuBefore === null || cpuAfter === null ? null : (cpuBefore + cpuAfter) / 2;
 
       const baselineReqPerSec = (before.reqPerSec + after.reqPerSec) / 2;
       const ratio = main.reqPerSec / baselineReqPerSec;
@@ -867,11 +898,14 @@ async function main(): Promise<void> {
         storePageReads: reads,
         storePageRereads: rereads,
         reissuedPaths: main.reissued,
+        cpuUsPerAnswer,
+        baselineCpuUsPerAnswer,
         profile,
       };
       results.push(r);
+      const cpuText = `CPU per answer ${fmt(cpuUsPerAnswer)} µs vs ${baselineCpuUsPerAnswer === null ? "?" : fmt(baselineCpuUsPerAnswer)} µs baseline`;
       console.log(
-        `  ${s.name}: ${fmt(main.reqPerSec)} req/s vs ${fmt(before.reqPerSec)} / ${fmt(after.reqPerSec)} baseline -> ${fmt(ratio, 3)}`,
+        `  ${s.name}: ${fmt(main.reqPerSec)} req/s vs ${fmt(before.reqPerSec)} / ${fmt(after.reqPerSec)} baseline -> ${fmt(ratio, 3)}; ${cpuText}`,
       );
       const bad = main.errors + main.timeouts + main.non2xx + before.non2xx + after.non2xx;
       if (bad > 0) console.log(`  WARNING: ${s.name}: errors/timeouts/non-2xx responses: ${bad}`);

@@ -2,6 +2,7 @@ import type { PlanName } from "../domain/api-key.ts";
 import type { Coin, Market, MarketType } from "../domain/market.ts";
 import { isResolved, MARKET_TYPES } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
+import { canonicalSlug } from "../domain/slug.ts";
 import type { Clock, Micros } from "../domain/time.ts";
 import type { MarketStore, StoredMarket } from "../store/ports/market-store.ts";
 
@@ -36,17 +37,19 @@ export class MarketAccess {
   }
 
   /**
-   * A market by slug or alias. Resolved markets are kept for `ttl`: they change only when an import
-   * adds seconds to them, and every request for a cached page would otherwise read the record again.
+   * A market by our slug in any accepted spelling, or by Polymarket's alias. Resolved markets are kept
+   * for `ttl`, under the text as asked (so that a cached page's request does not parse its slug
+   * again): they change only when an import adds seconds to them, and every request for a cached page
+   * would otherwise read the record again.
    */
-  async find(slug: string): Promise<StoredMarket | null> {
+  async find(asked: string): Promise<StoredMarket | null> {
     const now = this.clock.nowMicros();
-    const cached = this.resolved.get(slug);
+    const cached = this.resolved.get(asked);
     if (cached && now >= cached.at && now - cached.at < this.ttl) return cached.market;
-    const market = await this.markets.getMarket(slug);
+    const market = await this.markets.getMarket(canonicalSlug(asked) ?? asked.toLowerCase());
     if (market && isResolved(market)) {
       if (this.resolved.size >= 10_000) this.resolved.clear();
-      this.resolved.set(slug, { at: now, market });
+      this.resolved.set(asked, { at: now, market });
     }
     return market;
   }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, hash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Micros } from "./time.ts";
 
 export const PLAN_NAMES = ["starter", "pro", "enterprise"] as const;
@@ -63,7 +63,7 @@ export function keyIdOf(key: string): string | null {
 /** Whether `key` is the key behind `record`, compared in constant time. */
 export function keyMatches(key: string, record: ApiKeyRecord): boolean {
   // Every request checks its key: the digest's bytes directly, the stored hash decoded once per record.
-  const presented = createHash("sha256").update(key).digest();
+  const presented = hash("sha256", key, "buffer");
   let stored = storedHashBytes.get(record);
   if (!stored) {
     stored = Buffer.from(record.hash, "hex");

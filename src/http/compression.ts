@@ -36,6 +36,23 @@ const SYNC_MAX_BYTES = 32 * 1024;
 export function negotiate(acceptEncoding: string | string[] | undefined): Encoding | null {
   const header = Array.isArray(acceptEncoding) ? acceptEncoding.join(",") : acceptEncoding;
   if (!header) return null;
+  // Clients send few distinct headers (each its own, every time): each is read once. Only short ones
+  // are kept, so that the memory stays small whatever is sent.
+  const known = negotiated.get(header);
+  if (known !== undefined) return known;
+  const encoding = chooseEncoding(header);
+  if (header.length > NEGOTIATED_MAX_LENGTH) return encoding;
+  if (negotiated.size >= NEGOTIATED_MAX) negotiated.clear();
+  negotiated.set(header, encoding);
+  return encoding;
+}
+
+/** Accept-Encoding headers read so far and the encoding each chose; past this many it starts over. */
+const negotiated = new Map<string, Encoding | null>();
+const NEGOTIATED_MAX = 1024;
+const NEGOTIATED_MAX_LENGTH = 200;
+
+function chooseEncoding(header: string): Encoding | null {
   const q = new Map<string, number>();
   for (const part of header.split(",")) {
     const [name, ...params] = part.trim().toLowerCase().split(";");

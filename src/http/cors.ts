@@ -70,13 +70,14 @@ export function routeOf(req: FastifyRequest): string {
 }
 
 /**
- * The server's own headers and the CORS policy on every answer; OPTIONS answered here, without a key.
- * `allowedOf` gives the methods a path answers (none for a path nothing serves).
+ * The request id, the server's own headers and the CORS policy on every answer; OPTIONS answered here,
+ * without a key. `allowedOf` gives the methods a path answers (none for a path nothing serves).
  */
 export function corsAndSafeHeaders(app: FastifyInstance, allowedOf: (path: string) => string[]): void {
   // A callback hook, not an async one: every request passes it, and all but OPTIONS go on at once,
   // without a promise and a microtask for it. An OPTIONS is answered here and does not go on.
   app.addHook("onRequest", (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    reply.header("x-request-id", req.id);
     reply.headers(ALWAYS_HEADERS);
     const cors = corsApplies(req);
     if (cors) reply.headers(CORS_HEADERS);

@@ -144,12 +144,16 @@ export function documentRoutes(app: FastifyInstance, sources: DocumentSources): 
     sendFile(req, reply, await llmsTxt()),
   );
   // By the route matched (the path as the router decoded it), so that no spelling of a path reaches
-  // the plugin's handler instead.
-  app.addHook("onRequest", async (req, reply) => {
+  // the plugin's handler instead. A callback hook: every request passes it, and all but /docs's go on
+  // at once, without a promise and a microtask for it.
+  app.addHook("onRequest", (req, reply, done) => {
     const route = req.routeOptions.url;
-    if ((req.method !== "GET" && req.method !== "HEAD") || !route?.startsWith("/docs/")) return;
+    if ((req.method !== "GET" && req.method !== "HEAD") || !route?.startsWith("/docs/")) return done();
     const name = route === "/docs/static/*" ? `/docs/static/${(req.params as { "*": string })["*"]}` : route;
     const file = files.get(name);
-    if (file) return sendFile(req, reply, await file());
+    if (!file) return done();
+    file()
+      .then((served) => sendFile(req, reply, served))
+      .then(() => done(), done);
   });
 }

@@ -29,14 +29,17 @@ export interface KeylessLimitOptions {
   metrics: Metrics;
 }
 
-/** An onRequest hook: 429 with Retry-After for an address past its minute's requests without a key. */
+/**
+ * An onRequest hook: 429 with Retry-After for an address past its minute's requests without a key. A
+ * callback hook, not an async one: every request passes it, and most (those under /v1) only pass.
+ */
 export function keylessLimit(options: KeylessLimitOptions) {
   const counts = new MinuteCounts();
-  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    if (req.method === "OPTIONS" || !needsNoKey(req)) return;
+  return (req: FastifyRequest, _reply: FastifyReply, done: () => void): void => {
+    if (req.method === "OPTIONS" || !needsNoKey(req)) return done();
     const nowMs = Math.floor(options.clock.nowMicros() / 1000);
     const count = counts.take(req.ip, options.perMinute, nowMs);
-    if (count.admitted) return;
+    if (count.admitted) return done();
     options.metrics.limiterDecisions.inc({ result: "keyless_throttled", limiter: "memory" });
     const retryAfter = secondsUntil(count.resetAtMs / 1000, nowMs);
     throw new ApiError(

@@ -91,34 +91,45 @@ function remaining(w: WindowState): number {
  */
 export const NO_LIMIT_QUOTA = 999_999_999_999_999;
 
-/** The IETF draft's fields: one item per window, each always (docs/plans-and-limits.md). */
-function draftFields(d: LimitDecision, nowMs: number): { policy: string; state: string } {
-  const quota = (w: WindowState) => w.limit ?? NO_LIMIT_QUOTA;
-  return {
-    policy: d.windows.map((w) => `"${w.name}";q=${quota(w)};w=${w.durationMs / 1000}`).join(", "),
-    state: d.windows
-      .map((w) => {
-        const left = Math.max(0, quota(w) - w.used);
-        return `"${w.name}";r=${left};t=${secondsUntil(w.resetAt, nowMs)}`;
-      })
-      .join(", "),
-  };
+/**
+ * The IETF draft's policy field: one item per window, each always (docs/plans-and-limits.md). It
+ * depends on the windows alone, so the metering hook makes it once per key record.
+ */
+function ratePolicy(windows: readonly { name: string; durationMs: number; limit: number | null }[]): string {
+  return windows.map((w) => `"${w.name}";q=${w.limit ?? NO_LIMIT_QUOTA};w=${w.durationMs / 1000}`).join(", ");
 }
 
-/** The headers every answer to a valid key carries (DESIGN 3.1). */
-export function rateLimitHeaders(plan: PlanName, d: LimitDecision, nowMs: number): Record<string, string> {
+/** The IETF draft's state field: what each window has left and when it resets. */
+function rateState(d: LimitDecision, nowMs: number): string {
+  // Written out rather than mapped and joined: every metered answer carries it.
+  let state = "";
+  for (const w of d.windows) {
+    const left = Math.max(0, (w.limit ?? NO_LIMIT_QUOTA) - w.used);
+    state += `${state === "" ? "" : ", "}"${w.name}";r=${left};t=${secondsUntil(w.resetAt, nowMs)}`;
+  }
+  return state;
+}
+
+/**
+ * The headers every answer to a valid key carries (DESIGN 3.1). `policy` is ratePolicy of the
+ * decision's windows, when the caller has it made already.
+ */
+export function rateLimitHeaders(
+  plan: PlanName,
+  d: LimitDecision,
+  nowMs: number,
+  policy = ratePolicy(d.windows),
+): Record<string, string> {
   const day = stateOf(d, "day");
   const daily = day.limit === null ? "unlimited" : null;
-  const headers: Record<string, string> = {
+  return {
     "x-ratelimit-limit": daily ?? String(day.limit),
     "x-ratelimit-remaining": daily ?? String(remaining(day)),
     "x-ratelimit-reset": String(day.resetAt),
     "x-tier": plan,
+    "ratelimit-policy": policy,
+    ratelimit: rateState(d, nowMs),
   };
-  const draft = draftFields(d, nowMs);
-  headers["ratelimit-policy"] = draft.policy;
-  headers.ratelimit = draft.state;
-  return headers;
 }
 
 function nextPlan(plan: PlanName): PlanName | null {
@@ -149,6 +160,13 @@ function rateLimitExceeded(plans: Plans, key: ApiKeyRecord, d: LimitDecision, no
   );
 }
 
+/** How a key's requests are counted: its limiter subject, its windows and their policy field. */
+interface CountedAs {
+  subject: string;
+  windows: RateWindow[];
+  policy: string;
+}
+
 /**
  * Authentication and counting for /v1 (DESIGN 3.2), as one onRequest hook: authenticate, throttle
  * the addresses that keep failing (failures only), count in both windows (or only look, and cap in
@@ -159,6 +177,11 @@ export class Metering {
   private readonly options: MeteringOptions;
   /** Addresses refused for failed authentications, until the Unix ms their minute ends. */
   private readonly blockedUntil = new Map<string, number>();
+  /**
+   * A key's windows and limiter subject, made once per key record (KeyService hands out the same
+   * record while it keeps it) rather than once per request.
+   */
+  private readonly counted = new WeakMap<ApiKeyRecord, CountedAs>();
 
   constructor(options: MeteringOptions) {
     this.options = options;
@@ -176,18 +199,27 @@ export class Metering {
     }
     req.apiKey = key;
 
-    const windows = requestWindows(limitsOf(plans, key));
+    const { subject, windows, policy } = this.countedAs(key);
     const metered = req.routeOptions.config.metered !== false;
-    const subject = `key:${key.id}`;
     const decision = metered
       ? await limiter.limit(subject, windows, 1, nowMs)
       : await limiter.peek(subject, windows, nowMs);
-    reply.headers(rateLimitHeaders(key.plan, decision, nowMs));
+    reply.headers(rateLimitHeaders(key.plan, decision, nowMs, policy));
     req.limitDecision = decision;
     if (!metered) return this.takeUncounted(key, nowMs);
     this.count(decision.rejectedBy === null ? "admitted" : `refused_${decision.rejectedBy}`);
     if (!decision.admitted) throw rateLimitExceeded(plans, key, decision, nowMs);
   };
+
+  private countedAs(key: ApiKeyRecord): CountedAs {
+    let counted = this.counted.get(key);
+    if (!counted) {
+      const windows = requestWindows(limitsOf(this.options.plans, key));
+      counted = { subject: `key:${key.id}`, windows, policy: ratePolicy(windows) };
+      this.counted.set(key, counted);
+    }
+    return counted;
+  }
 
   /**
    * The routes that do not count are still capped per key (docs/plans-and-limits.md): in a window of

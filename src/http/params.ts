@@ -1,7 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
 import { type Coin, knownCoin, MARKET_TYPES, type MarketType, parseMarketType } from "../domain/market.ts";
-import { canonicalSlug } from "../domain/slug.ts";
 import { isoMicros, isoSeconds, type Micros, readUserTime, USER_TIME_RANGE } from "../domain/time.ts";
 import { cheapestPlanWith, type Feature } from "../domain/plan.ts";
 import type { StoredMarket } from "../store/ports/market-store.ts";
@@ -103,7 +102,7 @@ export async function openMarket(ctx: AppContext, req: FastifyRequest, slug: str
 
 /** The market a path names, by our slug in any accepted spelling or by Polymarket's alias. */
 async function marketBySlug(ctx: AppContext, slug: string): Promise<StoredMarket> {
-  const market = await ctx.access.find(canonicalSlug(slug) ?? slug.toLowerCase());
+  const market = await ctx.access.find(slug);
   if (!market) throw notFound(`No market with slug ${slug}.`);
   return market;
 }

@@ -8,7 +8,6 @@ import { type LimitDecision, stateOf } from "../../access/limiter/limiter.ts";
 import type { ApiKeyRecord } from "../../domain/api-key.ts";
 import type { MarketEvent } from "../../domain/event.ts";
 import { limitsOf } from "../../domain/plan.ts";
-import { canonicalSlug } from "../../domain/slug.ts";
 import { isoSeconds } from "../../domain/time.ts";
 import type { StoredMarket } from "../../store/ports/market-store.ts";
 import { isStoreUnavailable } from "../../store/errors.ts";
@@ -273,7 +272,7 @@ async function marketsOf(
     }
   }
   for (const slug of assets.filter((a) => !TOKEN_RE.test(a))) {
-    const m = await ctx.access.find(canonicalSlug(slug) ?? slug.toLowerCase());
+    const m = await ctx.access.find(slug);
     if (!m) throw notFound(`No market with slug ${slug}.`);
     add(m, [m.clobTokenUp, m.clobTokenDown]);
   }
