@@ -1,4 +1,6 @@
 import { importArchive, openInput } from "../../archive/archive.ts";
+import { basename } from "node:path";
+import { importVisionFile, visionFileOf, visionPaths } from "../../archive/binance-vision.ts";
 import { fetchGammaRecords, formatFetchLines, importGammaFiles } from "../../archive/gamma-import.ts";
 import {
   type FeedFile,
@@ -15,6 +17,7 @@ import { Progress } from "../progress.ts";
 const HELP = `updown import upstream --markets FILE --feed [twapN=]FILE [--feed ...] [--max-staleness SECONDS]
 updown import gamma FILE... [--feed [twapN=]FILE ...]
 updown import gamma --from TIME --to TIME [--coin C] [--type T] [--requests-per-second N] [--feed ...]
+updown import binance-vision FILE|FOLDER... [--coins C,...]
 updown import archive FILE
 
 upstream: market rows with their raw Gamma objects, or Gamma market objects themselves (JSONL, .gz
@@ -35,6 +38,11 @@ objects (their markets nested) or the recorded rows; or fetched by slug from Gam
 only for the markets not stored resolved yet. --feed is optional: without it the winner is Gamma's and
 the cross-check says it had no feed. Markets imported so are marked "gamma" (a record, no book data)
 unless they hold recorded or PMXT data (docs/archives.md).
+binance-vision: Binance's public data files (data.binance.vision zips: klines of 1s and 1m,
+aggTrades, trades, fundingRate, metrics) into the exchange tables; folders are searched for .zip
+files. A .CHECKSUM file beside a zip is verified first (a mismatch writes nothing). The venue is the
+path's (/spot/ or /futures/), else futures for a CSV with a header line; the coin is the file name's
+USDT pair, one of --coins. Times in ms or µs (spot files since 2025) are both read.
 archive: our own NDJSON export format (see 'updown export'), .gz accepted.
 Both are idempotent: importing twice changes nothing.`;
 
@@ -55,6 +63,13 @@ export const importCommand = defineCommand({
     "gammaRequestsPerSecond",
   ],
   run: async (values, [kind, file, ...rest]) => {
+    if (kind === "binance-vision") {
+      await importBinanceVision(
+        values,
+        [file, ...rest].filter((a) => a !== undefined),
+      );
+      return;
+    }
     if (kind === "gamma") {
       await importGamma(
         values,
@@ -165,5 +180,33 @@ async function importGamma(values: GammaValues, files: string[]): Promise<void> 
     });
     progress.done(`${report.markets} markets`);
     process.stdout.write(`${[...formatFetchLines(report), formatImportReport(report)].join("\n")}\n`);
+  });
+}
+
+async function importBinanceVision(
+  values: { databaseUrl: string; coins: Coin[] },
+  args: string[],
+): Promise<void> {
+  if (args.length === 0) throw new UsageError("import binance-vision needs zip files or folders");
+  const paths = visionPaths(args);
+  for (const path of paths) requireFile(path, "binance-vision");
+  // Every name is checked before the first file is read.
+  for (const path of paths) visionFileOf(path, values.coins);
+  await withStore(values.databaseUrl, async (store) => {
+    const progress = new Progress("Importing Binance files");
+    let rows = 0;
+    let added = 0;
+    for (const path of paths) {
+      const r = await importVisionFile(store.exchange, path, values.coins, (n) =>
+        progress.count(rows + n, `rows (${basename(path)})`),
+      );
+      rows += r.rows;
+      added += r.added;
+      const what = r.interval === null ? r.kind : `${r.interval} klines`;
+      process.stdout.write(
+        `${basename(path)}: ${r.coin} ${r.venue} ${what}, ${r.rows} rows (${r.added} new), checksum ${r.checksum}\n`,
+      );
+    }
+    progress.done(`${paths.length} files, ${rows} rows (${added} new)`);
   });
 }
