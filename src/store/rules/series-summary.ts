@@ -1,5 +1,5 @@
 import { type Coin, MARKET_SOURCES, type MarketSource, type MarketType } from "../../domain/market.ts";
-import { sourceBit } from "../sql/rows.ts";
+import { sourceBit } from "../sql/market-sources.ts";
 
 /** One recorded series (coin and type) as the store holds it; see MarketStore.seriesSummary. */
 export interface SeriesSummaryRow {

@@ -1,14 +1,6 @@
 import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
-import {
-  type Coin,
-  type FeeSchedule,
-  MARKET_SOURCES,
-  type Market,
-  type MarketSource,
-  type MarketType,
-  type SettlementSource,
-  type Winner,
-} from "../../domain/market.ts";
+import type { Coin, FeeSchedule, Market, MarketType, SettlementSource, Winner } from "../../domain/market.ts";
+import { sourcesOf } from "./market-sources.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { RecordingGap, StoredMarket } from "../ports/market-store.ts";
 import type { QuotaChargeRecord } from "../ports/quota-ledger.ts";
@@ -22,32 +14,6 @@ export const MARKET_COLUMNS = `id, slug, polymarket_slug, coin, market_type, mar
   coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner, final_volume,
   final_liquidity, resolved_at, created_at, updated_at, snapshot_count, settlement_source, settlement_lookback_s,
   fee_schedule, sources`;
-
-/**
- * A market's sources as stored: a bit each (an INTEGER column in both stores), so that marking one is
- * a single atomic UPDATE. `sourcesOf` reads the column. The order of MARKET_SOURCES is the order of the bits.
- */
-const SOURCE_BIT: Record<MarketSource, number> = { recorded: 1, pmxt: 2, gamma: 4 };
-
-export function sourcesOf(bits: number): MarketSource[] {
-  return MARKET_SOURCES.filter((s) => (bits & SOURCE_BIT[s]) !== 0);
-}
-
-/**
- * Marks a market's source by the rule of MarketSource: `gamma` only when the market has no source;
- * `recorded` or `pmxt` added, `gamma` taken out. Parameters: the source's bit, the market's key; answers the new `sources`.
- */
-export function markSourceSql(p: (i: number) => string): string {
-  const gamma = SOURCE_BIT.gamma;
-  return `UPDATE markets SET sources = CASE
-      WHEN ${p(1)} = ${gamma} THEN CASE WHEN sources = 0 THEN ${gamma} ELSE sources END
-      ELSE (sources | ${p(1)}) & ~${gamma} END
-    WHERE id = ${p(2)} RETURNING sources`;
-}
-
-export function sourceBit(source: MarketSource): number {
-  return SOURCE_BIT[source];
-}
 
 /** The stored fee schedule (JSON text in both stores). */
 function feeScheduleOf(text: unknown): FeeSchedule | null {

@@ -20,11 +20,9 @@ import {
   upsertMarketSql,
   marketFromArray,
   marketValues,
-  markSourceSql,
-  sourceBit,
-  sourcesOf,
   snapshotFromArray,
 } from "../../sql/rows.ts";
+import { markSourceSql, sourceBit, sourcesOf } from "../../sql/market-sources.ts";
 import { marketListSql } from "../../rules/market-filter.ts";
 import {
   allBlocks,

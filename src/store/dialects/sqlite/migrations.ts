@@ -467,7 +467,7 @@ ALTER TABLE backtest_results ADD COLUMN trades TEXT;
     version: 13,
     sql: `
 -- Where each market's data came from (issue 23; MarketSource in src/domain/market.ts): a bit each,
--- recorded 1, pmxt 2, gamma 4 (src/store/sql/rows.ts). Markets stored before it are judged by what
+-- recorded 1, pmxt 2, gamma 4 (src/store/sql/market-sources.ts). Markets stored before it are judged by what
 -- they hold: snapshots were written only by the collector, the demo and our archive's import, so they
 -- count as recorded; a record alone came from Gamma (the upstream import, or a market discovered and
 -- not yet recorded, which the collector marks recorded when it follows it again).
