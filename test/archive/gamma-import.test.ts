@@ -13,6 +13,7 @@ import { importUpstream, parseFeedArgument, readFeeds } from "../../src/archive/
 import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { MarketStore, StoredMarket } from "../../src/store/ports/market-store.ts";
+import { runUpdown } from "../helpers/cli.ts";
 import { BIN, FIXTURES } from "../helpers/paths.ts";
 
 const FIXTURE_DIR = join(FIXTURES, "real-btc-5m-2026-07-24");
@@ -125,6 +126,28 @@ describe("import gamma from files", () => {
       await a.close();
       await b.close();
     }
+  });
+
+  test("updown import gamma FILE prints the report; files and a fetch range together are refused", () => {
+    const db = `sqlite:${join(dir, "cli-files.db")}`;
+    const res = runUpdown(["import", "gamma", MARKETS, "--database-url", db]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^markets imported: 145\n/);
+    assert.match(res.stdout, /undecidable from the feed: 145/);
+    const both = runUpdown([
+      "import",
+      "gamma",
+      MARKETS,
+      "--from",
+      "2026-07-24T00:00:00Z",
+      "--database-url",
+      db,
+    ]);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /import gamma takes files, or --from and --to to fetch from Gamma, not both/);
+    const half = runUpdown(["import", "gamma", "--from", "2026-07-24T00:00:00Z", "--database-url", db]);
+    assert.equal(half.code, 2);
+    assert.match(half.stderr, /--from and --to go together/);
   });
 
   test("a market with book data keeps its sources when its Gamma record is imported again", async () => {

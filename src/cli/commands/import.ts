@@ -144,6 +144,8 @@ async function importGamma(values: GammaValues, files: string[]): Promise<void> 
   const fetching = from !== null || to !== null;
   if (fetching === files.length > 0)
     throw new UsageError("import gamma takes files, or --from and --to to fetch from Gamma, not both");
+  if (fetching && (from === null || to === null)) throw new UsageError("--from and --to go together");
+  if (from !== null && to !== null && to < from) throw new UsageError("--to is before --from");
   for (const f of files) requireFile(f, "gamma");
   const feeds = await readFeeds(feedFiles(values.feed));
   await withStore(values.databaseUrl, async (store) => {
@@ -160,8 +162,7 @@ async function importGamma(values: GammaValues, files: string[]): Promise<void> 
       process.stdout.write(`${formatImportReport(report)}\n`);
       return;
     }
-    if (from === null || to === null) throw new UsageError("--from and --to go together");
-    if (to < from) throw new UsageError("--to is before --from");
+    if (from === null || to === null) return; // checked above; narrows the types
     const series = values.coins.flatMap((coin) =>
       coinFacts(coin)
         .types.filter((t) => values.exportType === null || t === values.exportType)
