@@ -84,7 +84,8 @@ export interface SnapshotSpan {
  * - snapshots are unique on (market, time): inserting a row that exists is a no-op, never a duplicate,
  *   and the first write of a second wins;
  * - `snapshotCount` equals the number of stored snapshots of the market after every insert;
- * - a page is the same bytes on every implementation, whichever end of its range it is read from.
+ * - a page is the same bytes on every implementation, whichever end of its range it is read from;
+ * - a market's sources change only by markSource, by MarketSource's rule; an upsert leaves them.
  */
 export interface MarketStore {
   /** Leaves the market's sources as they were (a new market has none): markSource sets them. */
