@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import { createGunzip } from "node:zlib";
 import {
   type Coin,
+  DEFAULT_COINS,
   type FeeSchedule,
   type Market,
   type MarketType,
@@ -13,7 +14,7 @@ import {
   type Winner,
 } from "../domain/market.ts";
 import { pricePoints, settlementName, settlementOf, settleWinner } from "../domain/settlement.ts";
-import { formatSlug, parseSlug, polymarketSlug } from "../domain/slug.ts";
+import { formatSlug, parseSlug, polymarketSlug, polymarketSlugSeries } from "../domain/slug.ts";
 import { isoSeconds, type Micros } from "../domain/time.ts";
 import type { MarketStore } from "../store/ports/market-store.ts";
 import {
@@ -388,7 +389,8 @@ function parseRecordedLine(line: Record<string, unknown>): UpstreamMarket {
  */
 function parseGammaLine(raw: Record<string, unknown>): UpstreamMarket {
   const g = parseGammaMarket(raw);
-  const parts = parseSlug(g.slug);
+  // Hourly and daily markets go by Polymarket's own slug upstream: its coin name says the series.
+  const parts = parseSlug(g.slug) ?? polymarketSlugSeries(g.slug, DEFAULT_COINS);
   const config = (raw.cryptoMarketConfig ?? {}) as Record<string, unknown>;
   const coin = typeof config.asset === "string" ? parseCoin(config.asset) : (parts?.coin ?? null);
   const marketType =

@@ -150,6 +150,32 @@ describe("import gamma from files", () => {
     assert.match(half.stderr, /--from and --to go together/);
   });
 
+  test("an hourly market goes by Polymarket's own slug: its coin name and shape say the series", async () => {
+    const file = join(dir, "hourly.jsonl");
+    const start = 1784851200;
+    const hourly = {
+      ...ROWS[0].raw,
+      slug: "ethereum-up-or-down-july-23-2026-8pm-et",
+      eventStartTime: "2026-07-24T00:00:00Z",
+      endDate: "2026-07-24T01:00:00Z",
+    };
+    writeFileSync(file, JSON.stringify(hourly));
+    const store = await freshStore();
+    try {
+      await importGammaFiles({ store: store.markets, paths: [file], feeds: new Map() });
+      const m = await store.markets.getMarket("ethereum-up-or-down-july-23-2026-8pm-et");
+      assert.equal(m?.slug, `eth-updown-1h-${start}`);
+      assert.equal(m?.polymarketSlug, hourly.slug);
+      assert.deepEqual(
+        [m?.coin, m?.marketType, m?.startTime, m?.endTime],
+        ["eth", "1h", start, start + 3600],
+      );
+      assert.deepEqual(m?.settlement, { source: "binance", lookbackS: null });
+    } finally {
+      await store.close();
+    }
+  });
+
   test("a market with book data keeps its sources when its Gamma record is imported again", async () => {
     const store = await freshStore();
     try {
