@@ -143,7 +143,7 @@ async function importGamma(values: GammaValues, files: string[]): Promise<void> 
   const { archiveFrom: from, archiveTo: to } = values;
   const fetching = from !== null || to !== null;
   if (fetching === files.length > 0)
-    throw new UsageError("import gamma takes files, or --from and --to to fetch from Gamma, not both");
+    throw new UsageError("import gamma takes files, or --from and --to to fetch from Gamma: one of the two");
   if (fetching && (from === null || to === null)) throw new UsageError("--from and --to go together");
   if (from !== null && to !== null && to < from) throw new UsageError("--to is before --from");
   for (const f of files) requireFile(f, "gamma");
