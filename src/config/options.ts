@@ -472,6 +472,24 @@ const COMMAND_OPTIONS = {
     default: 10,
     doc: "the oldest a feed tick may be and still decide a market in the cross-check",
   }),
+  archiveFrom: option({
+    flags: ["--from"],
+    type: optional(time(parseUserTime, USER_TIME), "none"),
+    default: null,
+    doc: "the start of the range to import (import gamma: markets starting at or after it)",
+  }),
+  archiveTo: option({
+    flags: ["--to"],
+    type: optional(time(parseUserTime, USER_TIME), "none"),
+    default: null,
+    doc: "the end of the range to import (import gamma: markets starting at or before it)",
+  }),
+  gammaRequestsPerSecond: option({
+    flags: ["--requests-per-second"],
+    type: integer(1, 100),
+    default: 5,
+    doc: "import gamma: at most this many requests a second to Gamma (429 and 5xx answers are retried with backoff)",
+  }),
   out: option({
     flags: ["--out"],
     type: optional(text("FILE|-", "a file path (.gz: gzipped), or - for stdout"), "required"),

@@ -52,3 +52,21 @@ describe("GET /v1/markets/{slug}/coverage: events", () => {
     assert.equal(body.book_integrity, null);
   });
 });
+
+describe("GET /v1/markets/{slug}/coverage: sources", () => {
+  test("says where the market's data came from, as marked; none before any mark", async () => {
+    const sourcesOf = async (slug: string) => {
+      // A resolved market's record is kept for a second: the next read is a second later.
+      t.clock.advance(1_000_000);
+      return (await t.get(`/v1/markets/${slug}/coverage`)).json().sources;
+    };
+    assert.deepEqual(await sourcesOf(NEXT_MARKET.slug), []);
+    const next = (await t.store.markets.getMarket(NEXT_MARKET.slug))!;
+    await t.store.markets.markSource(next.key, "gamma");
+    assert.deepEqual(await sourcesOf(NEXT_MARKET.slug), ["gamma"]);
+    const hand = (await t.store.markets.getMarket(HAND_MARKET.slug))!;
+    await t.store.markets.markSource(hand.key, "pmxt");
+    await t.store.markets.markSource(hand.key, "recorded");
+    assert.deepEqual(await sourcesOf(HAND_MARKET.slug), ["recorded", "pmxt"]);
+  });
+});
