@@ -48,6 +48,10 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "runBacktest": ("POST", "/v1/backtest-ai/run"),
     "getBacktestRun": ("GET", "/v1/backtest-ai/runs/{id}"),
     "getBacktestRunTrades": ("GET", "/v1/backtest-ai/runs/{id}/markets/{slug}/trades"),
+    "exportBacktestRunTrades": ("GET", "/v1/backtest-ai/runs/{id}/trades"),
+    "exportBacktestRunResults": ("GET", "/v1/backtest-ai/runs/{id}/results"),
+    "getBacktestRunDefinition": ("GET", "/v1/backtest-ai/runs/{id}/definition"),
+    "compareBacktestRuns": ("GET", "/v1/backtest-ai/runs"),
 }
 
 #: TypedDict -> {field: 'datetime' | the TypedDict of an object field | 'value'}, in field order:
@@ -60,13 +64,35 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "AccountUsage": {"minute": "UsageWindow", "day": "UsageWindow"},
     "BacktestAggregate": {"markets": "value", "markets_traded": "value", "trades": "value", "pnl": "value", "cost": "value", "roi": "value", "win_rate": "value", "profit_factor": "value", "max_drawdown": "value", "sharpe": "value", "sortino": "value", "fees_paid": "value", "rebates_usdc": "value", "avg_slippage_bps": "value", "time_in_market_s": "value", "time_in_market_pct": "value", "orders_unfilled": "value", "equity_curve": "value"},
     "BacktestAggregateEquityCurveItem": {"time": "datetime", "equity": "value"},
+    "BacktestComparedRuns": {"runs": "value"},
+    "BacktestComparedRunsRunsItem": {"run": "value", "aggregate": "value", "benchmarks": "value", "intervals": "BacktestComparedRunsRunsItemIntervalsOption1", "sweep": "BacktestComparedRunsRunsItemSweepOption1", "walk_forward": "BacktestComparedRunsRunsItemWalkForwardOption1"},
+    "BacktestComparedRunsRunsItemBenchmarksOption1Item": {"name": "value", "pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
+    "BacktestComparedRunsRunsItemIntervalsOption1": {"level": "value", "samples": "value", "seed": "value", "pnl": "BacktestComparedRunsRunsItemIntervalsOption1Pnl", "roi": "BacktestComparedRunsRunsItemIntervalsOption1Roi", "win_rate": "BacktestComparedRunsRunsItemIntervalsOption1WinRate"},
+    "BacktestComparedRunsRunsItemIntervalsOption1Pnl": {"low": "value", "high": "value"},
+    "BacktestComparedRunsRunsItemIntervalsOption1Roi": {"low": "value", "high": "value"},
+    "BacktestComparedRunsRunsItemIntervalsOption1WinRate": {"low": "value", "high": "value"},
+    "BacktestComparedRunsRunsItemSweepOption1": {"fields": "value", "combinations": "value", "rows": "value"},
+    "BacktestComparedRunsRunsItemSweepOption1RowsItem": {"values": "value", "pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
+    "BacktestComparedRunsRunsItemWalkForwardOption1": {"train_fraction": "value", "metric": "value", "train_markets": "value", "test_markets": "value", "chosen": "value", "train": "BacktestComparedRunsRunsItemWalkForwardOption1TrainOption1", "test": "BacktestComparedRunsRunsItemWalkForwardOption1TestOption1"},
+    "BacktestComparedRunsRunsItemWalkForwardOption1TestOption1": {"pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
+    "BacktestComparedRunsRunsItemWalkForwardOption1TrainOption1": {"pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
     "BacktestMarketResult": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "winner": "value", "snapshots": "value", "trades": "value", "orders_unfilled": "value", "pnl": "value", "cost": "value", "roi": "value", "fees_usdc": "value", "rebates_usdc": "value", "time_in_market_s": "value"},
     "BacktestMarketTrades": {"run_id": "value", "slug": "value", "total": "value", "limit": "value", "offset": "value", "trades": "value"},
     "BacktestQuota": {"plan": "value", "included": "value", "month": "value", "limit": "value", "used": "value", "remaining": "value", "resets_at": "datetime"},
     "BacktestRun": {"id": "value", "status": "value", "strategy_id": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "datetime", "end_time": "datetime", "definition": "StrategyDefinition", "definition_text": "value", "progress": "BacktestRunProgress", "error": "value", "created_at": "datetime", "started_at": "datetime", "finished_at": "datetime"},
-    "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "generated_strategy": "StrategyDefinition", "aggregate": "BacktestAggregate", "results": "value", "results_page": "BacktestRunAnswerResultsPage", "unresolved": "value"},
+    "BacktestRunAnswer": {"run": "BacktestRun", "strategy": "Strategy", "generated_strategy": "StrategyDefinition", "aggregate": "BacktestAggregate", "results": "value", "results_page": "BacktestRunAnswerResultsPage", "unresolved": "value", "benchmarks": "value", "intervals": "BacktestRunAnswerIntervalsOption1", "sweep": "BacktestRunAnswerSweepOption1", "walk_forward": "BacktestRunAnswerWalkForwardOption1"},
+    "BacktestRunAnswerBenchmarksOption1Item": {"name": "value", "pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
+    "BacktestRunAnswerIntervalsOption1": {"level": "value", "samples": "value", "seed": "value", "pnl": "BacktestRunAnswerIntervalsOption1Pnl", "roi": "BacktestRunAnswerIntervalsOption1Roi", "win_rate": "BacktestRunAnswerIntervalsOption1WinRate"},
+    "BacktestRunAnswerIntervalsOption1Pnl": {"low": "value", "high": "value"},
+    "BacktestRunAnswerIntervalsOption1Roi": {"low": "value", "high": "value"},
+    "BacktestRunAnswerIntervalsOption1WinRate": {"low": "value", "high": "value"},
     "BacktestRunAnswerResultsPage": {"total": "value", "limit": "value", "offset": "value"},
+    "BacktestRunAnswerSweepOption1": {"fields": "value", "combinations": "value", "rows": "value"},
+    "BacktestRunAnswerSweepOption1RowsItem": {"values": "value", "pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
     "BacktestRunAnswerUnresolvedItem": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
+    "BacktestRunAnswerWalkForwardOption1": {"train_fraction": "value", "metric": "value", "train_markets": "value", "test_markets": "value", "chosen": "value", "train": "BacktestRunAnswerWalkForwardOption1TrainOption1", "test": "BacktestRunAnswerWalkForwardOption1TestOption1"},
+    "BacktestRunAnswerWalkForwardOption1TestOption1": {"pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
+    "BacktestRunAnswerWalkForwardOption1TrainOption1": {"pnl": "value", "roi": "value", "win_rate": "value", "trades": "value", "markets": "value", "markets_traded": "value", "max_drawdown": "value", "sharpe": "value"},
     "BacktestRunProgress": {"markets_done": "value", "markets_total": "value"},
     "BacktestTrade": {"entry": "BacktestTradeEntry", "exit": "BacktestTradeExitOption1", "settlement": "BacktestTradeSettlementOption1", "exit_reason": "value", "closed_at": "datetime", "held_s": "value", "pnl": "value", "roi": "value"},
     "BacktestTradeEntry": {"decision_time": "datetime", "fill_time": "datetime", "last_fill_time": "datetime", "order_type": "value", "limit_price": "value", "queue_ahead": "value", "price": "value", "size": "value", "unfilled": "value", "shares_received": "value", "cost": "value", "fee_usdc": "value", "fee_shares": "value", "maker_size": "value", "rebate_usdc": "value", "mid_at_decision": "value", "slippage_bps": "value", "levels": "value"},
@@ -115,8 +141,10 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "ReplayPending": {"success": "value", "data": "ReplayPendingData", "timestamp": "datetime"},
     "ReplayPendingData": {"run_id": "value", "status": "value", "location": "value"},
     "ReplayStrategyBody": {"marketSlug": "value", "market_slug": "value", "side": "value", "entryConditions": "value", "entry_conditions": "value", "exitConditions": "value", "exit_conditions": "value", "positionSize": "value", "position_size": "value", "maxLossPercent": "value", "max_loss_percent": "value", "orderType": "value", "order_type": "value", "latencyMs": "value", "latency_ms": "value", "maxFillPrice": "value", "max_fill_price": "value", "name": "value", "wait": "value"},
-    "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "strategy": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
-    "RunStrategyBody": {"prompt": "value", "preset": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
+    "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "strategy": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value", "sweep": "value", "train_fraction": "value", "seed": "value", "favourite_at_pct": "value"},
+    "RunBacktestBodySweepItem": {"field": "value", "values": "value", "from": "value", "to": "value", "step": "value"},
+    "RunStrategyBody": {"prompt": "value", "preset": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value", "sweep": "value", "train_fraction": "value", "seed": "value", "favourite_at_pct": "value"},
+    "RunStrategyBodySweepItem": {"field": "value", "values": "value", "from": "value", "to": "value", "step": "value"},
     "Series": {"coin": "value", "market_type": "value", "markets": "value", "markets_by_source": "SeriesMarketsBySource", "snapshots": "value", "first_market": "SeriesFirstMarket", "last_market": "SeriesLastMarket", "coverage_24h": "SpanCoverage", "coverage_overall": "SpanCoverage"},
     "SeriesFirstMarket": {"slug": "value", "start_time": "datetime"},
     "SeriesLastMarket": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
@@ -721,7 +749,7 @@ class ExecutionPrice(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -729,7 +757,7 @@ class StrategyDefinitionEntryItemOption1(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption2AllItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -737,7 +765,7 @@ class StrategyDefinitionEntryItemOption2AllItemOption1(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption2AllItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -749,7 +777,7 @@ class StrategyDefinitionEntryItemOption2AllItemOption2(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption2AllItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -761,7 +789,7 @@ class StrategyDefinitionEntryItemOption2AllItemOption3(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption2AllItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -776,7 +804,7 @@ class StrategyDefinitionEntryItemOption2(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption3AnyItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -784,7 +812,7 @@ class StrategyDefinitionEntryItemOption3AnyItemOption1(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption3AnyItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -796,7 +824,7 @@ class StrategyDefinitionEntryItemOption3AnyItemOption2(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption3AnyItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -808,7 +836,7 @@ class StrategyDefinitionEntryItemOption3AnyItemOption3(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption3AnyItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -823,7 +851,7 @@ class StrategyDefinitionEntryItemOption3(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption4NotOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -831,7 +859,7 @@ class StrategyDefinitionEntryItemOption4NotOption1(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption4NotOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -843,7 +871,7 @@ class StrategyDefinitionEntryItemOption4NotOption2(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption4NotOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -855,7 +883,7 @@ class StrategyDefinitionEntryItemOption4NotOption3(TypedDict):
 
 
 class StrategyDefinitionEntryItemOption4NotOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -869,7 +897,7 @@ StrategyDefinitionEntryItemOption4 = TypedDict("StrategyDefinitionEntryItemOptio
 
 
 class StrategyDefinitionExitConditionsItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -877,7 +905,7 @@ class StrategyDefinitionExitConditionsItemOption1(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption2AllItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -885,7 +913,7 @@ class StrategyDefinitionExitConditionsItemOption2AllItemOption1(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption2AllItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -897,7 +925,7 @@ class StrategyDefinitionExitConditionsItemOption2AllItemOption2(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption2AllItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -909,7 +937,7 @@ class StrategyDefinitionExitConditionsItemOption2AllItemOption3(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption2AllItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -924,7 +952,7 @@ class StrategyDefinitionExitConditionsItemOption2(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption3AnyItemOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -932,7 +960,7 @@ class StrategyDefinitionExitConditionsItemOption3AnyItemOption1(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption3AnyItemOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -944,7 +972,7 @@ class StrategyDefinitionExitConditionsItemOption3AnyItemOption2(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption3AnyItemOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -956,7 +984,7 @@ class StrategyDefinitionExitConditionsItemOption3AnyItemOption3(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption3AnyItemOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -971,7 +999,7 @@ class StrategyDefinitionExitConditionsItemOption3(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption4NotOption1(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -979,7 +1007,7 @@ class StrategyDefinitionExitConditionsItemOption4NotOption1(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption4NotOption2AllItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -991,7 +1019,7 @@ class StrategyDefinitionExitConditionsItemOption4NotOption2(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption4NotOption3AnyItem(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -1003,7 +1031,7 @@ class StrategyDefinitionExitConditionsItemOption4NotOption3(TypedDict):
 
 
 class StrategyDefinitionExitConditionsItemOption4NotOption4Not(TypedDict):
-    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns
+    #: price_up|down, best_bid_up|down, best_ask_up|down, spread_up|down, depth_bid|ask_up|down[_N] (shares within N ticks of the best, default 5), book_imbalance_up|down[_N] (-1..1), coin_price, coin_return_bps (since the start price), elapsed_s, remaining_s, remaining_pct; version 2 adds hour_utc, minute_of_day_utc, spot_mid, futures_mid, futures_funding_rate, futures_open_interest (Binance, null where not recorded) and lookbacks over the last N s (1..9999): coin_return_bps_Ns, price_up|down_change_cents_Ns, coin_volatility_bps_Ns, beat_distance_sd_Ns (coin to the price to beat in standard deviations for the time left), traded_volume_Ns (shares), traded_usdc_Ns, spot_return_bps_Ns, futures_return_bps_Ns
     feature: str
     op: Literal["<", "<=", ">", ">=", "crosses_above", "crosses_below"]
     #: A number, or another feature to compare with
@@ -1086,6 +1114,128 @@ class BacktestMarketTrades(TypedDict):
     offset: int
     #: Oldest first
     trades: List[BacktestTrade]
+
+
+class BacktestComparedRunsRunsItemBenchmarksOption1Item(TypedDict):
+    #: always_up, always_down: buy at the first snapshot; favourite: the side priced higher at favourite_at_pct of the market; random: a seeded side and second
+    name: Literal["always_up", "always_down", "favourite", "random"]
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestComparedRunsRunsItemIntervalsOption1Pnl(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestComparedRunsRunsItemIntervalsOption1Roi(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestComparedRunsRunsItemIntervalsOption1WinRate(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestComparedRunsRunsItemIntervalsOption1(TypedDict):
+    "Percentile bootstrap over markets, seeded: the same run gives the same bounds"
+    #: 0.95
+    level: float
+    #: Bootstrap resamples of the run's markets (0 without a market)
+    samples: int
+    seed: int
+    pnl: BacktestComparedRunsRunsItemIntervalsOption1Pnl
+    roi: BacktestComparedRunsRunsItemIntervalsOption1Roi
+    win_rate: BacktestComparedRunsRunsItemIntervalsOption1WinRate
+
+
+class BacktestComparedRunsRunsItemSweepOption1RowsItem(TypedDict):
+    #: Each swept field (dotted path) and its value in this combination
+    values: Dict[str, Any]
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestComparedRunsRunsItemSweepOption1(TypedDict):
+    #: The swept fields, in axis order
+    fields: List[str]
+    combinations: int
+    #: One per combination, the first axis varying slowest
+    rows: List[BacktestComparedRunsRunsItemSweepOption1RowsItem]
+
+
+class BacktestComparedRunsRunsItemWalkForwardOption1TrainOption1(TypedDict):
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestComparedRunsRunsItemWalkForwardOption1TestOption1(TypedDict):
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestComparedRunsRunsItemWalkForwardOption1(TypedDict):
+    train_fraction: float
+    #: What the choice maximizes on the training markets
+    metric: Literal["pnl"]
+    #: The first markets, oldest first
+    train_markets: int
+    #: The rest
+    test_markets: int
+    chosen: Optional[Dict[str, Any]]
+    train: Optional[BacktestComparedRunsRunsItemWalkForwardOption1TrainOption1]
+    test: Optional[BacktestComparedRunsRunsItemWalkForwardOption1TestOption1]
+
+
+class BacktestComparedRunsRunsItem(TypedDict):
+    run: BacktestRun
+    aggregate: Optional[BacktestAggregate]
+    benchmarks: Optional[List[BacktestComparedRunsRunsItemBenchmarksOption1Item]]
+    intervals: Optional[BacktestComparedRunsRunsItemIntervalsOption1]
+    sweep: Optional[BacktestComparedRunsRunsItemSweepOption1]
+    walk_forward: Optional[BacktestComparedRunsRunsItemWalkForwardOption1]
+
+
+class BacktestComparedRuns(TypedDict):
+    #: In the order of ids
+    runs: List[BacktestComparedRunsRunsItem]
 
 
 class ReplayAnswerDataMarket(TypedDict):
@@ -1351,6 +1501,114 @@ class BacktestRunAnswerUnresolvedItem(TypedDict):
     end_time: str
 
 
+class BacktestRunAnswerBenchmarksOption1Item(TypedDict):
+    #: always_up, always_down: buy at the first snapshot; favourite: the side priced higher at favourite_at_pct of the market; random: a seeded side and second
+    name: Literal["always_up", "always_down", "favourite", "random"]
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestRunAnswerIntervalsOption1Pnl(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestRunAnswerIntervalsOption1Roi(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestRunAnswerIntervalsOption1WinRate(TypedDict):
+    low: Optional[float]
+    high: Optional[float]
+
+
+class BacktestRunAnswerIntervalsOption1(TypedDict):
+    "Percentile bootstrap over markets, seeded: the same run gives the same bounds"
+    #: 0.95
+    level: float
+    #: Bootstrap resamples of the run's markets (0 without a market)
+    samples: int
+    seed: int
+    pnl: BacktestRunAnswerIntervalsOption1Pnl
+    roi: BacktestRunAnswerIntervalsOption1Roi
+    win_rate: BacktestRunAnswerIntervalsOption1WinRate
+
+
+class BacktestRunAnswerSweepOption1RowsItem(TypedDict):
+    #: Each swept field (dotted path) and its value in this combination
+    values: Dict[str, Any]
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestRunAnswerSweepOption1(TypedDict):
+    #: The swept fields, in axis order
+    fields: List[str]
+    combinations: int
+    #: One per combination, the first axis varying slowest
+    rows: List[BacktestRunAnswerSweepOption1RowsItem]
+
+
+class BacktestRunAnswerWalkForwardOption1TrainOption1(TypedDict):
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestRunAnswerWalkForwardOption1TestOption1(TypedDict):
+    #: Total PnL (USDC)
+    pnl: float
+    roi: Optional[float]
+    win_rate: Optional[float]
+    trades: int
+    #: Markets replayed
+    markets: int
+    markets_traded: int
+    #: Largest fall of the equity curve from a peak (USDC)
+    max_drawdown: float
+    sharpe: Optional[float]
+
+
+class BacktestRunAnswerWalkForwardOption1(TypedDict):
+    train_fraction: float
+    #: What the choice maximizes on the training markets
+    metric: Literal["pnl"]
+    #: The first markets, oldest first
+    train_markets: int
+    #: The rest
+    test_markets: int
+    chosen: Optional[Dict[str, Any]]
+    train: Optional[BacktestRunAnswerWalkForwardOption1TrainOption1]
+    test: Optional[BacktestRunAnswerWalkForwardOption1TestOption1]
+
+
 class BacktestRunAnswer(TypedDict):
     run: BacktestRun
     strategy: Optional[Strategy]
@@ -1361,6 +1619,10 @@ class BacktestRunAnswer(TypedDict):
     results_page: BacktestRunAnswerResultsPage
     #: Markets of the selection left out: not resolved yet
     unresolved: List[BacktestRunAnswerUnresolvedItem]
+    benchmarks: Optional[List[BacktestRunAnswerBenchmarksOption1Item]]
+    intervals: Optional[BacktestRunAnswerIntervalsOption1]
+    sweep: Optional[BacktestRunAnswerSweepOption1]
+    walk_forward: Optional[BacktestRunAnswerWalkForwardOption1]
 
 
 class ListMarketsQuery(TypedDict, total=False):
@@ -1625,6 +1887,9 @@ class GenerateStrategyBody(TypedDict, total=False):
     latencyMs: int
 
 
+RunStrategyBodySweepItem = TypedDict("RunStrategyBodySweepItem", {"field": "str", "values": "List[float]", "from": "float", "to": "float", "step": "float"}, total=True)
+
+
 class RunStrategyBody(TypedDict, total=False):
     "One of prompt (with an optional preset), preset, definition (fields left out take their defaults), or side with entryConditions"
     #: What the strategy does, in words
@@ -1669,12 +1934,23 @@ class RunStrategyBody(TypedDict, total=False):
     orderType: str
     #: Alias of latency_ms (PolyHistorical's spelling)
     latencyMs: int
+    #: A grid over numeric fields, run as one job: at most 100 combinations; one generation of the quota per sweep
+    sweep: List[RunStrategyBodySweepItem]
+    #: Walk-forward (with a sweep): choose the best combination by PnL on this fraction of the markets, oldest first, and report it on the rest
+    train_fraction: float
+    #: Seeds the random benchmark and the bootstrap; default 1
+    seed: int
+    #: When the favourite benchmark buys, in percent of the market; default 50
+    favourite_at_pct: float
 
 
 class ListStrategiesQuery(TypedDict, total=False):
     "Query of listStrategies"
     limit: int
     offset: int
+
+
+RunBacktestBodySweepItem = TypedDict("RunBacktestBodySweepItem", {"field": "str", "values": "List[float]", "from": "float", "to": "float", "step": "float"}, total=True)
 
 
 class RunBacktestBody(TypedDict, total=False):
@@ -1722,6 +1998,14 @@ class RunBacktestBody(TypedDict, total=False):
     orderType: str
     #: Alias of latency_ms (PolyHistorical's spelling)
     latencyMs: int
+    #: A grid over numeric fields, run as one job: at most 100 combinations; one generation of the quota per sweep
+    sweep: List[RunBacktestBodySweepItem]
+    #: Walk-forward (with a sweep): choose the best combination by PnL on this fraction of the markets, oldest first, and report it on the rest
+    train_fraction: float
+    #: Seeds the random benchmark and the bootstrap; default 1
+    seed: int
+    #: When the favourite benchmark buys, in percent of the market; default 50
+    favourite_at_pct: float
 
 
 class GetBacktestRunQuery(TypedDict, total=False):
@@ -1735,3 +2019,21 @@ class GetBacktestRunTradesQuery(TypedDict, total=False):
     "Query of getBacktestRunTrades"
     limit: int
     offset: int
+
+
+class ExportBacktestRunTradesQuery(TypedDict, total=False):
+    "Query of exportBacktestRunTrades"
+    #: csv (one row a trade, flattened), ndjson (the API's objects with slug), parquet (typed columns)
+    format: Literal["csv", "ndjson", "parquet"]
+
+
+class ExportBacktestRunResultsQuery(TypedDict, total=False):
+    "Query of exportBacktestRunResults"
+    #: csv (one row a trade, flattened), ndjson (the API's objects with slug), parquet (typed columns)
+    format: Literal["csv", "ndjson", "parquet"]
+
+
+class CompareBacktestRunsQuery(TypedDict):
+    "Query of compareBacktestRuns"
+    #: Run ids, comma-separated, 1 to 10 (each a run of the key; another's is 404)
+    ids: str
