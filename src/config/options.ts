@@ -472,6 +472,31 @@ const COMMAND_OPTIONS = {
     default: 10,
     doc: "the oldest a feed tick may be and still decide a market in the cross-check",
   }),
+  binanceKlines: option({
+    flags: ["--binance-klines"],
+    repeatable: true,
+    type: optional(textList("FILE"), "none"),
+    default: null,
+    doc: "Binance's public 1 s klines (data.binance.vision zip or CSV; the coin from the file name, BTCUSDT-1s-...) as the coin prices of imported markets without their own feed",
+  }),
+  archiveBase: option({
+    flags: ["--base"],
+    type: optional(text("URL|FOLDER", "a folder or an https:// URL"), "none"),
+    default: null,
+    doc: "where the archive's hour files are, for --from/--to (import pmxt)",
+  }),
+  archiveFrom: option({
+    flags: ["--from"],
+    type: optional(time(parseUserTime, USER_TIME), "none"),
+    default: null,
+    doc: "the first hour file to import under --base (import pmxt)",
+  }),
+  archiveTo: option({
+    flags: ["--to"],
+    type: optional(time(parseUserTime, USER_TIME), "none"),
+    default: null,
+    doc: "the last hour file to import under --base (import pmxt)",
+  }),
   out: option({
     flags: ["--out"],
     type: optional(text("FILE|-", "a file path (.gz: gzipped), or - for stdout"), "required"),

@@ -398,4 +398,24 @@ CREATE INDEX backtest_runs_in_flight_by_account ON backtest_runs (account)
 ALTER TABLE backtest_results ADD COLUMN trades TEXT;
 `,
   },
+  {
+    version: 14,
+    sql: `
+-- As SQLite's version 14 (version 13 is the sources catalog's): archive imports' row groups and the
+-- markets still to derive.
+CREATE TABLE archive_row_groups (
+  archive TEXT COLLATE "C" NOT NULL,
+  file TEXT COLLATE "C" NOT NULL,
+  row_group INTEGER NOT NULL,
+  rows BIGINT NOT NULL,
+  kept BIGINT NOT NULL,
+  PRIMARY KEY (archive, file, row_group)
+);
+CREATE TABLE archive_pending_markets (
+  archive TEXT COLLATE "C" NOT NULL,
+  market TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (archive, market)
+);
+`,
+  },
 ];

@@ -463,4 +463,25 @@ CREATE INDEX backtest_runs_in_flight_by_account ON backtest_runs (account)
 ALTER TABLE backtest_results ADD COLUMN trades TEXT;
 `,
   },
+  {
+    version: 14,
+    sql: `
+-- Archive imports (issue 23; version 13 is the sources catalog's): each row group of each file an
+-- import has written, so that a killed import resumes; and the markets whose events it wrote and whose
+-- snapshots, trades and integrity counts are still to be derived (src/store/ports/import-marks.ts).
+CREATE TABLE archive_row_groups (
+  archive TEXT NOT NULL,
+  file TEXT NOT NULL,
+  row_group INTEGER NOT NULL,
+  rows INTEGER NOT NULL,
+  kept INTEGER NOT NULL,
+  PRIMARY KEY (archive, file, row_group)
+) WITHOUT ROWID;
+CREATE TABLE archive_pending_markets (
+  archive TEXT NOT NULL,
+  market TEXT NOT NULL,
+  PRIMARY KEY (archive, market)
+) WITHOUT ROWID;
+`,
+  },
 ];

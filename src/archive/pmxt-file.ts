@@ -1,0 +1,352 @@
+import { openAsBlob } from "node:fs";
+import * as arrow from "apache-arrow";
+import * as parquet from "parquet-wasm";
+import type { MarketEvent } from "../domain/event.ts";
+
+/**
+ * Reading one PMXT archive v2 file (DESIGN 3.11): one Parquet file per UTC hour of every Polymarket
+ * market's market-channel stream, rows sorted by (market, asset_id, timestamp_received), one row per
+ * `book`, per `price_change` entry, per `last_trade_price` and per `tick_size_change`.
+ *
+ * The file is read a row group at a time through parquet-wasm's async reader over a file-backed Blob
+ * (only the byte ranges a read needs are loaded; the file is never held whole): first the `market`
+ * column alone, to find the runs of rows of the markets kept (the rows are sorted by market, so each
+ * kept market is one run); then, only when the row group holds a kept run, every column in batches of
+ * BATCH_ROWS, of which only the batches overlapping a kept run are turned into JavaScript values.
+ * Memory is bounded by one row group's compressed column chunks in WebAssembly memory, one decoded
+ * batch, and the events of the kept rows the caller holds (docs/archives.md states the bound).
+ *
+ * Each kept row becomes the market-channel message it was cut from (pmxtMessage): PMXT drops what the
+ * upstream sent beyond its 16 columns (a book's `hash`, `tick_size` and `last_trade_price`, a
+ * `price_change` entry's `hash`) and splits a `price_change` of several entries into one row each;
+ * the rebuilt message is a `price_change` of that one entry. Decimals are written in their shortest
+ * form ("0.51", "150"), as the archive's fixed-scale decimals no longer say how the upstream wrote them.
+ */
+
+/** Rows turned into JavaScript values at a time. */
+const BATCH_ROWS = 65_536;
+
+/** The columns read (all 16 of v2). */
+export const PMXT_COLUMNS = [
+  "timestamp_received",
+  "timestamp",
+  "market",
+  "event_type",
+  "asset_id",
+  "bids",
+  "asks",
+  "price",
+  "size",
+  "side",
+  "best_bid",
+  "best_ask",
+  "fee_rate_bps",
+  "transaction_hash",
+  "old_tick_size",
+  "new_tick_size",
+] as const;
+
+/** A file that is not a readable PMXT v2 file: names the file (and row group, when one is at fault). */
+export class PmxtFileError extends Error {
+  constructor(file: string, reason: string) {
+    super(`${file}: ${reason}`);
+    this.name = "PmxtFileError";
+  }
+}
+
+/** A kept row's event, and the market (its condition id) it belongs to. */
+export interface KeptEvent {
+  conditionId: string;
+  event: MarketEvent;
+}
+
+/** An opened PMXT file: its row groups' sizes, and each one's kept events on demand. */
+export class PmxtFile {
+  readonly path: string;
+  private readonly file: parquet.ParquetFile;
+  readonly rowGroupRows: number[];
+
+  private constructor(path: string, file: parquet.ParquetFile, rowGroupRows: number[]) {
+    this.path = path;
+    this.file = file;
+    this.rowGroupRows = rowGroupRows;
+  }
+
+  /** Opens a file and reads its footer; a truncated or foreign file is a PmxtFileError naming it. */
+  static async open(path: string): Promise<PmxtFile> {
+    let file: parquet.ParquetFile;
+    try {
+      file = await parquet.ParquetFile.fromFile(await openAsBlob(path));
+    } catch (err) {
+      throw new PmxtFileError(path, `not a readable Parquet file (truncated?): ${messageOf(err)}`);
+    }
+    const schema = file.schema();
+    const missing = PMXT_COLUMNS.filter((c) => schema.indexOf(c) < 0);
+    if (missing.length > 0)
+      throw new PmxtFileError(path, `not a PMXT v2 file: no column ${missing.join(", ")}`);
+    const meta = file.metadata();
+    const rows = meta.rowGroups().map((g) => g.numRows());
+    return new PmxtFile(path, file, rows);
+  }
+
+  /**
+   * The events of the kept rows of one row group, in file order; `keep` says whether a condition id
+   * is a kept market's. `flushEvery` bounds how many are held: `onEvents` gets them in parts.
+   */
+  async readRowGroup(
+    index: number,
+    keep: (conditionId: string) => boolean,
+    onEvents: (events: KeptEvent[]) => Promise<void>,
+    flushEvery = BATCH_ROWS,
+  ): Promise<number> {
+    try {
+      const runs = await this.keptRuns(index, keep);
+      if (runs.length === 0) return 0;
+      let kept = 0;
+      let pending: KeptEvent[] = [];
+      let offset = 0;
+      const stream = (await this.file.stream({
+        rowGroups: [index],
+        batchSize: BATCH_ROWS,
+        columns: [...PMXT_COLUMNS],
+      })) as ReadableStream<parquet.RecordBatch>;
+      for await (const batch of stream) {
+        const rows = batch.numRows;
+        const inBatch = runs.filter((r) => r.start < offset + rows && r.end > offset);
+        if (inBatch.length > 0) {
+          const table = arrow.tableFromIPC(batch.intoIPCStream());
+          const columns = new BatchColumns(table);
+          for (const run of inBatch) {
+            for (let i = Math.max(run.start, offset); i < Math.min(run.end, offset + rows); i++) {
+              pending.push({
+                conditionId: run.conditionId,
+                event: columns.event(i - offset, run.conditionId),
+              });
+              kept++;
+            }
+          }
+        } else batch.free();
+        offset += rows;
+        if (pending.length >= flushEvery) {
+          await onEvents(pending);
+          pending = [];
+        }
+      }
+      if (pending.length > 0) await onEvents(pending);
+      return kept;
+    } catch (err) {
+      if (err instanceof PmxtFileError) throw err;
+      throw new PmxtFileError(this.path, `row group ${index}: ${messageOf(err)}`);
+    }
+  }
+
+  /** The runs of rows of kept markets in a row group, from its `market` column alone. */
+  private async keptRuns(
+    index: number,
+    keep: (conditionId: string) => boolean,
+  ): Promise<{ conditionId: string; start: number; end: number }[]> {
+    const runs: { conditionId: string; start: number; end: number }[] = [];
+    const stream = (await this.file.stream({
+      rowGroups: [index],
+      batchSize: BATCH_ROWS,
+      columns: ["market"],
+    })) as ReadableStream<parquet.RecordBatch>;
+    let offset = 0;
+    let previous: Uint8Array | null = null;
+    let kept = false;
+    for await (const batch of stream) {
+      const table = arrow.tableFromIPC(batch.intoIPCStream());
+      const column = table.getChild("market");
+      if (!column) throw new Error("no market column");
+      for (const data of column.data) {
+        const bytes = data.values as Uint8Array;
+        const width = (data.type as arrow.FixedSizeBinary).byteWidth;
+        for (let i = 0; i < data.length; i++) {
+          const at = i * width;
+          if (previous === null || !sameBytes(previous, bytes, at, width)) {
+            previous = bytes.subarray(at, at + width);
+            const conditionId = latin1(previous);
+            kept = keep(conditionId);
+            if (kept) runs.push({ conditionId, start: offset + i, end: offset + i + 1 });
+          } else if (kept) runs[runs.length - 1].end = offset + i + 1;
+        }
+        offset += data.length;
+      }
+    }
+    return runs;
+  }
+
+  close(): void {
+    this.file.free();
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array, at: number, width: number): boolean {
+  for (let j = 0; j < width; j++) if (a[j] !== b[at + j]) return false;
+  return true;
+}
+
+const DECODER = new TextDecoder("latin1");
+
+function latin1(bytes: Uint8Array): string {
+  return DECODER.decode(bytes);
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The columns of one decoded batch, read row by row straight from Arrow's buffers. */
+class BatchColumns {
+  private readonly c: Record<(typeof PMXT_COLUMNS)[number], arrow.Data>;
+
+  constructor(table: arrow.Table) {
+    const c = {} as Record<(typeof PMXT_COLUMNS)[number], arrow.Data>;
+    for (const name of PMXT_COLUMNS) {
+      const column = table.getChild(name);
+      if (!column) throw new Error(`no ${name} column`);
+      // A batch from parquet-wasm is one chunk, read from its start.
+      if (column.data.length !== 1 || column.data[0].offset !== 0) throw new Error(`${name}: not one chunk`);
+      c[name] = column.data[0];
+    }
+    this.c = c;
+  }
+
+  /** The market-channel message of row `i`, as an event received at the row's receive time. */
+  event(i: number, conditionId: string): MarketEvent {
+    const c = this.c;
+    const receivedMs = int64(c.timestamp_received, i);
+    const timestampMs = int64(c.timestamp, i);
+    const type = text(c.event_type, i);
+    const assetId = text(c.asset_id, i) ?? "";
+    const timestamp = String(timestampMs);
+    let message: Record<string, unknown>;
+    switch (type) {
+      case "book":
+        message = {
+          market: conditionId,
+          asset_id: assetId,
+          timestamp,
+          bids: levels(text(c.bids, i)),
+          asks: levels(text(c.asks, i)),
+          event_type: "book",
+        };
+        break;
+      case "price_change":
+        message = {
+          market: conditionId,
+          price_changes: [
+            withoutNulls({
+              asset_id: assetId,
+              price: decimal(c.price, i),
+              size: decimal(c.size, i),
+              side: text(c.side, i),
+              best_bid: decimal(c.best_bid, i),
+              best_ask: decimal(c.best_ask, i),
+            }),
+          ],
+          timestamp,
+          event_type: "price_change",
+        };
+        break;
+      case "last_trade_price":
+        message = withoutNulls({
+          asset_id: assetId,
+          event_type: "last_trade_price",
+          fee_rate_bps: uint16(c.fee_rate_bps, i),
+          market: conditionId,
+          price: decimal(c.price, i),
+          side: text(c.side, i),
+          size: decimal(c.size, i),
+          timestamp,
+          transaction_hash: text(c.transaction_hash, i),
+        });
+        break;
+      case "tick_size_change":
+        message = withoutNulls({
+          event_type: "tick_size_change",
+          asset_id: assetId,
+          market: conditionId,
+          old_tick_size: decimal(c.old_tick_size, i),
+          new_tick_size: decimal(c.new_tick_size, i),
+          side: text(c.side, i),
+          timestamp,
+        });
+        break;
+      default:
+        throw new Error(`row ${i}: event_type ${String(type)}`);
+    }
+    return { receivedUs: receivedMs * 1000, timestampMs, type, message };
+  }
+}
+
+function withoutNulls(o: Record<string, unknown>): Record<string, unknown> {
+  for (const k of Object.keys(o)) if (o[k] === null) delete o[k];
+  return o;
+}
+
+function isNull(d: arrow.Data, i: number): boolean {
+  if (d.nullCount === 0 || !d.nullBitmap || d.nullBitmap.length === 0) return false;
+  const j = d.offset + i;
+  return (d.nullBitmap[j >> 3] & (1 << (j & 7))) === 0;
+}
+
+function int64(d: arrow.Data, i: number): number {
+  return Number((d.values as BigInt64Array)[i]);
+}
+
+function uint16(d: arrow.Data, i: number): string | null {
+  return isNull(d, i) ? null : String((d.values as Uint16Array)[i]);
+}
+
+const UTF8 = new TextDecoder();
+
+function text(d: arrow.Data, i: number): string | null {
+  if (isNull(d, i)) return null;
+  const offsets = d.valueOffsets as Int32Array;
+  return UTF8.decode((d.values as Uint8Array).subarray(offsets[i], offsets[i + 1]));
+}
+
+/** A decimal column's value in its shortest text ("0.5100" -> "0.51", "150.000000" -> "150"). */
+function decimal(d: arrow.Data, i: number): string | null {
+  if (isNull(d, i)) return null;
+  const words = d.values as Uint32Array;
+  const stride = (d.type as arrow.Decimal).bitWidth / 32;
+  const scale = (d.type as arrow.Decimal).scale;
+  const at = i * stride;
+  let digits: string;
+  const lo = words[at];
+  const hi = words[at + 1];
+  const signWords = stride > 2 ? words[at + 2] | words[at + 3] : 0;
+  if (signWords === 0 && hi < 0x200000) digits = String(hi * 4294967296 + lo);
+  else {
+    let v = 0n;
+    for (let w = stride - 1; w >= 0; w--) v = (v << 32n) | BigInt(words[at + w]);
+    if (v >> BigInt(stride * 32 - 1)) v -= 1n << BigInt(stride * 32);
+    digits = v.toString();
+  }
+  return scaled(digits, scale);
+}
+
+/** An integer's digits divided by 10^scale, in the shortest form. */
+function scaled(digits: string, scale: number): string {
+  const negative = digits.startsWith("-");
+  const abs = negative ? digits.slice(1) : digits;
+  const padded = abs.padStart(scale + 1, "0");
+  const whole = padded.slice(0, padded.length - scale);
+  const frac = padded.slice(padded.length - scale).replace(/0+$/, "");
+  const out = frac === "" ? whole : `${whole}.${frac}`;
+  return negative && out !== "0" ? `-${out}` : out;
+}
+
+/** A book side as PMXT writes it (`[["price","size"],...]`), as the upstream sent it (`[{price, size}]`). */
+function levels(json: string | null): { price: string; size: string }[] {
+  if (json === null) return [];
+  const parsed = JSON.parse(json) as unknown;
+  if (!Array.isArray(parsed)) throw new Error("book side is not a list");
+  return parsed.map((l: unknown) => {
+    if (Array.isArray(l)) return { price: String(l[0]), size: String(l[1]) };
+    const o = l as { price: unknown; size: unknown };
+    return { price: String(o.price), size: String(o.size) };
+  });
+}
