@@ -37,7 +37,7 @@ import { download, hourOfFileName, type PmxtInput } from "./pmxt-sources.ts";
 export const PMXT_ARCHIVE = "pmxt";
 
 /** Events appended per transaction, at most (also what a row group holds in memory at once). */
-const APPEND_EVENTS = 65_536;
+const APPEND_EVENTS = 16_384;
 const HOUR_US = 3_600 * MICROS_PER_SECOND;
 /** Snapshots and trades written per transaction. */
 const WRITE_ROWS = 4_096;
