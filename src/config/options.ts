@@ -470,7 +470,7 @@ const COMMAND_OPTIONS = {
     flags: ["--max-staleness"],
     type: integer(0, Infinity, "a whole number of seconds"),
     default: 10,
-    doc: "the oldest a feed tick may be and still decide a market in the cross-check",
+    doc: "the oldest a feed tick may be and still decide a market in the cross-check (import pmxt: and still be an imported snapshot's coin price)",
   }),
   binanceKlines: option({
     flags: ["--binance-klines"],
