@@ -46,6 +46,9 @@ export const PMXT_COLUMNS = [
   "new_tick_size",
 ] as const;
 
+/** The columns a row's message is rebuilt from (its market is known from its run). */
+const ROW_COLUMNS = PMXT_COLUMNS.filter((c) => c !== "market");
+
 /** A file that is not a readable PMXT v2 file: names the file (and row group, when one is at fault). */
 export class PmxtFileError extends Error {
   constructor(file: string, reason: string) {
@@ -91,7 +94,7 @@ export class PmxtFile {
 
   /**
    * The events of the kept rows of one row group, in file order; `keep` says whether a condition id
-   * is a kept market's. `flushEvery` bounds how many are held: `onEvents` gets them in parts.
+   * is a kept market's. `onEvents` gets them in parts, at the end of a market once `flushEvery` are held.
    */
   async readRowGroup(
     index: number,
@@ -105,32 +108,34 @@ export class PmxtFile {
       let kept = 0;
       let pending: KeptEvent[] = [];
       let offset = 0;
+      // The market is known from the runs: its column (the widest) is not decoded again.
       const stream = (await this.file.stream({
         rowGroups: [index],
         batchSize: BATCH_ROWS,
-        columns: [...PMXT_COLUMNS],
+        columns: ROW_COLUMNS,
       })) as ReadableStream<parquet.RecordBatch>;
       for await (const batch of stream) {
         const rows = batch.numRows;
         const inBatch = runs.filter((r) => r.start < offset + rows && r.end > offset);
         if (inBatch.length > 0) {
-          const table = arrow.tableFromIPC(batch.intoIPCStream());
-          const columns = new BatchColumns(table);
+          const columns = new BatchColumns(arrow.tableFromIPC(batch.intoIPCStream()));
           for (const run of inBatch) {
-            for (let i = Math.max(run.start, offset); i < Math.min(run.end, offset + rows); i++) {
+            const end = Math.min(run.end, offset + rows);
+            for (let i = Math.max(run.start, offset); i < end; i++) {
               pending.push({
                 conditionId: run.conditionId,
                 event: columns.event(i - offset, run.conditionId),
               });
               kept++;
             }
+            // Handed over at a market's end, so that its two tokens' runs are appended together.
+            if (end === run.end && pending.length >= flushEvery) {
+              await onEvents(pending);
+              pending = [];
+            }
           }
         } else batch.free();
         offset += rows;
-        if (pending.length >= flushEvery) {
-          await onEvents(pending);
-          pending = [];
-        }
       }
       if (pending.length > 0) await onEvents(pending);
       return kept;
@@ -152,23 +157,25 @@ export class PmxtFile {
       columns: ["market"],
     })) as ReadableStream<parquet.RecordBatch>;
     let offset = 0;
-    let previous: Uint8Array | null = null;
+    let previous = "";
     let kept = false;
     for await (const batch of stream) {
-      const table = arrow.tableFromIPC(batch.intoIPCStream());
-      const column = table.getChild("market");
+      const column = arrow.tableFromIPC(batch.intoIPCStream()).getChild("market");
       if (!column) throw new Error("no market column");
       for (const data of column.data) {
         const bytes = data.values as Uint8Array;
         const width = (data.type as arrow.FixedSizeBinary).byteWidth;
-        for (let i = 0; i < data.length; i++) {
-          const at = i * width;
-          if (previous === null || !sameBytes(previous, bytes, at, width)) {
-            previous = bytes.subarray(at, at + width);
-            const conditionId = latin1(previous);
+        const values = Buffer.from(bytes.buffer, bytes.byteOffset, data.length * width);
+        // Rows are sorted by market: each run's end is found by a galloping search, not row by row.
+        for (let i = 0; i < data.length;) {
+          const conditionId = latin1(bytes.subarray(i * width, (i + 1) * width));
+          const end = runEnd(values, width, i, data.length);
+          if (conditionId !== previous) {
+            previous = conditionId;
             kept = keep(conditionId);
-            if (kept) runs.push({ conditionId, start: offset + i, end: offset + i + 1 });
-          } else if (kept) runs[runs.length - 1].end = offset + i + 1;
+            if (kept) runs.push({ conditionId, start: offset + i, end: offset + end });
+          } else if (kept) runs[runs.length - 1].end = offset + end;
+          i = end;
         }
         offset += data.length;
       }
@@ -181,9 +188,25 @@ export class PmxtFile {
   }
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array, at: number, width: number): boolean {
-  for (let j = 0; j < width; j++) if (a[j] !== b[at + j]) return false;
-  return true;
+/** The first row after `start` whose value differs from row `start`'s, in rows sorted by value. */
+function runEnd(values: Buffer, width: number, start: number, length: number): number {
+  const same = (i: number) =>
+    values.compare(values, start * width, (start + 1) * width, i * width, (i + 1) * width) === 0;
+  let step = 1;
+  let low = start; // known equal
+  let high = start + 1;
+  while (high < length && same(high)) {
+    low = high;
+    step *= 2;
+    high = Math.min(length, start + step);
+  }
+  // low is equal; high is the first differing row or the end: bisect between them.
+  while (high - low > 1) {
+    const mid = (low + high) >>> 1;
+    if (same(mid)) low = mid;
+    else high = mid;
+  }
+  return high;
 }
 
 const DECODER = new TextDecoder("latin1");
@@ -196,13 +219,15 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+type RowColumn = Exclude<(typeof PMXT_COLUMNS)[number], "market">;
+
 /** The columns of one decoded batch, read row by row straight from Arrow's buffers. */
 class BatchColumns {
-  private readonly c: Record<(typeof PMXT_COLUMNS)[number], arrow.Data>;
+  private readonly c: Record<RowColumn, arrow.Data>;
 
   constructor(table: arrow.Table) {
-    const c = {} as Record<(typeof PMXT_COLUMNS)[number], arrow.Data>;
-    for (const name of PMXT_COLUMNS) {
+    const c = {} as Record<RowColumn, arrow.Data>;
+    for (const name of ROW_COLUMNS) {
       const column = table.getChild(name);
       if (!column) throw new Error(`no ${name} column`);
       // A batch from parquet-wasm is one chunk, read from its start.

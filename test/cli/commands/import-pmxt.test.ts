@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -8,11 +8,11 @@ import { after, before, describe, test } from "node:test";
 import type { Market } from "../../../src/domain/market.ts";
 import { SqliteStore } from "../../../src/store/dialects/sqlite/sqlite-store.ts";
 import type { Store } from "../../../src/store/ports/store.ts";
-import { HAND_MARKET } from "../../helpers/app.ts";
 import { runUpdown } from "../../helpers/cli.ts";
 import { BIN, ROOT } from "../../helpers/paths.ts";
-import { type PmxtRow, writePmxtFile } from "../../helpers/pmxt-parquet.ts";
-import { archiveOrder, conditionIdOf, marketStream, Rng, rowOf } from "../../helpers/pmxt-stream.ts";
+import { HOUR_MARKETS, keptRows, strangerRows, writeHourFeed } from "../../helpers/pmxt-hour.ts";
+import { writePmxtFile } from "../../helpers/pmxt-parquet.ts";
+import { archiveOrder } from "../../helpers/pmxt-stream.ts";
 
 /**
  * `updown import pmxt` as a real process: the report (text and --json), a run killed (SIGKILL) in the
@@ -20,68 +20,11 @@ import { archiveOrder, conditionIdOf, marketStream, Rng, rowOf } from "../../hel
  * full row group (1,048,576 rows) within the bound docs/archives.md states.
  */
 
-const H = 1_784_851_200;
 /** docs/archives.md: peak resident memory of `import pmxt`, whatever the file's size. */
 const MEMORY_BOUND_MIB = 700;
-// The kept markets' share of the rows is about 5 %: the configured coins' series among every market.
+const MARKETS = HOUR_MARKETS;
 
-function market(n: number, start: number): Market {
-  return {
-    ...HAND_MARKET,
-    slug: `btc-updown-5m-${start}`,
-    polymarketSlug: null,
-    coin: "btc",
-    marketType: "5m",
-    marketId: String(n),
-    eventId: String(n),
-    startTime: start,
-    endTime: start + 300,
-    conditionId: conditionIdOf(n),
-    clobTokenUp: `${n}1`,
-    clobTokenDown: `${n}2`,
-    winner: null,
-    coinPriceStart: null,
-    coinPriceEnd: null,
-    finalVolume: null,
-    finalLiquidity: null,
-    resolvedAt: null,
-  };
-}
-
-const MARKETS = Array.from({ length: 6 }, (_, k) => market(1000 + k, H + 300 * k));
-
-function feedCsv(path: string): void {
-  const lines = ["feed_ts_ms,value,full_accuracy_value,server_ts_ms,recv_ms"];
-  for (let s = H - 600; s < H + 3600; s++) {
-    const value = 60_000 + (s % 101);
-    lines.push(`${s * 1000},${value},${value}000000000000000000,${s * 1000},${s * 1000 + 5}`);
-  }
-  writeFileSync(path, `${lines.join("\n")}\n`);
-}
-
-/** Rows of markets not in the store, cheaply: `price_change` rows of made-up condition ids. */
-function strangerRows(count: number, seed: number): PmxtRow[] {
-  const rng = new Rng(seed);
-  const rows: PmxtRow[] = [];
-  for (let i = 0; i < count; i++) {
-    const n = 50_000 + Math.floor(i / 5000);
-    rows.push({
-      timestampReceived: H * 1000 + rng.int(0, 3_599_999),
-      timestamp: H * 1000 + rng.int(0, 3_599_999),
-      market: conditionIdOf(n),
-      eventType: "price_change",
-      assetId: `${n}${i % 2}`,
-      price: `0.${rng.int(10, 99)}`,
-      size: `${rng.int(0, 9999)}.${rng.int(10, 99)}`,
-      side: rng.next() < 0.5 ? "BUY" : "SELL",
-      bestBid: "0.5",
-      bestAsk: "0.51",
-    });
-  }
-  return rows;
-}
-
-async function openStore(path: string, markets: Market[]): Promise<Store> {
+async function openStore(path: string, markets: readonly Market[]): Promise<Store> {
   const store = new SqliteStore(path);
   await store.migrate();
   for (const m of markets) await store.markets.upsertMarket(m);
@@ -135,13 +78,8 @@ describe("updown import pmxt (a real process)", () => {
     dir = mkdtempSync(join(tmpdir(), "pmxt-cli-"));
     file = join(dir, "polymarket_orderbook_2026-07-24T00.parquet");
     feed = join(dir, "chainlink-btcusd.csv");
-    feedCsv(feed);
-    const rows = [
-      ...MARKETS.flatMap((m, k) =>
-        marketStream(m, 10 + k, (m.startTime - 60) * 1000, (m.endTime + 10) * 1000, 25).map(rowOf),
-      ),
-      ...strangerRows(20_000, 7),
-    ];
+    writeHourFeed(feed);
+    const rows = [...keptRows(10, 25), ...strangerRows(20_000, 7)];
     // Small row groups: many marks, so that a kill lands between two of them.
     writePmxtFile(file, archiveOrder(rows), 4096);
   });
@@ -253,10 +191,8 @@ describe("updown import pmxt: peak memory of a full row group", () => {
   test(`a 1,048,576-row file is imported within ${MEMORY_BOUND_MIB} MiB`, async () => {
     const file = join(dir, "polymarket_orderbook_2026-07-24T00.parquet");
     const feed = join(dir, "chainlink-btcusd.csv");
-    feedCsv(feed);
-    const kept = MARKETS.flatMap((m, k) =>
-      marketStream(m, 20 + k, (m.startTime - 600) * 1000, (m.endTime + 60) * 1000, 100).map(rowOf),
-    );
+    writeHourFeed(feed);
+    const kept = keptRows(20, 100, 600);
     const rows = archiveOrder([...kept, ...strangerRows(1_048_576 - kept.length, 8)]);
     assert.equal(rows.length, 1_048_576);
     writePmxtFile(file, rows);
