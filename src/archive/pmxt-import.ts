@@ -282,6 +282,7 @@ async function deriveMarket(
   report.markets++;
   if (prices) {
     report.coinPriceSources[prices.source] = (report.coinPriceSources[prices.source] ?? 0) + 1;
+    await store.imports.setCoinPriceSource(market.key, prices.source);
     await store.imports.clearPendingMarket(PMXT_ARCHIVE, market.slug);
   } else report.marketsWithoutCoinPrice.push(market.slug);
 }

@@ -222,6 +222,12 @@ describe("import pmxt: PMXT v2 hour files into events, snapshots and trades", ()
     assert.equal(first.snapshots, 300 + 900);
   });
 
+  test("the source of each market's snapshot coin prices is kept (served on its coverage)", async () => {
+    assert.equal(await store.imports.coinPriceSource(a.key), "chainlink");
+    assert.equal(await store.imports.coinPriceSource(b.key), BINANCE_1S);
+    assert.equal(await store.imports.coinPriceSource(x.key), null);
+  });
+
   test("snapshots at chosen seconds equal a naive rebuild of the messages received up to them", async () => {
     for (const [m, stream, coin] of [
       [a, streamA, 60_000],

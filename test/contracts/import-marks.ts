@@ -27,6 +27,14 @@ const IMPORT_MARKS_TESTS: StoreTests<ImportMarks> = {
       assert.deepEqual(await marks.pendingMarkets("pmxt"), ["m-1", "m-3"]);
       assert.deepEqual(await marks.pendingMarkets("other"), ["m-9"]);
     },
+  "import marks: a market's coin price source, the latest one kept": async (marks) => {
+    assert.equal(await marks.coinPriceSource(7), null);
+    await marks.setCoinPriceSource(7, "binance_1s");
+    await marks.setCoinPriceSource(7, "chainlink");
+    await marks.setCoinPriceSource(8, "chainlink_twap 60 s");
+    assert.equal(await marks.coinPriceSource(7), "chainlink");
+    assert.equal(await marks.coinPriceSource(8), "chainlink_twap 60 s");
+  },
 };
 
 /** The behaviour every ImportMarks must share, over an empty, migrated store from `open`. */

@@ -22,6 +22,10 @@ export interface ImportMarks {
   pendingMarkets(archive: string): Promise<string[]>;
   /** The market's derivation is done. */
   clearPendingMarket(archive: string, market: string): Promise<void>;
+  /** Records where an import took a market's snapshot coin prices from (the latest import's word stays). */
+  setCoinPriceSource(marketKey: number, source: string): Promise<void>;
+  /** Where an import took the market's snapshot coin prices from; null when no import derived any. */
+  coinPriceSource(marketKey: number): Promise<string | null>;
 }
 
 export interface RowGroupMark {

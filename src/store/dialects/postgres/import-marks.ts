@@ -49,6 +49,22 @@ export class PostgresImportMarks implements ImportMarks {
     return rows.map((r) => String(r.market));
   }
 
+  async setCoinPriceSource(marketKey: number, source: string): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO market_coin_price_sources (market, source) VALUES ($1, $2)
+       ON CONFLICT (market) DO UPDATE SET source = excluded.source`,
+      [marketKey, source],
+    );
+  }
+
+  async coinPriceSource(marketKey: number): Promise<string | null> {
+    const { rows } = await this.pool.query<Row>(
+      "SELECT source FROM market_coin_price_sources WHERE market = $1",
+      [marketKey],
+    );
+    return rows.length === 0 ? null : String(rows[0].source);
+  }
+
   async clearPendingMarket(archive: string, market: string): Promise<void> {
     await this.pool.query("DELETE FROM archive_pending_markets WHERE archive = $1 AND market = $2", [
       archive,

@@ -416,6 +416,10 @@ CREATE TABLE archive_pending_markets (
   market TEXT COLLATE "C" NOT NULL,
   PRIMARY KEY (archive, market)
 );
+CREATE TABLE market_coin_price_sources (
+  market BIGINT PRIMARY KEY,
+  source TEXT NOT NULL
+);
 `,
   },
 ];

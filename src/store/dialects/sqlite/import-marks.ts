@@ -48,6 +48,22 @@ export class SqliteImportMarks implements ImportMarks {
     return rows.map((r) => r.market as string);
   }
 
+  async setCoinPriceSource(marketKey: number, source: string): Promise<void> {
+    this.conn
+      .stmt(
+        `INSERT INTO market_coin_price_sources (market, source) VALUES (?, ?)
+         ON CONFLICT (market) DO UPDATE SET source = excluded.source`,
+      )
+      .run(marketKey, source);
+  }
+
+  async coinPriceSource(marketKey: number): Promise<string | null> {
+    const row = this.conn
+      .stmt("SELECT source FROM market_coin_price_sources WHERE market = ?")
+      .get(marketKey) as Row | undefined;
+    return row ? (row.source as string) : null;
+  }
+
   async clearPendingMarket(archive: string, market: string): Promise<void> {
     this.conn
       .stmt("DELETE FROM archive_pending_markets WHERE archive = ? AND market = ?")

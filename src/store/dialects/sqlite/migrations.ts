@@ -482,6 +482,11 @@ CREATE TABLE archive_pending_markets (
   market TEXT NOT NULL,
   PRIMARY KEY (archive, market)
 ) WITHOUT ROWID;
+-- Where an import took a market's snapshot coin prices from (a feed's name, binance_1s).
+CREATE TABLE market_coin_price_sources (
+  market INTEGER PRIMARY KEY,
+  source TEXT NOT NULL
+);
 `,
   },
 ];
