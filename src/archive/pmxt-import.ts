@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import { basename } from "node:path";
 import { addIntegrity, type BookIntegrity, type MarketEvent, NO_INTEGRITY } from "../domain/event.ts";
-import type { Coin } from "../domain/market.ts";
+import type { Coin, Winner } from "../domain/market.ts";
+import { pricePoints, settlementName, settleWinner } from "../domain/settlement.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { MICROS_PER_SECOND } from "../domain/time.ts";
 import type { TradeRow } from "../domain/trade.ts";
@@ -9,7 +10,7 @@ import { SnapshotDeriver } from "../events/derive.ts";
 import type { MarketEventBatch } from "../store/ports/event-store.ts";
 import type { StoredMarket } from "../store/ports/market-store.ts";
 import type { Store } from "../store/ports/store.ts";
-import type { CoinPrices } from "./coin-prices.ts";
+import type { CoinPrices, CoinPriceSeries } from "./coin-prices.ts";
 import { type KeptEvent, PmxtFile } from "./pmxt-file.ts";
 import { download, hourOfFileName, type PmxtInput } from "./pmxt-sources.ts";
 
@@ -80,6 +81,19 @@ export interface PmxtReport {
   marketsWithoutCoinPrice: string[];
   /** Which source filled the markets' snapshot coin prices: source -> markets. */
   coinPriceSources: Record<string, number>;
+  /** Start and end prices from the markets' own settlement feed files (DESIGN 3.4). */
+  settlement: SettlementCheck;
+}
+
+/**
+ * Settlement from the feed files: a market's start and end prices filled where its record has none,
+ * from its own settlement stream (a tick at its start and end); its winner by the rule, compared with
+ * the upstream's, which stays authoritative: a disagreement is counted and listed, never written.
+ */
+export interface SettlementCheck {
+  pricesFilled: number;
+  agreements: number;
+  disagreements: { slug: string; upstream: Winner; feed: Winner; start: number; end: number }[];
 }
 
 function emptyReport(missing: readonly string[]): PmxtReport {
@@ -97,6 +111,7 @@ function emptyReport(missing: readonly string[]): PmxtReport {
     hoursMissing: [...missing],
     marketsWithoutCoinPrice: [],
     coinPriceSources: {},
+    settlement: { pricesFilled: 0, agreements: 0, disagreements: [] },
   };
 }
 
@@ -283,8 +298,36 @@ async function deriveMarket(
   if (prices) {
     report.coinPriceSources[prices.source] = (report.coinPriceSources[prices.source] ?? 0) + 1;
     await store.imports.setCoinPriceSource(market.key, prices.source);
+    await settle(store.markets, market, prices, report.settlement);
     await store.imports.clearPendingMarket(PMXT_ARCHIVE, market.slug);
   } else report.marketsWithoutCoinPrice.push(market.slug);
+}
+
+/** See SettlementCheck: only from the market's own settlement stream, read at ticks (not candles). */
+async function settle(
+  markets: Store["markets"],
+  market: StoredMarket,
+  prices: CoinPriceSeries,
+  check: SettlementCheck,
+): Promise<void> {
+  const points = pricePoints(market.marketType, market.settlement, market.startTime, market.endTime);
+  if (prices.source !== settlementName(market.settlement) || points.start.kind !== "tick") return;
+  if (points.end.kind !== "tick") return;
+  const start = prices.at(points.start.second);
+  const end = prices.at(points.end.second);
+  const filled = {
+    coinPriceStart: market.coinPriceStart ?? start,
+    coinPriceEnd: market.winner === null ? market.coinPriceEnd : (market.coinPriceEnd ?? end),
+  };
+  if (filled.coinPriceStart !== market.coinPriceStart || filled.coinPriceEnd !== market.coinPriceEnd) {
+    const { key: _key, snapshotCount: _count, ...record } = market;
+    await markets.upsertMarket({ ...record, ...filled });
+    check.pricesFilled++;
+  }
+  if (market.winner === null || start === null || end === null) return;
+  const feed = settleWinner(market.marketType, start, end);
+  if (feed === market.winner) check.agreements++;
+  else check.disagreements.push({ slug: market.slug, upstream: market.winner, feed, start, end });
 }
 
 /** A `last_trade_price` with a size as the market's trade (as the collector's trade recorder makes it). */
@@ -342,6 +385,11 @@ export function formatPmxtReport(r: PmxtReport): string {
     `book integrity: books ${r.integrity.bookMatches} match, ${r.integrity.bookMismatches} mismatch; ` +
       `best bid/ask ${r.integrity.bestMatches} match, ${r.integrity.bestMismatches} mismatch`,
     `hours missing: ${r.hoursMissing.length}${r.hoursMissing.length > 0 ? ` (${r.hoursMissing.join(", ")})` : ""}`,
+    `settlement from the feed files: ${r.settlement.pricesFilled} markets' prices filled, ` +
+      `${r.settlement.agreements} winners agree with the upstream's, ${r.settlement.disagreements.length} disagree`,
+    ...r.settlement.disagreements.map(
+      (d) => `  ${d.slug}: upstream ${d.upstream}, feed ${d.feed} (start ${d.start}, end ${d.end})`,
+    ),
     "coin prices of the snapshots from:",
     ...(sources.length > 0 ? sources : ["  (none)"]),
   ];

@@ -57,7 +57,8 @@ function market(slug: string, coin: string, type: "5m" | "15m", start: number, n
   };
 }
 
-const A = market(`btc-updown-5m-${A_START}`, "btc", "5m", A_START, 101);
+/** Resolved Down upstream; its feed (60,000 + second % 97) says Up: a disagreement to count. */
+const A = { ...market(`btc-updown-5m-${A_START}`, "btc", "5m", A_START, 101), winner: "Down" as const };
 const B = market(`eth-updown-15m-${B_START}`, "eth", "15m", B_START, 202);
 const X = market(`xrp-updown-5m-${B_START}`, "xrp", "5m", B_START, 303);
 
@@ -226,6 +227,23 @@ describe("import pmxt: PMXT v2 hour files into events, snapshots and trades", ()
     assert.equal(await store.imports.coinPriceSource(a.key), "chainlink");
     assert.equal(await store.imports.coinPriceSource(b.key), BINANCE_1S);
     assert.equal(await store.imports.coinPriceSource(x.key), null);
+  });
+
+  test("start and end prices from the market's own settlement feed; the upstream winner stays, disagreements counted", async () => {
+    const start = 60_000 + (A_START % 97);
+    const end = 60_000 + ((A_START + 300) % 97);
+    assert.ok(end > start, "the feed says Up");
+    const stored = await store.markets.getMarket(A.slug);
+    assert.equal(stored?.coinPriceStart, start);
+    assert.equal(stored?.coinPriceEnd, end);
+    assert.equal(stored?.winner, "Down");
+    // B's coin prices are Binance's, not its settlement stream: its record is left as it was.
+    assert.equal((await store.markets.getMarket(B.slug))?.coinPriceStart, null);
+    assert.deepEqual(first.settlement, {
+      pricesFilled: 1,
+      agreements: 0,
+      disagreements: [{ slug: A.slug, upstream: "Down", feed: "Up", start, end }],
+    });
   });
 
   test("snapshots at chosen seconds equal a naive rebuild of the messages received up to them", async () => {
