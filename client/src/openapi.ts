@@ -296,7 +296,7 @@ export interface paths {
         };
         /**
          * How completely a market was recorded: expected and recorded snapshots, and every gap with its cause
-         * @description Gaps are found from the stored snapshots (consecutive snapshots more than 1.5 cadences apart, and missing stretches after the start or before the end) and take their cause from what the collector recorded. Causes: not_recording, collector_down, upstream_disconnected, upstream_silent, not_connected, no_book, no_coin_price, no_price, store_error, unknown (docs/collector.md). events and book_integrity: what the recorded market-channel messages cover, and how often the book rebuilt from them agreed with the upstream (docs/events.md).
+         * @description Gaps are found from the stored snapshots (consecutive snapshots more than 1.5 cadences apart, and missing stretches after the start or before the end) and take their cause from what the collector recorded. Causes: not_recording, collector_down, upstream_disconnected, upstream_silent, not_connected, no_book, no_coin_price, no_price, store_error, unknown (docs/collector.md). sources: where its data came from (recorded live, PMXT, or Gamma's record only; docs/archives.md). events and book_integrity: what the recorded market-channel messages cover, and how often the book rebuilt from them agreed with the upstream (docs/events.md).
          */
         get: operations["getMarketCoverage"];
         put?: never;
@@ -316,7 +316,7 @@ export interface paths {
         };
         /**
          * Every recorded series (coin and type): its markets, snapshots and recording coverage
-         * @description One entry per coin and type with a stored market, in coin and type order. Coverage is recorded over expected snapshots (one per cadence) from the series' first stored market's start until now, or its last market's end if earlier: overall, and over the last 24 hours. Markets never recorded count as missing.
+         * @description One entry per coin and type with a stored market, in coin and type order. Coverage is recorded over expected snapshots (one per cadence) from the series' first stored market's start until now, or its last market's end if earlier: overall, and over the last 24 hours. Markets never recorded count as missing. markets_by_source: how many of its markets hold data recorded live, imported from PMXT, or only Gamma's record.
          */
         get: operations["listSeries"];
         put?: never;
@@ -924,6 +924,11 @@ export interface components {
             /** @description Oldest first: of each bucket, its first and last snapshot and those with the lowest and highest Up, Down and coin price */
             snapshots: components["schemas"]["Snapshot"][];
         };
+        /**
+         * @description Where a market's data came from: recorded (our collector followed it live), pmxt (its events and snapshots imported from the PMXT archive), gamma (only its record, from Gamma: no book data). recorded and pmxt combine; gamma appears alone (docs/archives.md)
+         * @enum {unknown}
+         */
+        MarketSource: "recorded" | "pmxt" | "gamma";
         EventCoverage: {
             /** @description Market-channel messages recorded (GET /v1/markets/{slug}/events) */
             count: number;
@@ -977,6 +982,8 @@ export interface components {
         };
         Coverage: {
             slug: string;
+            /** @description Where its data came from, in the order recorded, pmxt, gamma; empty for a market no importer or collector marked */
+            sources: components["schemas"]["MarketSource"][];
             /** Format: date-time */
             start_time: string;
             /** Format: date-time */
@@ -1061,6 +1068,12 @@ export interface components {
             market_type: components["schemas"]["MarketType"];
             /** @description Markets stored */
             markets: number;
+            /** @description Markets holding data of each source (MarketSource): recorded live, imported from PMXT, Gamma's record only. A market recorded live and filled in from PMXT counts under both, so the counts may add up to more than markets; a market no importer or collector marked counts under none */
+            markets_by_source: {
+                recorded: number;
+                pmxt: number;
+                gamma: number;
+            };
             /** @description Snapshots stored over all its markets */
             snapshots: number;
             first_market: {

@@ -79,7 +79,7 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "BookIntegrity": {"book_matches": "value", "book_mismatches": "value", "best_matches": "value", "best_mismatches": "value"},
     "Candle": {"open_time": "datetime", "close_time": "datetime", "timestamp": "value", "open": "value", "high": "value", "low": "value", "close": "value", "volume": "value", "quote_volume": "value", "trades": "value", "taker_buy_volume": "value", "taker_buy_quote_volume": "value"},
     "CandlePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
-    "Coverage": {"slug": "value", "start_time": "datetime", "end_time": "datetime", "resolved": "value", "cadence_seconds": "value", "until": "datetime", "expected_snapshots": "value", "recorded_snapshots": "value", "missing_snapshots": "value", "coverage": "value", "largest_gap_seconds": "value", "gaps": "value", "events": "EventCoverage", "book_integrity": "BookIntegrity", "coin_price_source": "value"},
+    "Coverage": {"slug": "value", "sources": "value", "start_time": "datetime", "end_time": "datetime", "resolved": "value", "cadence_seconds": "value", "until": "datetime", "expected_snapshots": "value", "recorded_snapshots": "value", "missing_snapshots": "value", "coverage": "value", "largest_gap_seconds": "value", "gaps": "value", "events": "EventCoverage", "book_integrity": "BookIntegrity", "coin_price_source": "value"},
     "DepthPage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
     "DepthSnapshot": {"time": "datetime", "timestamp": "value", "price": "value", "bids": "value", "asks": "value"},
     "Error": {"success": "value", "error": "ErrorError", "request_id": "value", "timestamp": "datetime"},
@@ -117,10 +117,11 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "ReplayStrategyBody": {"marketSlug": "value", "market_slug": "value", "side": "value", "entryConditions": "value", "entry_conditions": "value", "exitConditions": "value", "exit_conditions": "value", "positionSize": "value", "position_size": "value", "maxLossPercent": "value", "max_loss_percent": "value", "orderType": "value", "order_type": "value", "latencyMs": "value", "latency_ms": "value", "maxFillPrice": "value", "max_fill_price": "value", "name": "value", "wait": "value"},
     "RunBacktestBody": {"strategy_id": "value", "strategyId": "value", "definition": "StrategyDefinition", "strategy": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
     "RunStrategyBody": {"prompt": "value", "preset": "value", "definition": "StrategyDefinition", "side": "value", "entryConditions": "value", "exitConditions": "value", "name": "value", "coin": "value", "market_type": "value", "market_count": "value", "start_time": "value", "end_time": "value", "marketType": "value", "marketCount": "value", "wait": "value", "position_size": "value", "max_loss_percent": "value", "order_type": "value", "latency_ms": "value", "max_fill_price": "value", "positionSize": "value", "maxLossPercent": "value", "orderType": "value", "latencyMs": "value"},
-    "Series": {"coin": "value", "market_type": "value", "markets": "value", "snapshots": "value", "first_market": "SeriesFirstMarket", "last_market": "SeriesLastMarket", "coverage_24h": "SpanCoverage", "coverage_overall": "SpanCoverage"},
+    "Series": {"coin": "value", "market_type": "value", "markets": "value", "markets_by_source": "SeriesMarketsBySource", "snapshots": "value", "first_market": "SeriesFirstMarket", "last_market": "SeriesLastMarket", "coverage_24h": "SpanCoverage", "coverage_overall": "SpanCoverage"},
     "SeriesFirstMarket": {"slug": "value", "start_time": "datetime"},
     "SeriesLastMarket": {"slug": "value", "start_time": "datetime", "end_time": "datetime"},
     "SeriesList": {"as_of": "datetime", "cadence_seconds": "value", "series": "value"},
+    "SeriesMarketsBySource": {"recorded": "value", "pmxt": "value", "gamma": "value"},
     "Settlement": {"source": "value", "lookback_s": "value"},
     "Snapshot": {"time": "datetime", "coin_price": "value", "price_up": "value", "price_down": "value", "orderbook_up": "OrderBook", "orderbook_down": "OrderBook"},
     "SnapshotAt": {"slug": "value", "requested_time": "datetime", "distance_us": "value", "snapshot": "Snapshot"},
@@ -419,6 +420,9 @@ class MarketSeries(TypedDict):
     snapshots: List[Snapshot]
 
 
+MarketSource = Literal["recorded", "pmxt", "gamma"]
+
+
 class EventCoverage(TypedDict):
     #: Market-channel messages recorded (GET /v1/markets/{slug}/events)
     count: int
@@ -449,6 +453,8 @@ RecordingGap = TypedDict("RecordingGap", {"from": "str", "to": "str", "seconds":
 
 class Coverage(TypedDict):
     slug: str
+    #: Where its data came from, in the order recorded, pmxt, gamma; empty for a market no importer or collector marked
+    sources: List[MarketSource]
     start_time: str
     end_time: str
     resolved: bool
@@ -520,6 +526,13 @@ class SpanCoverage(TypedDict):
     coverage: Optional[float]
 
 
+class SeriesMarketsBySource(TypedDict):
+    "Markets holding data of each source (MarketSource): recorded live, imported from PMXT, Gamma's record only. A market recorded live and filled in from PMXT counts under both, so the counts may add up to more than markets; a market no importer or collector marked counts under none"
+    recorded: int
+    pmxt: int
+    gamma: int
+
+
 class SeriesFirstMarket(TypedDict):
     slug: str
     start_time: str
@@ -536,6 +549,8 @@ class Series(TypedDict):
     market_type: MarketType
     #: Markets stored
     markets: int
+    #: Markets holding data of each source (MarketSource): recorded live, imported from PMXT, Gamma's record only. A market recorded live and filled in from PMXT counts under both, so the counts may add up to more than markets; a market no importer or collector marked counts under none
+    markets_by_source: SeriesMarketsBySource
     #: Snapshots stored over all its markets
     snapshots: int
     first_market: SeriesFirstMarket

@@ -294,9 +294,8 @@ async function deriveMarket(
   rows.push(...deriver.finish());
   await flush(true);
   await settleIntegrity(store.events, market.key, deriver.book.integrity, report);
-  // Where data came from (issue 23 point 5, the imp-sources branch's MarketStore.markSource of
-  // migration 13): a market whose events an import derived is marked here as having PMXT data:
-  //   await store.markets.markSource(market.key, "pmxt");
+  // Where data came from (docs/archives.md): a market whose events an import derived has PMXT data.
+  await store.markets.markSource(market.key, "pmxt");
   report.markets++;
   if (prices) {
     report.coinPriceSources[prices.source] = (report.coinPriceSources[prices.source] ?? 0) + 1;

@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import { createGunzip } from "node:zlib";
 import {
   type Coin,
+  DEFAULT_COINS,
   type FeeSchedule,
   type Market,
   type MarketType,
@@ -13,7 +14,7 @@ import {
   type Winner,
 } from "../domain/market.ts";
 import { pricePoints, settlementName, settlementOf, settleWinner } from "../domain/settlement.ts";
-import { formatSlug, parseSlug, polymarketSlug } from "../domain/slug.ts";
+import { formatSlug, parseSlug, polymarketSlug, polymarketSlugSeries } from "../domain/slug.ts";
 import { isoSeconds, type Micros } from "../domain/time.ts";
 import type { MarketStore } from "../store/ports/market-store.ts";
 import {
@@ -115,10 +116,7 @@ export class ImportError extends Error {
 const DEFAULT_MAX_STALENESS_S = 10;
 
 /** The feed files read, by the name of the stream they hold. */
-async function readFeeds(opts: ImportOptions): Promise<Map<string, PriceFeed>> {
-  const files = [...(opts.feeds ?? [])];
-  if (opts.feedPath !== undefined)
-    files.unshift({ settlement: { source: "chainlink", lookbackS: null }, path: opts.feedPath });
+export async function readFeeds(files: readonly FeedFile[]): Promise<Map<string, PriceFeed>> {
   const feeds = new Map<string, PriceFeed>();
   for (const f of files) {
     const name = settlementName(f.settlement);
@@ -128,12 +126,33 @@ async function readFeeds(opts: ImportOptions): Promise<Map<string, PriceFeed>> {
   return feeds;
 }
 
+function feedFilesOf(opts: ImportOptions): FeedFile[] {
+  const files = [...(opts.feeds ?? [])];
+  if (opts.feedPath !== undefined)
+    files.unshift({ settlement: { source: "chainlink", lookbackS: null }, path: opts.feedPath });
+  return files;
+}
+
 export async function importUpstream(opts: ImportOptions): Promise<ImportReport> {
-  const maxStale = opts.maxStalenessSeconds ?? DEFAULT_MAX_STALENESS_S;
-  const feeds = await readFeeds(opts);
+  const feeds = await readFeeds(feedFilesOf(opts));
   // Every market line is parsed before the first write, so a bad file leaves the store untouched.
   const upstream = await readMarkets(opts.marketsPath);
-  const report: ImportReport = {
+  const records = new MarketRecordImport(opts.store, feeds, opts.maxStalenessSeconds);
+  for (const u of upstream) {
+    await records.add(u);
+    opts.onProgress?.(records.report.markets, upstream.length);
+  }
+  return records.report;
+}
+
+/**
+ * The one path by which an upstream market record is stored (`import upstream` and `import gamma`,
+ * from files or fetched): settled on the feed its record names, its fees and tokens, the upstream's
+ * outcome, price to beat and final price, then cross-checked. Its source is marked `gamma` (the record
+ * alone), which a market with book data keeps as it was (MarketSource).
+ */
+export class MarketRecordImport {
+  readonly report: ImportReport = {
     markets: 0,
     resolved: 0,
     agreements: 0,
@@ -141,20 +160,29 @@ export async function importUpstream(opts: ImportOptions): Promise<ImportReport>
     undecidable: [],
     settledBy: [],
   };
-  for (const u of upstream) {
-    const feedName = settlementName(u.settlement);
-    const feed = feeds.get(feedName) ?? null;
-    const market = toMarket(u, feed);
-    await opts.store.upsertMarket(market);
-    report.markets++;
-    report.settledBy.push({ slug: market.slug, feedName });
-    if (market.winner !== null) {
-      report.resolved++;
-      recordCrossCheck(report, crossCheck(market.slug, market.winner, u, feed, maxStale));
-    }
-    opts.onProgress?.(report.markets, upstream.length);
+  private readonly store: MarketStore;
+  private readonly feeds: ReadonlyMap<string, PriceFeed>;
+  private readonly maxStale: number;
+
+  constructor(store: MarketStore, feeds: ReadonlyMap<string, PriceFeed>, maxStalenessSeconds?: number) {
+    this.store = store;
+    this.feeds = feeds;
+    this.maxStale = maxStalenessSeconds ?? DEFAULT_MAX_STALENESS_S;
   }
-  return report;
+
+  async add(u: UpstreamMarket): Promise<void> {
+    const feedName = settlementName(u.settlement);
+    const feed = this.feeds.get(feedName) ?? null;
+    const market = toMarket(u, feed);
+    const stored = await this.store.upsertMarket(market);
+    await this.store.markSource(stored.key, "gamma");
+    this.report.markets++;
+    this.report.settledBy.push({ slug: market.slug, feedName });
+    if (market.winner !== null) {
+      this.report.resolved++;
+      recordCrossCheck(this.report, crossCheck(market.slug, market.winner, u, feed, this.maxStale));
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -250,7 +278,7 @@ function scaledCell(cell: string, name: string): number {
 }
 
 /** One market line, checked and narrowed; `raw` keeps only the Gamma fields the record needs. */
-interface UpstreamMarket {
+export interface UpstreamMarket {
   slug: string;
   coin: Coin;
   marketType: MarketType;
@@ -276,24 +304,43 @@ interface UpstreamMarket {
   updatedAt: Micros;
 }
 
-async function readMarkets(path: string): Promise<UpstreamMarket[]> {
+/** Every market of a JSON-lines file (.gz accepted), each line one of the shapes upstreamMarketsOf reads. */
+export async function readMarkets(path: string): Promise<UpstreamMarket[]> {
   const out: UpstreamMarket[] = [];
   for await (const { text, no } of readLines(path)) {
     if (text.trim() === "") continue;
-    out.push(atLine(path, no, () => parseMarketLine(text)));
+    out.push(...atLine(path, no, () => parseMarketLine(text)));
   }
   return out;
 }
 
-function parseMarketLine(text: string): UpstreamMarket {
+function parseMarketLine(text: string): UpstreamMarket[] {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     throw new FieldError(`not valid JSON: ${errorMessage(err)}`);
   }
+  return upstreamMarketsOf(value);
+}
+
+/**
+ * The markets of one upstream object: a row of the recorded fixtures (our recorder's fields with the
+ * Gamma market in `raw`), a Gamma market (`/markets?slug=`), or a Gamma event (`/events?slug=`) with
+ * its markets nested, each read as a market of that event. Throws FieldError naming what is wrong.
+ */
+export function upstreamMarketsOf(value: unknown): UpstreamMarket[] {
   const line = requireObject(value, "line");
-  return line.raw === undefined ? parseGammaLine(line) : parseRecordedLine(line);
+  if (line.raw !== undefined) return [parseRecordedLine(line)];
+  if (Array.isArray(line.markets) && line.conditionId === undefined) {
+    const { markets, ...event } = line;
+    return (markets as unknown[]).map((m, i) => {
+      const market = requireObject(m, `markets[${i}]`);
+      // Gamma nests the market in its event and reports the event's id and metadata there.
+      return parseGammaLine(market.events === undefined ? { ...market, events: [event] } : market);
+    });
+  }
+  return [parseGammaLine(line)];
 }
 
 /** A line of the recorded fixtures' shape: our recorder's fields with the Gamma object in `raw`. */
@@ -342,7 +389,8 @@ function parseRecordedLine(line: Record<string, unknown>): UpstreamMarket {
  */
 function parseGammaLine(raw: Record<string, unknown>): UpstreamMarket {
   const g = parseGammaMarket(raw);
-  const parts = parseSlug(g.slug);
+  // Hourly and daily markets go by Polymarket's own slug upstream: its coin name says the series.
+  const parts = parseSlug(g.slug) ?? polymarketSlugSeries(g.slug, DEFAULT_COINS);
   const config = (raw.cryptoMarketConfig ?? {}) as Record<string, unknown>;
   const coin = typeof config.asset === "string" ? parseCoin(config.asset) : (parts?.coin ?? null);
   const marketType =

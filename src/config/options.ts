@@ -489,13 +489,19 @@ const COMMAND_OPTIONS = {
     flags: ["--from"],
     type: optional(time(parseUserTime, USER_TIME), "none"),
     default: null,
-    doc: "the first hour file to import under --base (import pmxt)",
+    doc: "the start of the range to import (import gamma: markets starting at or after it; import pmxt: the first hour file under --base)",
   }),
   archiveTo: option({
     flags: ["--to"],
     type: optional(time(parseUserTime, USER_TIME), "none"),
     default: null,
-    doc: "the last hour file to import under --base (import pmxt)",
+    doc: "the end of the range to import (import gamma: markets starting at or before it; import pmxt: the last hour file under --base)",
+  }),
+  gammaRequestsPerSecond: option({
+    flags: ["--requests-per-second"],
+    type: integer(1, 100),
+    default: 5,
+    doc: "import gamma: at most this many requests a second to Gamma (429 and 5xx answers are retried with backoff)",
   }),
   out: option({
     flags: ["--out"],

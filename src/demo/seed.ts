@@ -78,6 +78,8 @@ export async function seedDemo(
   const coinSpans = new Map<Coin, { path: CoinPath; from: number }>();
   for (const demo of generateDemo(options)) {
     const stored = await store.markets.upsertMarket(demo.market);
+    // The demo stands in for a live recording (its snapshots derived from events as the collector's are).
+    await store.markets.markSource(stored.key, "recorded");
     markets++;
     if (hasDemoEvents(demo.market, options.anchor, options.eventMarkets ?? DEMO_EVENT_MARKETS)) {
       await seedEvents(store, demo, options, stored.key, batch, trades, flush);

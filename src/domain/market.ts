@@ -156,6 +156,18 @@ export interface Market {
   feeSchedule: FeeSchedule | null;
 }
 
+/**
+ * Where a market's data came from (issue 23): `recorded`, our collector followed it live; `pmxt`, its
+ * events and snapshots were imported from the PMXT archive; `gamma`, only its record was imported from
+ * Gamma (no book data). A market holds a set of them, combined by one rule (MarketStore.markSource):
+ * `recorded` and `pmxt` add to the set and each takes `gamma` out of it, since a market with book data
+ * is no longer "Gamma only"; `gamma` is kept only when nothing else is there. So a market recorded live
+ * and later filled in from PMXT is `recorded` and `pmxt`, and importing its Gamma record again changes
+ * nothing. Served in this order.
+ */
+export const MARKET_SOURCES = ["recorded", "pmxt", "gamma"] as const;
+export type MarketSource = (typeof MARKET_SOURCES)[number];
+
 export function isResolved(market: Market): boolean {
   return market.winner !== null;
 }

@@ -83,3 +83,20 @@ export function polymarketSlug(coin: Coin, marketType: MarketType, startTime: nu
   }
   return null;
 }
+
+/**
+ * The coin and type a Polymarket hourly or daily slug names (polymarketSlug's shapes), for a coin of
+ * `coins`; null for any other slug. The start is not read from it: the record's times say it.
+ */
+export function polymarketSlugSeries(
+  slug: string,
+  coins: readonly Coin[],
+): { coin: Coin; marketType: MarketType } | null {
+  for (const coin of coins) {
+    const prefix = `${coinFacts(coin).name}-up-or-down-`;
+    if (!slug.startsWith(prefix)) continue;
+    if (slug.startsWith(`${prefix}on-`)) return { coin, marketType: "24h" };
+    if (slug.endsWith("-et")) return { coin, marketType: "1h" };
+  }
+  return null;
+}

@@ -212,7 +212,7 @@ async function allMarkets(store: MarketStore): Promise<StoredMarket[]> {
 
 /** The market's record as upserted: without the store's own key and count. */
 function recordOf(market: StoredMarket): Market {
-  const { key: _key, snapshotCount: _count, ...record } = market;
+  const { key: _key, snapshotCount: _count, sources: _sources, ...record } = market;
   return record;
 }
 
@@ -306,6 +306,7 @@ async function copyMarket(
   onBatch: (rows: number) => void,
 ): Promise<MarketCopy> {
   const target = await options.to.markets.upsertMarket(recordOf(source));
+  for (const s of source.sources) await options.to.markets.markSource(target.key, s);
   // Few and idempotent (a gap recorded again keeps one record, with the later end): put every run.
   for (const gap of await options.from.markets.listGaps(source.key)) {
     await options.to.markets.recordGap(target.key, gap);

@@ -32,7 +32,7 @@ async function freshStore(): Promise<SqliteStore> {
 /** Drops the store's own bookkeeping so records can be compared with hand-written Market literals. */
 function recordOf(stored: StoredMarket | null): Market {
   assert.ok(stored, "market should be stored");
-  const { key: _key, snapshotCount: _count, ...market } = stored;
+  const { key: _key, snapshotCount: _count, sources: _sources, ...market } = stored;
   return market;
 }
 

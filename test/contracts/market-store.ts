@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { encodeBooks } from "../../src/wire/book-codec.ts";
 import type { SnapshotRow } from "../../src/domain/snapshot.ts";
+import { MARKET_SOURCES } from "../../src/domain/market.ts";
 import { JsonBytes } from "../../src/wire/json-bytes.ts";
 import type { MarketStore, SnapshotQuery } from "../../src/store/ports/market-store.ts";
 import type { Store } from "../../src/store/ports/store.ts";
@@ -128,9 +129,10 @@ const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
     assert.equal(first.key, second.key);
     assert.equal(second.winner, "Up");
     assert.equal(await marketStore.countMarkets(), 1);
-    const { key: _k, snapshotCount, ...record } = second;
+    const { key: _k, snapshotCount, sources, ...record } = second;
     assert.deepEqual(record, HAND_MARKET);
     assert.equal(snapshotCount, 0);
+    assert.deepEqual(sources, [], "a new market has no source until one is marked");
   },
   "markets are found by slug or by Polymarket's alias": async (marketStore) => {
     await marketStore.upsertMarket({
@@ -509,9 +511,14 @@ const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
       settlement: { source: "chainlink_twap" as const, lookbackS: 60 },
     };
     for (const market of [split, twap]) {
-      const { key: _k, snapshotCount: _c, ...record } = await marketStore.upsertMarket(market);
+      const { key: _k, snapshotCount: _c, sources: _s, ...record } = await marketStore.upsertMarket(market);
       assert.deepEqual(record, market);
-      const { key: _k2, snapshotCount: _c2, ...read } = (await marketStore.getMarket(market.slug))!;
+      const {
+        key: _k2,
+        snapshotCount: _c2,
+        sources: _s2,
+        ...read
+      } = (await marketStore.getMarket(market.slug))!;
       assert.deepEqual(read, market);
     }
   },
@@ -542,6 +549,50 @@ const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
         expected += await marketStore.countSnapshots(m.key, since * 1e6);
       }
       assert.equal(s.snapshotsSince, expected, `${s.coin} ${s.marketType}`);
+    }
+  },
+  "a market's sources combine by one rule, and upserting its record keeps them": async (marketStore) => {
+    const slug = "sol-updown-15m-1784853000";
+    const market = await marketStore.upsertMarket({
+      ...HAND_MARKET,
+      slug,
+      coin: "sol",
+      startTime: 1784851500,
+    });
+    const sourcesOf = async () => (await marketStore.getMarket(slug))!.sources;
+    await marketStore.markSource(market.key, "gamma");
+    assert.deepEqual(await sourcesOf(), ["gamma"], "a record alone is Gamma only");
+    await marketStore.markSource(market.key, "pmxt");
+    assert.deepEqual(await sourcesOf(), ["pmxt"], "book data takes Gamma only out");
+    await marketStore.markSource(market.key, "gamma");
+    assert.deepEqual(await sourcesOf(), ["pmxt"], "a Gamma record again changes nothing");
+    await marketStore.markSource(market.key, "recorded");
+    assert.deepEqual(await marketStore.markSource(market.key, "recorded"), ["recorded", "pmxt"]);
+    assert.deepEqual(await sourcesOf(), ["recorded", "pmxt"], "recorded live and from PMXT, in that order");
+    await marketStore.upsertMarket({
+      ...HAND_MARKET,
+      slug,
+      coin: "sol",
+      startTime: 1784851500,
+      winner: null,
+    });
+    assert.deepEqual(await sourcesOf(), ["recorded", "pmxt"], "an upsert keeps them");
+    const listed = (await marketStore.listMarkets({ coin: "sol", limit: 10, offset: 0 })).markets;
+    assert.deepEqual(
+      listed.find((m) => m.slug === slug)?.sources,
+      ["recorded", "pmxt"],
+      "a listing reads them too",
+    );
+    assert.deepEqual(await marketStore.markSource(987654321, "pmxt"), [], "an unknown key: nothing");
+    const { markets } = await marketStore.listMarkets({ limit: 1000, offset: 0 });
+    const summary = await marketStore.seriesSummary(0);
+    assert.equal(summary.find((s) => s.coin === "sol" && s.marketType === "15m")?.marketsBySource.pmxt, 1);
+    for (const s of summary) {
+      const own = markets.filter((m) => m.coin === s.coin && m.marketType === s.marketType);
+      for (const source of MARKET_SOURCES) {
+        const holding = own.filter((m) => m.sources.includes(source)).length;
+        assert.equal(s.marketsBySource[source], holding, `${s.coin} ${s.marketType} ${source}`);
+      }
     }
   },
   "the demo seed's mark: none, then begun with its anchor (kept by a second begin), then complete": async (

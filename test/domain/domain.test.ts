@@ -12,7 +12,13 @@ import { BookEncodingError, decodeBooks, encodeBooks } from "../../src/wire/book
 import { renderBooksJson } from "../../src/wire/book-json.ts";
 import { JsonBytes } from "../../src/wire/json-bytes.ts";
 import { parseMarketType, winnerOf } from "../../src/domain/market.ts";
-import { canonicalSlug, formatSlug, parseSlug, polymarketSlug } from "../../src/domain/slug.ts";
+import {
+  canonicalSlug,
+  formatSlug,
+  parseSlug,
+  polymarketSlug,
+  polymarketSlugSeries,
+} from "../../src/domain/slug.ts";
 import { isoMicros, isoSeconds, parseIsoMicros, parseUserTime } from "../../src/domain/time.ts";
 import { Rng } from "../../src/demo/demo.ts";
 
@@ -121,6 +127,20 @@ describe("slugs", () => {
       "solana-up-or-down-on-june-3-2026",
     );
     assert.equal(polymarketSlug("btc", "5m", start), null);
+  });
+
+  test("Polymarket's hourly and daily slugs name their coin and type back", () => {
+    const coins = ["btc", "eth", "sol"];
+    assert.deepEqual(polymarketSlugSeries("bitcoin-up-or-down-june-3-2026-3am-et", coins), {
+      coin: "btc",
+      marketType: "1h",
+    });
+    assert.deepEqual(polymarketSlugSeries("solana-up-or-down-on-june-3-2026", coins), {
+      coin: "sol",
+      marketType: "24h",
+    });
+    assert.equal(polymarketSlugSeries("dogecoin-up-or-down-on-june-3-2026", coins), null);
+    assert.equal(polymarketSlugSeries("btc-updown-5m-1784851200", coins), null);
   });
 });
 

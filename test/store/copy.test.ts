@@ -399,11 +399,14 @@ describe("copy SQLite to SQLite", () => {
     }
   });
 
-  test("a destination market with the same slug takes the source's record; its own extra seconds stay, with a warning", async () => {
+  test("a destination market with the same slug takes the source's record and sources; its own extra seconds stay, with a warning", async () => {
     const source = await openStore(sqliteUrl());
     const target = await openStore(sqliteUrl());
     try {
       await insertHandMarket(source);
+      const hand = (await source.markets.getMarket(HAND_MARKET.slug))!;
+      await source.markets.markSource(hand.key, "recorded");
+      await source.markets.markSource(hand.key, "pmxt");
       const stale = await target.markets.upsertMarket({
         ...HAND_MARKET,
         winner: null,
@@ -418,9 +421,11 @@ describe("copy SQLite to SQLite", () => {
       const {
         key: _a,
         snapshotCount: targetCount,
+        sources,
         ...copied
       } = (await target.markets.getMarket(HAND_MARKET.slug))!;
       assert.deepEqual(copied, HAND_MARKET);
+      assert.deepEqual(sources, ["recorded", "pmxt"]);
       assert.equal(targetCount, 3);
       assert.deepEqual(warnings, [
         `${HAND_MARKET.slug}: the destination keeps 1 snapshots the source does not have`,

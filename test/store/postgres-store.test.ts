@@ -268,6 +268,25 @@ const POSTGRES_TESTS: StoreTests<PostgresStore, PostgresStore> = {
       await Promise.all(stores.map((s) => s.close()));
     }
   },
+  "version 13 gives a version 12 database's markets their source: snapshots recorded, a record alone Gamma":
+    async () => {
+      const store = new PostgresStore(await scratchSchemas().create());
+      try {
+        await store.migrate();
+        const other = "sol-updown-15m-1784852100";
+        await store.markets.upsertMarket({ ...HAND_MARKET, winner: null });
+        await store.markets.upsertMarket({ ...HAND_MARKET, slug: other, winner: null });
+        // The database as version 12 left it: no sources column, one market with snapshots counted.
+        await store.pool.query("ALTER TABLE markets DROP COLUMN sources");
+        await store.pool.query("DELETE FROM schema_migrations WHERE version = 13");
+        await store.pool.query("UPDATE markets SET snapshot_count = 3 WHERE slug = $1", [HAND_MARKET.slug]);
+        await store.migrate();
+        assert.deepEqual((await store.markets.getMarket(HAND_MARKET.slug))?.sources, ["recorded"]);
+        assert.deepEqual((await store.markets.getMarket(other))?.sources, ["gamma"]);
+      } finally {
+        await store.close();
+      }
+    },
   "openStore takes postgres:// and postgresql:// URLs and migrates": async () => {
     for (const scheme of ["postgres:", "postgresql:"]) {
       const scratch = new URL(await scratchSchemas().create());

@@ -220,3 +220,28 @@ test("pages planned from remembered block headers follow another process's impor
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("version 13 gives a version 12 database's markets their source: snapshots recorded, a record alone Gamma", async () => {
+  const { marketValues } = await import("../../src/store/sql/rows.ts");
+  const store = new SqliteStore(":memory:");
+  try {
+    const db = store.db;
+    db.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)");
+    for (const m of SQLITE_MIGRATIONS.filter((m) => m.version <= 12)) {
+      db.exec(m.sql);
+      db.prepare("INSERT INTO schema_migrations VALUES (?, 0)").run(m.version);
+    }
+    const insert = db.prepare(`INSERT INTO markets (slug, polymarket_slug, coin, market_type, market_id,
+      event_id, start_time, end_time, coin_price_start, coin_price_end, condition_id, clob_token_up,
+      clob_token_down, winner, final_volume, final_liquidity, resolved_at, created_at, updated_at,
+      settlement_source, settlement_lookback_s, fee_schedule, snapshot_count)
+      VALUES (${Array.from({ length: 23 }, () => "?").join(", ")})`);
+    insert.run(...marketValues({ ...HAND_MARKET, winner: null }), 3);
+    insert.run(...marketValues({ ...HAND_MARKET, slug: "sol-updown-15m-1784852100", winner: null }), 0);
+    await store.migrate();
+    assert.deepEqual((await store.markets.getMarket(HAND_MARKET.slug))?.sources, ["recorded"]);
+    assert.deepEqual((await store.markets.getMarket("sol-updown-15m-1784852100"))?.sources, ["gamma"]);
+  } finally {
+    await store.close();
+  }
+});

@@ -1,4 +1,7 @@
 import { importArchive, openInput } from "../../archive/archive.ts";
+import { basename } from "node:path";
+import { importVisionFile, visionFileOf, visionPaths } from "../../archive/binance-vision.ts";
+import { fetchGammaRecords, formatFetchLines, importGammaFiles } from "../../archive/gamma-import.ts";
 import {
   BINANCE_1S,
   CoinPrices,
@@ -16,11 +19,17 @@ import {
   importUpstream,
   parseFeedArgument,
   readFeed,
+  readFeeds,
 } from "../../archive/upstream-import.ts";
+import { type Coin, coinFacts, type MarketType } from "../../domain/market.ts";
+import type { Micros } from "../../domain/time.ts";
 import { defineCommand, requireFile, UsageError, withStore } from "../command.ts";
 import { Progress } from "../progress.ts";
 
 const HELP = `updown import upstream --markets FILE --feed [twapN=]FILE [--feed ...] [--max-staleness SECONDS]
+updown import gamma FILE... [--feed [twapN=]FILE ...]
+updown import gamma --from TIME --to TIME [--coin C] [--type T] [--requests-per-second N] [--feed ...]
+updown import binance-vision FILE|FOLDER... [--coins C,...]
 updown import archive FILE
 updown import pmxt PATH|FOLDER|URL... [--base URL|FOLDER --from TIME --to TIME] [--feed [COIN:][twapN=]FILE ...]
        [--binance-klines FILE ...] [--max-staleness SECONDS] [--json]
@@ -34,6 +43,20 @@ beat and final price win where given) and a cross-check whose report (agreements
 markets the feed cannot decide, with reasons, and which feed each market settles on) is printed.
 --max-staleness (default 10) is the oldest a feed tick may be and still decide a market in the
 cross-check.
+gamma: Gamma's market records, by the same path as upstream (settlement, fees, tokens, outcome, price
+to beat, final price), from JSON-lines files (.gz accepted) of Gamma market objects, Gamma event
+objects (their markets nested) or the recorded rows; or fetched by slug from Gamma
+(--polymarket-gamma-url) for the markets of each coin (--coin, default the configured coins) and type
+(--type, default every type the coin runs) starting from --from to --to, paced to
+--requests-per-second, 429 and 5xx answers retried with backoff. A fetch run again after a kill asks
+only for the markets not stored resolved yet. --feed is optional: without it the winner is Gamma's and
+the cross-check says it had no feed. Markets imported so are marked "gamma" (a record, no book data)
+unless they hold recorded or PMXT data (docs/archives.md).
+binance-vision: Binance's public data files (data.binance.vision zips: klines of 1s and 1m,
+aggTrades, trades, fundingRate, metrics) into the exchange tables; folders are searched for .zip
+files. A .CHECKSUM file beside a zip is verified first (a mismatch writes nothing). The venue is the
+path's (/spot/ or /futures/), else futures for a CSV with a header line; the coin is the file name's
+USDT pair, one of --coins. Times in ms or µs (spot files since 2025) are both read.
 archive: our own NDJSON export format (see 'updown export'), .gz accepted.
 pmxt: PMXT's hourly order-book archive (v2 Parquet, polymarket_orderbook_YYYY-MM-DDTHH.parquet):
 files, folders of them, https:// URLs, or with --base the hour files from --from's hour to --to's (an
@@ -56,10 +79,13 @@ export const importCommand = defineCommand({
     "feed",
     "maxStaleness",
     "coins",
-    "binanceKlines",
-    "archiveBase",
+    "exportType",
     "archiveFrom",
     "archiveTo",
+    "polymarketGammaUrl",
+    "gammaRequestsPerSecond",
+    "binanceKlines",
+    "archiveBase",
     "json",
   ],
   run: async (values, [kind, file, ...rest]) => {
@@ -70,19 +96,27 @@ export const importCommand = defineCommand({
       );
       return;
     }
+    if (kind === "binance-vision") {
+      await importBinanceVision(
+        values,
+        [file, ...rest].filter((a) => a !== undefined),
+      );
+      return;
+    }
+    if (kind === "gamma") {
+      await importGamma(
+        values,
+        [file, ...rest].filter((a) => a !== undefined),
+      );
+      return;
+    }
     if (kind === "upstream") {
       const { markets, feed } = values;
       if (markets === null || feed === null) {
         throw new UsageError("import upstream needs --markets FILE and --feed FILE");
       }
-      const feeds: FeedFile[] = feed.map((text) => {
-        const parsed = parseFeedArgument(text);
-        if (parsed === null)
-          throw new UsageError(`--feed ${text}: the TWAP lookback must be a positive number of seconds`);
-        return parsed;
-      });
+      const feeds = feedFiles(feed);
       requireFile(markets, "--markets");
-      for (const f of feeds) requireFile(f.path, "--feed");
       await withStore(values.databaseUrl, async (store) => {
         const progress = new Progress("Importing markets");
         const report = await importUpstream({
@@ -182,5 +216,101 @@ async function importPmxtFiles(values: PmxtValues, args: string[]): Promise<void
     process.stdout.write(
       values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatPmxtReport(report)}\n`,
     );
+  });
+}
+
+/** The `--feed` arguments as feed files, each checked to be a readable file. */
+function feedFiles(feed: readonly string[] | null): FeedFile[] {
+  return (feed ?? []).map((text) => {
+    const parsed = parseFeedArgument(text);
+    if (parsed === null)
+      throw new UsageError(`--feed ${text}: the TWAP lookback must be a positive number of seconds`);
+    requireFile(parsed.path, "--feed");
+    return parsed;
+  });
+}
+
+interface GammaValues {
+  databaseUrl: string;
+  feed: string[] | null;
+  maxStaleness: number;
+  coins: Coin[];
+  exportType: MarketType | null;
+  archiveFrom: Micros | null;
+  archiveTo: Micros | null;
+  polymarketGammaUrl: string;
+  gammaRequestsPerSecond: number;
+}
+
+async function importGamma(values: GammaValues, files: string[]): Promise<void> {
+  const { archiveFrom: from, archiveTo: to } = values;
+  const fetching = from !== null || to !== null;
+  if (fetching === files.length > 0)
+    throw new UsageError("import gamma takes files, or --from and --to to fetch from Gamma, not both");
+  if (fetching && (from === null || to === null)) throw new UsageError("--from and --to go together");
+  if (from !== null && to !== null && to < from) throw new UsageError("--to is before --from");
+  for (const f of files) requireFile(f, "gamma");
+  const feeds = await readFeeds(feedFiles(values.feed));
+  await withStore(values.databaseUrl, async (store) => {
+    const progress = new Progress("Importing Gamma records");
+    if (!fetching) {
+      const report = await importGammaFiles({
+        store: store.markets,
+        paths: files,
+        feeds,
+        maxStalenessSeconds: values.maxStaleness,
+        onProgress: (d, t) => progress.update(d, t),
+      });
+      progress.done(`${report.markets} markets`);
+      process.stdout.write(`${formatImportReport(report)}\n`);
+      return;
+    }
+    if (from === null || to === null) return; // checked above; narrows the types
+    const series = values.coins.flatMap((coin) =>
+      coinFacts(coin)
+        .types.filter((t) => values.exportType === null || t === values.exportType)
+        .map((marketType) => ({ coin, marketType })),
+    );
+    const report = await fetchGammaRecords({
+      store: store.markets,
+      baseUrl: values.polymarketGammaUrl,
+      series,
+      from: Math.ceil(from / 1e6),
+      to: Math.floor(to / 1e6),
+      feeds,
+      maxStalenessSeconds: values.maxStaleness,
+      requestsPerSecond: values.gammaRequestsPerSecond,
+      onProgress: (d, t) => progress.update(d, t),
+    });
+    progress.done(`${report.markets} markets`);
+    process.stdout.write(`${[...formatFetchLines(report), formatImportReport(report)].join("\n")}\n`);
+  });
+}
+
+async function importBinanceVision(
+  values: { databaseUrl: string; coins: Coin[] },
+  args: string[],
+): Promise<void> {
+  if (args.length === 0) throw new UsageError("import binance-vision needs zip files or folders");
+  const paths = visionPaths(args);
+  for (const path of paths) requireFile(path, "binance-vision");
+  // Every name is checked before the first file is read.
+  for (const path of paths) visionFileOf(path, values.coins);
+  await withStore(values.databaseUrl, async (store) => {
+    const progress = new Progress("Importing Binance files");
+    let rows = 0;
+    let added = 0;
+    for (const path of paths) {
+      const r = await importVisionFile(store.exchange, path, values.coins, (n) =>
+        progress.count(rows + n, `rows (${basename(path)})`),
+      );
+      rows += r.rows;
+      added += r.added;
+      const what = r.interval === null ? r.kind : `${r.interval} klines`;
+      process.stdout.write(
+        `${basename(path)}: ${r.coin} ${r.venue} ${what}, ${r.rows} rows (${r.added} new), checksum ${r.checksum}\n`,
+      );
+    }
+    progress.done(`${paths.length} files, ${rows} rows (${added} new)`);
   });
 }

@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import { computeCoverage } from "../../domain/coverage.ts";
-import { isResolved } from "../../domain/market.ts";
+import { isResolved, MARKET_SOURCES } from "../../domain/market.ts";
 import { isoMicros, isoSeconds } from "../../domain/time.ts";
 import type { Api, AppContext } from "../context.ts";
 import { openMarket } from "../params.ts";
@@ -51,9 +51,22 @@ const BookIntegrityWire = Type.Object(
   },
 );
 
+const MarketSourceSchema = Type.Enum([...MARKET_SOURCES], {
+  $id: "MarketSource",
+  description:
+    "Where a market's data came from: recorded (our collector followed it live), pmxt (its events and " +
+    "snapshots imported from the PMXT archive), gamma (only its record, from Gamma: no book data). " +
+    "recorded and pmxt combine; gamma appears alone (docs/archives.md)",
+});
+
 const Coverage = Type.Object(
   {
     slug: Type.String(),
+    sources: Type.Array(ref("MarketSource"), {
+      description:
+        "Where its data came from, in the order recorded, pmxt, gamma; empty for a market no importer or " +
+        "collector marked",
+    }),
     start_time: dateTime(),
     end_time: dateTime(),
     resolved: Type.Boolean(),
@@ -85,7 +98,7 @@ const Coverage = Type.Object(
   { $id: "Coverage", additionalProperties: false },
 );
 
-export const coverageComponents = [EventCoverage, BookIntegrityWire, Gap, Coverage];
+export const coverageComponents = [MarketSourceSchema, EventCoverage, BookIntegrityWire, Gap, Coverage];
 
 const coverageSchema = {
   operationId: "getMarketCoverage",
@@ -96,7 +109,8 @@ const coverageSchema = {
     "Gaps are found from the stored snapshots (consecutive snapshots more than 1.5 cadences apart, and missing " +
     "stretches after the start or before the end) and take their cause from what the collector recorded. Causes: " +
     "not_recording, collector_down, upstream_disconnected, upstream_silent, not_connected, no_book, no_coin_price, " +
-    "no_price, store_error, unknown (docs/collector.md). events and book_integrity: what the recorded " +
+    "no_price, store_error, unknown (docs/collector.md). sources: where its data came from (recorded live, PMXT, " +
+    "or Gamma's record only; docs/archives.md). events and book_integrity: what the recorded " +
     "market-channel messages cover, and how often the book rebuilt from them agreed with the upstream (docs/events.md).",
   params: SlugParams,
   response: v1Responses(
@@ -127,6 +141,7 @@ export function coverageRoutes(app: Api, ctx: AppContext): void {
     });
     return {
       slug: market.slug,
+      sources: market.sources,
       start_time: isoSeconds(market.startTime),
       end_time: isoSeconds(market.endTime),
       resolved: isResolved(market),

@@ -1,5 +1,6 @@
 import { Type } from "typebox";
 import { seriesCoverage, type SpanCoverage } from "../../domain/coverage.ts";
+import { MARKET_SOURCES, type MarketSource } from "../../domain/market.ts";
 import { formatSlug } from "../../domain/slug.ts";
 import { isoMicros, isoSeconds } from "../../domain/time.ts";
 import type { Api, AppContext } from "../context.ts";
@@ -23,6 +24,19 @@ const SeriesEntry = Type.Object(
     coin: Type.Ref("Coin"),
     market_type: Type.Ref("MarketType"),
     markets: Type.Integer({ description: "Markets stored" }),
+    markets_by_source: Type.Object(
+      Object.fromEntries(MARKET_SOURCES.map((source) => [source, Type.Integer()])) as Record<
+        MarketSource,
+        ReturnType<typeof Type.Integer>
+      >,
+      {
+        additionalProperties: false,
+        description:
+          "Markets holding data of each source (MarketSource): recorded live, imported from PMXT, Gamma's record " +
+          "only. A market recorded live and filled in from PMXT counts under both, so the counts may add up to more " +
+          "than markets; a market no importer or collector marked counts under none",
+      },
+    ),
     snapshots: Type.Integer({ description: "Snapshots stored over all its markets" }),
     first_market: Type.Object(
       { slug: Type.String(), start_time: dateTime() },
@@ -56,7 +70,8 @@ const seriesSchema = {
   description:
     "One entry per coin and type with a stored market, in coin and type order. Coverage is recorded over " +
     "expected snapshots (one per cadence) from the series' first stored market's start until now, or its last " +
-    "market's end if earlier: overall, and over the last 24 hours. Markets never recorded count as missing.",
+    "market's end if earlier: overall, and over the last 24 hours. Markets never recorded count as missing. " +
+    "markets_by_source: how many of its markets hold data recorded live, imported from PMXT, or only Gamma's record.",
   response: v1Responses({ 200: answer(ref("SeriesList"), "The recorded series") }),
 };
 
@@ -81,6 +96,7 @@ export function seriesRoutes(app: Api, ctx: AppContext): void {
           coin: s.coin,
           market_type: s.marketType,
           markets: s.markets,
+          markets_by_source: s.marketsBySource,
           snapshots: s.snapshots,
           first_market: {
             slug: formatSlug(s.coin, s.marketType, s.firstStart),

@@ -77,7 +77,7 @@ export class MarketDiscovery {
     for (const m of markets) {
       if (!this.opts.coins.includes(m.coin) || !this.opts.marketTypes.includes(m.marketType)) continue;
       if (m.startTime > second + 86_400 || second > m.endTime + GIVE_UP_RESOLUTION_S) continue;
-      await this.opts.follow(m, now);
+      await this.follow(m, now);
     }
   }
 
@@ -108,8 +108,13 @@ export class MarketDiscovery {
     const stored = await this.opts.store.getMarket(s.slug);
     const market = marketRecord(s, upstream, stored, now);
     if (market.winner !== null) return;
-    const saved = await this.opts.store.upsertMarket(market);
-    await this.opts.follow(saved, now);
+    await this.follow(await this.opts.store.upsertMarket(market), now);
+  }
+
+  /** A market the collector follows is recorded live (MarketSource), whatever else it holds. */
+  private async follow(market: StoredMarket, now: Micros): Promise<void> {
+    const sources = await this.opts.store.markSource(market.key, "recorded");
+    await this.opts.follow({ ...market, sources }, now);
   }
 }
 

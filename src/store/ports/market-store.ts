@@ -1,5 +1,5 @@
 import type { JsonBytes } from "../../wire/json-bytes.ts";
-import type { Coin, Market, MarketType } from "../../domain/market.ts";
+import type { Coin, Market, MarketSource, MarketType } from "../../domain/market.ts";
 import type { SnapshotRow, SortOrder } from "../../domain/snapshot.ts";
 import type { Micros } from "../../domain/time.ts";
 import type { SeriesSummaryRow } from "../rules/series-summary.ts";
@@ -15,6 +15,8 @@ export interface StoredMarket extends Market {
   key: number;
   /** Number of stored snapshots, kept in step with every insert. */
   snapshotCount: number;
+  /** Where its data came from (MarketSource's rule), in MARKET_SOURCES' order; empty when never marked. */
+  sources: MarketSource[];
 }
 
 /** Which markets a listing selects (rules/market-filter.ts says it in SQL, once for both stores). */
@@ -82,10 +84,18 @@ export interface SnapshotSpan {
  * - snapshots are unique on (market, time): inserting a row that exists is a no-op, never a duplicate,
  *   and the first write of a second wins;
  * - `snapshotCount` equals the number of stored snapshots of the market after every insert;
- * - a page is the same bytes on every implementation, whichever end of its range it is read from.
+ * - a page is the same bytes on every implementation, whichever end of its range it is read from;
+ * - a market's sources change only by markSource, by MarketSource's rule; an upsert leaves them.
  */
 export interface MarketStore {
+  /** Leaves the market's sources as they were (a new market has none): markSource sets them. */
   upsertMarket(market: Market): Promise<StoredMarket>;
+  /**
+   * Records that the market's data (also) came from `source`, by MarketSource's rule: `recorded` and
+   * `pmxt` add to its sources and take `gamma` out; `gamma` is kept only on a market with no other.
+   * Idempotent. Answers the market's sources after it (none for an unknown key, which changes nothing).
+   */
+  markSource(marketKey: number, source: MarketSource): Promise<MarketSource[]>;
   /** By our slug or Polymarket's alias. */
   getMarket(slug: string): Promise<StoredMarket | null>;
   listMarkets(filter: MarketFilter): Promise<{ markets: StoredMarket[]; total: number }>;

@@ -1,4 +1,5 @@
-import type { Coin, MarketType } from "../../domain/market.ts";
+import { type Coin, MARKET_SOURCES, type MarketSource, type MarketType } from "../../domain/market.ts";
+import { sourceBit } from "../sql/market-sources.ts";
 
 /** One recorded series (coin and type) as the store holds it; see MarketStore.seriesSummary. */
 export interface SeriesSummaryRow {
@@ -11,7 +12,13 @@ export interface SeriesSummaryRow {
   lastEnd: number;
   /** Snapshots at or after the `since` the summary was asked for. */
   snapshotsSince: number;
+  /** Markets holding data of each source (a market of several sources counts under each). */
+  marketsBySource: Record<MarketSource, number>;
 }
+
+const sourceCounts = MARKET_SOURCES.map(
+  (s) => `sum(CASE WHEN (sources & ${sourceBit(s)}) <> 0 THEN 1 ELSE 0 END) AS ${s}_markets`,
+).join(", ");
 
 /**
  * Every series in one grouped scan of the markets. Snapshots since a time are the counts of the
@@ -24,7 +31,7 @@ export function seriesSummarySql(p: (i: number) => string): string {
       sum(CASE WHEN start_time >= ${p(1)} THEN snapshot_count
                WHEN end_time > ${p(1)} THEN
                  (SELECT count(*) FROM snapshots s WHERE s.market = m.id AND s.time_us >= ${p(2)})
-               ELSE 0 END) AS snapshots_since
+               ELSE 0 END) AS snapshots_since, ${sourceCounts}
     FROM markets m GROUP BY coin, market_type ORDER BY coin, market_type`;
 }
 
@@ -62,5 +69,10 @@ export function seriesSummaryFromRow(r: Record<string, unknown>): SeriesSummaryR
     lastStart: Number(r.last_start),
     lastEnd: Number(r.last_end),
     snapshotsSince: Number(r.snapshots_since),
+    marketsBySource: {
+      recorded: Number(r.recorded_markets),
+      pmxt: Number(r.pmxt_markets),
+      gamma: Number(r.gamma_markets),
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, PlanName } from "../../domain/api-key.ts";
 import type { Coin, FeeSchedule, Market, MarketType, SettlementSource, Winner } from "../../domain/market.ts";
+import { sourcesOf } from "./market-sources.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
 import type { RecordingGap, StoredMarket } from "../ports/market-store.ts";
 import type { QuotaChargeRecord } from "../ports/quota-ledger.ts";
@@ -12,7 +13,7 @@ type ArrayRow = readonly unknown[];
 export const MARKET_COLUMNS = `id, slug, polymarket_slug, coin, market_type, market_id, event_id, start_time, end_time,
   coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down, winner, final_volume,
   final_liquidity, resolved_at, created_at, updated_at, snapshot_count, settlement_source, settlement_lookback_s,
-  fee_schedule`;
+  fee_schedule, sources`;
 
 /** The stored fee schedule (JSON text in both stores). */
 function feeScheduleOf(text: unknown): FeeSchedule | null {
@@ -56,6 +57,7 @@ export function marketFromArray(r: ArrayRow): StoredMarket {
     snapshotCount: r[20] as number,
     settlement: { source: r[21] as SettlementSource, lookbackS: r[22] as number | null },
     feeSchedule: feeScheduleOf(r[23]),
+    sources: sourcesOf(Number(r[24])),
   };
 }
 

@@ -53,11 +53,30 @@ describe("GET /v1/markets/{slug}/coverage: events", () => {
   });
 });
 
+describe("GET /v1/markets/{slug}/coverage: sources", () => {
+  test("says where the market's data came from, as marked; none before any mark", async () => {
+    const sourcesOf = async (slug: string) => {
+      // A resolved market's record is kept for a second: the next read is a second later.
+      t.clock.advance(1_000_000);
+      return (await t.get(`/v1/markets/${slug}/coverage`)).json().sources;
+    };
+    assert.deepEqual(await sourcesOf(NEXT_MARKET.slug), []);
+    const next = (await t.store.markets.getMarket(NEXT_MARKET.slug))!;
+    await t.store.markets.markSource(next.key, "gamma");
+    assert.deepEqual(await sourcesOf(NEXT_MARKET.slug), ["gamma"]);
+    const hand = (await t.store.markets.getMarket(HAND_MARKET.slug))!;
+    await t.store.markets.markSource(hand.key, "pmxt");
+    await t.store.markets.markSource(hand.key, "recorded");
+    assert.deepEqual(await sourcesOf(HAND_MARKET.slug), ["recorded", "pmxt"]);
+  });
+});
+
 describe("GET /v1/markets/{slug}/coverage: coin price source", () => {
   test("null for a market no import derived; an archive import's source once one did", async () => {
     assert.equal((await t.get(`/v1/markets/${NEXT_MARKET.slug}/coverage`)).json().coin_price_source, null);
     const market = (await t.store.markets.getMarket(NEXT_MARKET.slug))!;
     await t.store.imports.setCoinPriceSource(market.key, "binance_1s");
+    t.clock.advance(1_000_000);
     const res = await t.get(`/v1/markets/${NEXT_MARKET.slug}/coverage`);
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().coin_price_source, "binance_1s");

@@ -193,11 +193,18 @@ describe("GET /v1/series", () => {
       assert.equal(s.first_market.slug, first.slug);
       assert.equal(s.last_market.slug, last.slug);
       assert.equal(s.coverage_overall.recorded_snapshots, s.snapshots);
+      assert.deepEqual(s.markets_by_source, {
+        recorded: own.filter((m) => m.sources.includes("recorded")).length,
+        pmxt: 0,
+        gamma: 0,
+      });
     }
     // The demo records every second up to the anchor: BTC 5m (3 markets, the last one live).
     const btc5m = body.series.find(
       (s: { coin: string; market_type: string }) => s.coin === "btc" && s.market_type === "5m",
     );
+    // The demo stands in for a live recording: every market of it is recorded.
+    assert.deepEqual(btc5m.markets_by_source, { recorded: btc5m.markets, pmxt: 0, gamma: 0 });
     const expected = ANCHOR - 1784851800;
     assert.deepEqual(btc5m.coverage_overall, {
       expected_snapshots: expected,
@@ -205,6 +212,37 @@ describe("GET /v1/series", () => {
       coverage: 1,
     });
     assert.deepEqual(btc5m.coverage_24h, btc5m.coverage_overall, "every market of it is within the last day");
+  });
+
+  test("markets_by_source counts the markets holding each source's data", async () => {
+    const app = await makeTestApp({ seed: false });
+    try {
+      const slugs = [0, 1, 2].map((i) => `sol-updown-15m-${HAND_MARKET.startTime + i * 900}`);
+      const keys = [];
+      for (const [i, slug] of slugs.entries()) {
+        const start = HAND_MARKET.startTime + i * 900;
+        keys.push(
+          (
+            await app.store.markets.upsertMarket({
+              ...HAND_MARKET,
+              slug,
+              startTime: start,
+              endTime: start + 900,
+            })
+          ).key,
+        );
+      }
+      await app.store.markets.markSource(keys[0], "recorded");
+      await app.store.markets.markSource(keys[0], "pmxt");
+      await app.store.markets.markSource(keys[1], "gamma");
+      await app.store.markets.markSource(keys[2], "gamma");
+      await app.store.markets.markSource(keys[2], "pmxt");
+      const [sol] = (await app.get("/v1/series")).json().series;
+      assert.equal(sol.markets, 3);
+      assert.deepEqual(sol.markets_by_source, { recorded: 1, pmxt: 2, gamma: 1 });
+    } finally {
+      await app.close();
+    }
   });
 
   test("a day later, the window holds nothing new: coverage over 24 h is null or 0", async () => {

@@ -67,6 +67,7 @@ test("the live and next markets are stored and followed; followed, resolved and 
   const live = followed.get(slug(0));
   assert.ok(live);
   assert.deepEqual(await store.markets.getMarket(slug(0)), live);
+  assert.deepEqual(live.sources, ["recorded"], "a market the collector follows is recorded live");
   assert.equal(live.clobTokenUp, "a0");
   assert.equal(live.marketId, "7000");
   assert.equal(live.startTime, T);

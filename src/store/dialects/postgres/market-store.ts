@@ -1,5 +1,5 @@
 import type { Pool } from "pg";
-import type { Coin, Market, MarketType } from "../../../domain/market.ts";
+import type { Coin, Market, MarketSource, MarketType } from "../../../domain/market.ts";
 import type { SnapshotRow } from "../../../domain/snapshot.ts";
 import type { Micros } from "../../../domain/time.ts";
 import { RENDER_VERSION } from "../../../wire/wire.ts";
@@ -22,6 +22,7 @@ import {
   marketValues,
   snapshotFromArray,
 } from "../../sql/rows.ts";
+import { markSourceSql, sourceBit, sourcesOf } from "../../sql/market-sources.ts";
 import { marketListSql } from "../../rules/market-filter.ts";
 import {
   allBlocks,
@@ -58,6 +59,7 @@ type Row = Record<string, unknown>;
 type ArrayRow = unknown[];
 
 const SERIES_SUMMARY_SQL = seriesSummarySql((i) => `$${i}`);
+const MARK_SOURCE_SQL = markSourceSql((i) => `$${i}`);
 const STRADDLING_BLOCKED_SQL = straddlingBlockedSql((i) => `$${i}`);
 const UPSERT_MARKET_SQL = upsertMarketSql((i) => `$${i}`);
 
@@ -204,6 +206,11 @@ export class PostgresMarketStore implements MarketStore {
   /** Renders the blocks written before version 8, as SQLite's store does (a batch a statement). */
   async renderPendingBlocks(): Promise<number> {
     return renderPendingBlocks(this.pool, this.renderVersion);
+  }
+
+  async markSource(marketKey: number, source: MarketSource): Promise<MarketSource[]> {
+    const { rows } = await this.pool.query<Row>(MARK_SOURCE_SQL, [sourceBit(source), marketKey]);
+    return rows.length === 0 ? [] : sourcesOf(Number(rows[0].sources));
   }
 
   async getMarket(slug: string): Promise<StoredMarket | null> {

@@ -399,6 +399,15 @@ ALTER TABLE backtest_results ADD COLUMN trades TEXT;
 `,
   },
   {
+    version: 13,
+    sql: `
+-- As SQLite's version 13: where each market's data came from, a bit each (recorded 1, pmxt 2,
+-- gamma 4), existing markets judged by whether they hold snapshots.
+ALTER TABLE markets ADD COLUMN sources INTEGER NOT NULL DEFAULT 0;
+UPDATE markets SET sources = CASE WHEN snapshot_count > 0 THEN 1 ELSE 4 END;
+`,
+  },
+  {
     version: 14,
     sql: `
 -- As SQLite's version 14 (version 13 is the sources catalog's): archive imports' row groups and the

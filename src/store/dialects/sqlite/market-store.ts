@@ -1,5 +1,5 @@
 import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
-import type { Coin, Market, MarketType } from "../../../domain/market.ts";
+import type { Coin, Market, MarketSource, MarketType } from "../../../domain/market.ts";
 import type { SnapshotRow } from "../../../domain/snapshot.ts";
 import type { Micros } from "../../../domain/time.ts";
 import { RENDER_VERSION } from "../../../wire/wire.ts";
@@ -22,6 +22,7 @@ import {
   marketValues,
   snapshotFromArray,
 } from "../../sql/rows.ts";
+import { markSourceSql, sourceBit, sourcesOf } from "../../sql/market-sources.ts";
 import { marketListSql } from "../../rules/market-filter.ts";
 import {
   affectedBlocks,
@@ -58,6 +59,7 @@ type Row = Record<string, SQLInputValue>;
 type ArrayRow = SQLOutputValue[];
 
 const SERIES_SUMMARY_SQL = seriesSummarySql((i) => `?${i}`);
+const MARK_SOURCE_SQL = markSourceSql((i) => `?${i}`);
 const STRADDLING_BLOCKED_SQL = straddlingBlockedSql((i) => `?${i}`);
 const UPSERT_MARKET_SQL = upsertMarketSql(() => "?");
 
@@ -147,6 +149,11 @@ export class SqliteMarketStore implements MarketStore {
       if (m.winner !== null) this.sealRows(stored.key);
       return stored;
     });
+  }
+
+  async markSource(marketKey: number, source: MarketSource): Promise<MarketSource[]> {
+    const row = this.conn.stmt(MARK_SOURCE_SQL).get(sourceBit(source), marketKey) as Row | undefined;
+    return row ? sourcesOf(Number(row.sources)) : [];
   }
 
   /** Our slug first; else the earliest market with that Polymarket alias (one lookup in the usual case). */

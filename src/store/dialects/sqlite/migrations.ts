@@ -464,6 +464,18 @@ ALTER TABLE backtest_results ADD COLUMN trades TEXT;
 `,
   },
   {
+    version: 13,
+    sql: `
+-- Where each market's data came from (issue 23; MarketSource in src/domain/market.ts): a bit each,
+-- recorded 1, pmxt 2, gamma 4 (src/store/sql/market-sources.ts). Markets stored before it are judged by what
+-- they hold: snapshots were written only by the collector, the demo and our archive's import, so they
+-- count as recorded; a record alone came from Gamma (the upstream import, or a market discovered and
+-- not yet recorded, which the collector marks recorded when it follows it again).
+ALTER TABLE markets ADD COLUMN sources INTEGER NOT NULL DEFAULT 0;
+UPDATE markets SET sources = CASE WHEN snapshot_count > 0 THEN 1 ELSE 4 END;
+`,
+  },
+  {
     version: 14,
     sql: `
 -- Archive imports (issue 23; version 13 is the sources catalog's): each row group of each file an
