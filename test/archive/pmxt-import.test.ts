@@ -227,6 +227,10 @@ describe("import pmxt: PMXT v2 hour files into events, snapshots and trades", ()
     assert.equal(await store.imports.coinPriceSource(a.key), "chainlink");
     assert.equal(await store.imports.coinPriceSource(b.key), BINANCE_1S);
     assert.equal(await store.imports.coinPriceSource(x.key), null);
+    // Where the data came from (docs/archives.md): the derived markets are marked pmxt.
+    assert.ok((await store.markets.getMarket(A.slug))?.sources.includes("pmxt"));
+    assert.ok((await store.markets.getMarket(B.slug))?.sources.includes("pmxt"));
+    assert.ok(!(await store.markets.getMarket(X.slug))?.sources.includes("pmxt"));
   });
 
   test("start and end prices from the market's own settlement feed; the upstream winner stays, disagreements counted", async () => {
