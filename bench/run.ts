@@ -43,6 +43,9 @@
  *
  * Then event storage (bench/event-storage.ts): stored bytes per market-channel event against the same
  * events as PMXT-shaped Parquet with ZSTD 9. BENCH_ONLY=event-storage runs only that part.
+ * Then `import pmxt` (bench/pmxt-import.ts): rows per second of the import of a generated PMXT hour
+ * file against DuckDB reading the same columns, as a ratio (target 0.3). BENCH_ONLY=pmxt-import runs
+ * only that part.
  *
  * Two scenarios run only when asked for, as they take longer than all of the above (README, Benchmarks):
  *   BENCH_ONLY=replicas  the same snapshot pages from one `updown serve` on SQLite and from two on one
@@ -90,6 +93,7 @@ import { measureRecording, type RecordingResult } from "./recording.ts";
 import { measureReplay, type ReplayBenchResult } from "./replay.ts";
 import { measureEventRecording } from "./event-recording.ts";
 import { eventStorageSection } from "./event-storage.ts";
+import { measurePmxtImport } from "./pmxt-import.ts";
 import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
@@ -703,6 +707,11 @@ async function main(): Promise<void> {
       return;
     }
 
+    if (ONLY === "pmxt-import") {
+      writeResults({ ...previousResults(), pmxtImport: await measurePmxtImport(tmp) });
+      return;
+    }
+
     if (ONLY === "replay") {
       writeResults({ ...previousResults(), replay: reportReplay(await measureReplay({ tmp })) });
       return;
@@ -941,6 +950,7 @@ async function main(): Promise<void> {
     const sweep = ONLY === null ? await sweepSection(tmp) : null;
     const replay = ONLY === null ? reportReplay(await measureReplay({ tmp })) : null;
     const eventStorage = ONLY === null ? await eventStorageSection(tmp) : null;
+    const pmxtImport = ONLY === null ? await measurePmxtImport(tmp) : null;
     load.close();
     load = null;
     baseline.close();
@@ -1087,6 +1097,7 @@ async function main(): Promise<void> {
       sweep,
       replay,
       eventStorage,
+      pmxtImport,
       ...Object.fromEntries(OWN_SECTIONS.filter((k) => k in previous).map((k) => [k, previous[k]])),
     });
   } finally {

@@ -1079,6 +1079,7 @@ export interface components {
             events: components["schemas"]["EventCoverage"] | null;
             /** @description The book-integrity counts of its events; null when never counted */
             book_integrity: components["schemas"]["BookIntegrity"] | null;
+            coin_price_source: string | null;
         };
         MarketTradePage: {
             slug: string;

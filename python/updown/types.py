@@ -105,7 +105,7 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "BookIntegrity": {"book_matches": "value", "book_mismatches": "value", "best_matches": "value", "best_mismatches": "value"},
     "Candle": {"open_time": "datetime", "close_time": "datetime", "timestamp": "value", "open": "value", "high": "value", "low": "value", "close": "value", "volume": "value", "quote_volume": "value", "trades": "value", "taker_buy_volume": "value", "taker_buy_quote_volume": "value"},
     "CandlePage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
-    "Coverage": {"slug": "value", "sources": "value", "start_time": "datetime", "end_time": "datetime", "resolved": "value", "cadence_seconds": "value", "until": "datetime", "expected_snapshots": "value", "recorded_snapshots": "value", "missing_snapshots": "value", "coverage": "value", "largest_gap_seconds": "value", "gaps": "value", "events": "EventCoverage", "book_integrity": "BookIntegrity"},
+    "Coverage": {"slug": "value", "sources": "value", "start_time": "datetime", "end_time": "datetime", "resolved": "value", "cadence_seconds": "value", "until": "datetime", "expected_snapshots": "value", "recorded_snapshots": "value", "missing_snapshots": "value", "coverage": "value", "largest_gap_seconds": "value", "gaps": "value", "events": "EventCoverage", "book_integrity": "BookIntegrity", "coin_price_source": "value"},
     "DepthPage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
     "DepthSnapshot": {"time": "datetime", "timestamp": "value", "price": "value", "bids": "value", "asks": "value"},
     "Error": {"success": "value", "error": "ErrorError", "request_id": "value", "timestamp": "datetime"},
@@ -499,6 +499,7 @@ class Coverage(TypedDict):
     events: Optional[EventCoverage]
     #: The book-integrity counts of its events; null when never counted
     book_integrity: Optional[BookIntegrity]
+    coin_price_source: Optional[str]
 
 
 class MarketTradePage(TypedDict):

@@ -226,7 +226,7 @@ function atLine<T>(path: string, no: number, parse: () => T): T {
 type FeedColumn = "feed_ts_ms" | "full_accuracy_value" | "recv_ms";
 
 /** Reads the Chainlink CSV (`feed_ts_ms,value,full_accuracy_value,server_ts_ms,recv_ms`) into a feed. */
-async function readFeed(path: string): Promise<PriceFeed> {
+export async function readFeed(path: string): Promise<PriceFeed> {
   const feed = new PriceFeed();
   let columns: Record<FeedColumn, number> | null = null;
   let width = 0;

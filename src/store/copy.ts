@@ -307,6 +307,8 @@ async function copyMarket(
 ): Promise<MarketCopy> {
   const target = await options.to.markets.upsertMarket(recordOf(source));
   for (const s of source.sources) await options.to.markets.markSource(target.key, s);
+  const coinPriceSource = await options.from.imports.coinPriceSource(source.key);
+  if (coinPriceSource !== null) await options.to.imports.setCoinPriceSource(target.key, coinPriceSource);
   // Few and idempotent (a gap recorded again keeps one record, with the later end): put every run.
   for (const gap of await options.from.markets.listGaps(source.key)) {
     await options.to.markets.recordGap(target.key, gap);

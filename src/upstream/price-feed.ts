@@ -64,6 +64,12 @@ export class PriceFeed {
     return i < 0 ? null : { value: this.values[i], tickSecond: this.seconds[i] };
   }
 
+  /** Every tick, oldest first (to merge one feed into another). */
+  *ticks(): Generator<{ second: number; value: number; receivedAtMs: number }> {
+    for (let i = 0; i < this.seconds.length; i++)
+      yield { second: this.seconds[i], value: this.values[i], receivedAtMs: this.receivedAt[i] };
+  }
+
   /** Forgets the ticks before `second`, keeping the one in effect at it, so a live feed stays small. */
   dropBefore(second: number): void {
     const keepFrom = Math.max(0, this.lastIndexAtOrBefore(second));

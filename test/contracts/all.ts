@@ -2,6 +2,7 @@ import type { Store } from "../../src/store/ports/store.ts";
 import { backtestStoreContract } from "./backtest-store.ts";
 import { eventStoreContract } from "./event-store.ts";
 import { exchangeStoreContract } from "./exchange-store.ts";
+import { importMarksContract } from "./import-marks.ts";
 import { keyStoreContract } from "./key-store.ts";
 import { marketStoreContract } from "./market-store.ts";
 import { quotaLedgerContract } from "./quota-ledger.ts";
@@ -19,4 +20,5 @@ export function storeContracts(backend: string, open: () => Promise<Store>): voi
   exchangeStoreContract(backend, open);
   backtestStoreContract(backend, open);
   eventStoreContract(backend, open);
+  importMarksContract(backend, open);
 }

@@ -407,6 +407,7 @@ describe("copy SQLite to SQLite", () => {
       const hand = (await source.markets.getMarket(HAND_MARKET.slug))!;
       await source.markets.markSource(hand.key, "recorded");
       await source.markets.markSource(hand.key, "pmxt");
+      await source.imports.setCoinPriceSource(hand.key, "chainlink");
       const stale = await target.markets.upsertMarket({
         ...HAND_MARKET,
         winner: null,
@@ -426,6 +427,10 @@ describe("copy SQLite to SQLite", () => {
       } = (await target.markets.getMarket(HAND_MARKET.slug))!;
       assert.deepEqual(copied, HAND_MARKET);
       assert.deepEqual(sources, ["recorded", "pmxt"]);
+      assert.equal(
+        await target.imports.coinPriceSource((await target.markets.getMarket(HAND_MARKET.slug))!.key),
+        "chainlink",
+      );
       assert.equal(targetCount, 3);
       assert.deepEqual(warnings, [
         `${HAND_MARKET.slug}: the destination keeps 1 snapshots the source does not have`,

@@ -3,10 +3,22 @@ import { basename } from "node:path";
 import { importVisionFile, visionFileOf, visionPaths } from "../../archive/binance-vision.ts";
 import { fetchGammaRecords, formatFetchLines, importGammaFiles } from "../../archive/gamma-import.ts";
 import {
+  BINANCE_1S,
+  CoinPrices,
+  coinOfFileName,
+  parseCoinFeedArgument,
+  readBinanceKlines,
+} from "../../archive/coin-prices.ts";
+import { formatPmxtReport, importPmxt } from "../../archive/pmxt-import.ts";
+import { hourInputs, inputsOf, type PmxtInput } from "../../archive/pmxt-sources.ts";
+import { settlementName } from "../../domain/settlement.ts";
+import { MICROS_PER_SECOND } from "../../domain/time.ts";
+import {
   type FeedFile,
   formatImportReport,
   importUpstream,
   parseFeedArgument,
+  readFeed,
   readFeeds,
 } from "../../archive/upstream-import.ts";
 import { type Coin, coinFacts, type MarketType } from "../../domain/market.ts";
@@ -19,6 +31,8 @@ updown import gamma FILE... [--feed [twapN=]FILE ...]
 updown import gamma --from TIME --to TIME [--coin C] [--type T] [--requests-per-second N] [--feed ...]
 updown import binance-vision FILE|FOLDER... [--coins C,...]
 updown import archive FILE
+updown import pmxt PATH|FOLDER|URL... [--base URL|FOLDER --from TIME --to TIME] [--feed [COIN:][twapN=]FILE ...]
+       [--binance-klines FILE ...] [--max-staleness SECONDS] [--json]
 
 upstream: market rows with their raw Gamma objects, or Gamma market objects themselves (JSONL, .gz
 accepted), and the settlement feeds (CSV, .gz accepted), as in the recorded fixtures: --feed FILE is
@@ -44,7 +58,16 @@ files. A .CHECKSUM file beside a zip is verified first (a mismatch writes nothin
 path's (/spot/ or /futures/), else futures for a CSV with a header line; the coin is the file name's
 USDT pair, one of --coins. Times in ms or µs (spot files since 2025) are both read.
 archive: our own NDJSON export format (see 'updown export'), .gz accepted.
-Both are idempotent: importing twice changes nothing.`;
+pmxt: PMXT's hourly order-book archive (v2 Parquet, polymarket_orderbook_YYYY-MM-DDTHH.parquet):
+files, folders of them, https:// URLs, or with --base the hour files from --from's hour to --to's (an
+hour without its file is reported missing). Keeps the markets of the configured coins (--coins) whose
+records are in the store (import upstream or gamma first), writes their market-channel messages as
+events, then derives per-second snapshots with full books, trades and book-integrity counts from
+them. Snapshot coin prices: the market's own settlement feed (--feed btc:FILE, btc:twap60=FILE; the
+coin may come from the file name), else Chainlink's instantaneous one, else Binance's 1 s klines
+(--binance-klines); --max-staleness is the oldest a price may be. Progress on stderr; the report on
+stdout (--json: as JSON). Resumable: a killed import run again goes on where it stopped.
+All are idempotent: importing twice changes nothing.`;
 
 export const importCommand = defineCommand({
   name: "import",
@@ -61,8 +84,18 @@ export const importCommand = defineCommand({
     "archiveTo",
     "polymarketGammaUrl",
     "gammaRequestsPerSecond",
+    "binanceKlines",
+    "archiveBase",
+    "json",
   ],
   run: async (values, [kind, file, ...rest]) => {
+    if (kind === "pmxt") {
+      await importPmxtFiles(
+        values,
+        [file, ...rest].filter((a) => a !== undefined),
+      );
+      return;
+    }
     if (kind === "binance-vision") {
       await importBinanceVision(
         values,
@@ -115,6 +148,76 @@ export const importCommand = defineCommand({
     throw new UsageError(HELP);
   },
 });
+
+interface PmxtValues {
+  databaseUrl: string;
+  feed: string[] | null;
+  maxStaleness: number;
+  coins: string[];
+  binanceKlines: string[] | null;
+  archiveBase: string | null;
+  archiveFrom: number | null;
+  archiveTo: number | null;
+  json: boolean;
+}
+
+/** The files and coin prices an `import pmxt` command line names. */
+async function pmxtSources(
+  values: PmxtValues,
+  args: string[],
+): Promise<{ inputs: PmxtInput[]; missing: string[]; prices: CoinPrices }> {
+  const inputs = inputsOf(args);
+  let missing: string[] = [];
+  const { archiveBase: base, archiveFrom: from, archiveTo: to } = values;
+  if (base !== null || from !== null || to !== null) {
+    if (base === null || from === null || to === null)
+      throw new UsageError("--base, --from and --to go together");
+    if (to < from) throw new UsageError("--to is before --from");
+    const range = hourInputs(base, Math.floor(from / MICROS_PER_SECOND), Math.floor(to / MICROS_PER_SECOND));
+    inputs.push(...range.inputs);
+    missing = range.missing;
+  }
+  if (inputs.length === 0)
+    throw new UsageError("import pmxt needs files, folders, URLs or --base with --from/--to");
+  for (const input of inputs) if (input.kind === "path") requireFile(input.path, "pmxt");
+  const prices = new CoinPrices(values.maxStaleness);
+  for (const text of values.feed ?? []) {
+    const parsed = parseCoinFeedArgument(text, values.coins, parseFeedArgument);
+    if ("problem" in parsed) throw new UsageError(parsed.problem);
+    requireFile(parsed.feed.path, "--feed");
+    prices.add(parsed.coin, settlementName(parsed.feed.settlement), await readFeed(parsed.feed.path));
+  }
+  for (const path of values.binanceKlines ?? []) {
+    requireFile(path, "--binance-klines");
+    const coin = coinOfFileName(path, values.coins);
+    if (coin === null) throw new UsageError(`--binance-klines ${path}: no configured coin in the file name`);
+    prices.add(coin, BINANCE_1S, readBinanceKlines(path));
+  }
+  return { inputs, missing, prices };
+}
+
+async function importPmxtFiles(values: PmxtValues, args: string[]): Promise<void> {
+  const { inputs, missing, prices } = await pmxtSources(values, args);
+  await withStore(values.databaseUrl, async (store) => {
+    const progress = new Progress("Importing PMXT");
+    const report = await importPmxt({
+      store,
+      coins: values.coins,
+      inputs,
+      missingHours: missing,
+      prices,
+      onProgress: (p) =>
+        progress.count(
+          p.rowsRead,
+          `rows read, ${p.rowsKept} kept (${p.file}, row group ${p.rowGroup}/${p.rowGroups})`,
+        ),
+    });
+    progress.done(`${report.files} files, ${report.rowsRead} rows, ${report.events} new events`);
+    process.stdout.write(
+      values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatPmxtReport(report)}\n`,
+    );
+  });
+}
 
 /** The `--feed` arguments as feed files, each checked to be a readable file. */
 function feedFiles(feed: readonly string[] | null): FeedFile[] {

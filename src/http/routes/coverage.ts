@@ -86,6 +86,14 @@ const Coverage = Type.Object(
     book_integrity: Type.Union([ref("BookIntegrity"), Type.Null()], {
       description: "The book-integrity counts of its events; null when never counted",
     }),
+    coin_price_source: Nullable(
+      Type.String({
+        description:
+          "Where the coin prices of snapshots imported from an archive came from (docs/archives.md): the feed's " +
+          "name (chainlink, chainlink_twap 60 s) or binance_1s; null when none were imported (recorded live: " +
+          "the market's settlement feed)",
+      }),
+    ),
   },
   { $id: "Coverage", additionalProperties: false },
 );
@@ -115,11 +123,12 @@ export function coverageRoutes(app: Api, ctx: AppContext): void {
   app.get("/markets/:slug/coverage", { schema: coverageSchema }, async (req) => {
     const market = await openMarket(ctx, req, req.params.slug);
     const cadence = ctx.config.snapshotIntervalMs * 1000;
-    const [span, gaps, events, integrity] = await Promise.all([
+    const [span, gaps, events, integrity, coinPriceSource] = await Promise.all([
       ctx.store.markets.snapshotSpan(market.key, 1.5 * cadence),
       ctx.store.markets.listGaps(market.key),
       ctx.store.events.marketEventSpan(market.key),
       ctx.store.events.bookIntegrity(market.key),
+      ctx.store.imports.coinPriceSource(market.key),
     ]);
     const c = computeCoverage({
       startTime: market.startTime,
@@ -170,6 +179,7 @@ export function coverageRoutes(app: Api, ctx: AppContext): void {
               best_matches: integrity.bestMatches,
               best_mismatches: integrity.bestMismatches,
             },
+      coin_price_source: coinPriceSource,
     };
   });
 }

@@ -1,6 +1,7 @@
 import type { BacktestStore } from "./backtest-store.ts";
 import type { EventStore } from "./event-store.ts";
 import type { ExchangeStore } from "./exchange-store.ts";
+import type { ImportMarks } from "./import-marks.ts";
 import type { KeyStore } from "./key-store.ts";
 import type { MarketStore } from "./market-store.ts";
 import type { QuotaLedger } from "./quota-ledger.ts";
@@ -32,6 +33,8 @@ export interface Store {
   readonly backtests: BacktestStore;
   /** Every market-channel message and coin-price update, in compressed blocks (src/store/ports/event-store.ts). */
   readonly events: EventStore;
+  /** What archive imports have done, for resuming them (src/store/ports/import-marks.ts). */
+  readonly imports: ImportMarks;
   /**
    * Resolves when the database answers and can be written; rejects with the driver's error otherwise
    * (`/readyz` answers 503 then). SQLite, after a write the disk refused, tries a write until one works.

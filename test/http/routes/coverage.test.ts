@@ -70,3 +70,15 @@ describe("GET /v1/markets/{slug}/coverage: sources", () => {
     assert.deepEqual(await sourcesOf(HAND_MARKET.slug), ["recorded", "pmxt"]);
   });
 });
+
+describe("GET /v1/markets/{slug}/coverage: coin price source", () => {
+  test("null for a market no import derived; an archive import's source once one did", async () => {
+    assert.equal((await t.get(`/v1/markets/${NEXT_MARKET.slug}/coverage`)).json().coin_price_source, null);
+    const market = (await t.store.markets.getMarket(NEXT_MARKET.slug))!;
+    await t.store.imports.setCoinPriceSource(market.key, "binance_1s");
+    t.clock.advance(1_000_000);
+    const res = await t.get(`/v1/markets/${NEXT_MARKET.slug}/coverage`);
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().coin_price_source, "binance_1s");
+  });
+});

@@ -408,6 +408,30 @@ UPDATE markets SET sources = CASE WHEN snapshot_count > 0 THEN 1 ELSE 4 END;
 `,
   },
   {
+    version: 14,
+    sql: `
+-- As SQLite's version 14 (version 13 is the sources catalog's): archive imports' row groups and the
+-- markets still to derive.
+CREATE TABLE archive_row_groups (
+  archive TEXT COLLATE "C" NOT NULL,
+  file TEXT COLLATE "C" NOT NULL,
+  row_group INTEGER NOT NULL,
+  rows BIGINT NOT NULL,
+  kept BIGINT NOT NULL,
+  PRIMARY KEY (archive, file, row_group)
+);
+CREATE TABLE archive_pending_markets (
+  archive TEXT COLLATE "C" NOT NULL,
+  market TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (archive, market)
+);
+CREATE TABLE market_coin_price_sources (
+  market BIGINT PRIMARY KEY,
+  source TEXT NOT NULL
+);
+`,
+  },
+  {
     version: 15,
     sql: `
 -- As SQLite's version 15: a run's research (benchmarks, intervals, sweep, walk-forward) as JSON text.

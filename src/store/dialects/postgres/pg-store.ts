@@ -4,6 +4,7 @@ import type { MigrationReport, Store } from "../../ports/store.ts";
 import { PostgresBacktestStore } from "./backtest-store.ts";
 import { PostgresEventStore } from "./event-store.ts";
 import { PostgresExchangeStore } from "./exchange-store.ts";
+import { PostgresImportMarks } from "./import-marks.ts";
 import { PostgresKeyStore } from "./key-store.ts";
 import { PostgresMarketStore } from "./market-store.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
@@ -66,6 +67,7 @@ export class PostgresStore implements Store {
   readonly exchange: PostgresExchangeStore;
   readonly backtests: PostgresBacktestStore;
   readonly events: PostgresEventStore;
+  readonly imports: PostgresImportMarks;
   readonly url: string;
 
   constructor(connectionString: string, options: PostgresStoreOptions = {}) {
@@ -94,6 +96,7 @@ export class PostgresStore implements Store {
     this.exchange = new PostgresExchangeStore(this.pool, partitions);
     this.backtests = new PostgresBacktestStore(this.pool);
     this.events = new PostgresEventStore(this.pool);
+    this.imports = new PostgresImportMarks(this.pool);
   }
 
   async ready(): Promise<void> {

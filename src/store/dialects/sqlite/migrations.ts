@@ -476,6 +476,32 @@ UPDATE markets SET sources = CASE WHEN snapshot_count > 0 THEN 1 ELSE 4 END;
 `,
   },
   {
+    version: 14,
+    sql: `
+-- Archive imports (issue 23; version 13 is the sources catalog's): each row group of each file an
+-- import has written, so that a killed import resumes; and the markets whose events it wrote and whose
+-- snapshots, trades and integrity counts are still to be derived (src/store/ports/import-marks.ts).
+CREATE TABLE archive_row_groups (
+  archive TEXT NOT NULL,
+  file TEXT NOT NULL,
+  row_group INTEGER NOT NULL,
+  rows INTEGER NOT NULL,
+  kept INTEGER NOT NULL,
+  PRIMARY KEY (archive, file, row_group)
+) WITHOUT ROWID;
+CREATE TABLE archive_pending_markets (
+  archive TEXT NOT NULL,
+  market TEXT NOT NULL,
+  PRIMARY KEY (archive, market)
+) WITHOUT ROWID;
+-- Where an import took a market's snapshot coin prices from (a feed's name, binance_1s).
+CREATE TABLE market_coin_price_sources (
+  market INTEGER PRIMARY KEY,
+  source TEXT NOT NULL
+);
+`,
+  },
+  {
     version: 15,
     sql: `
 -- Research beside every run (issue 25; versions 13 and 14 are the archive imports'): its benchmarks,

@@ -4,6 +4,7 @@ import { SqliteBacktestStore } from "./backtest-store.ts";
 import { SqliteConnection } from "./connection.ts";
 import { SqliteEventStore } from "./event-store.ts";
 import { SqliteExchangeStore } from "./exchange-store.ts";
+import { SqliteImportMarks } from "./import-marks.ts";
 import { SqliteKeyStore } from "./key-store.ts";
 import { SqliteMarketStore } from "./market-store.ts";
 import { SQLITE_MIGRATIONS } from "./migrations.ts";
@@ -20,6 +21,7 @@ export class SqliteStore implements Store {
   readonly exchange: SqliteExchangeStore;
   readonly backtests: SqliteBacktestStore;
   readonly events: SqliteEventStore;
+  readonly imports: SqliteImportMarks;
   readonly url: string | null;
   private readonly conn: SqliteConnection;
 
@@ -34,6 +36,7 @@ export class SqliteStore implements Store {
     this.exchange = new SqliteExchangeStore(this.conn);
     this.backtests = new SqliteBacktestStore(this.conn);
     this.events = new SqliteEventStore(this.conn);
+    this.imports = new SqliteImportMarks(this.conn);
   }
 
   /** The connection itself, for tools that look at the file (the benchmark's storage figures). */

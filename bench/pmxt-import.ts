@@ -1,0 +1,109 @@
+import { join } from "node:path";
+import { DuckDBInstance } from "@duckdb/node-api";
+import { CoinPrices } from "../src/archive/coin-prices.ts";
+import { importPmxt } from "../src/archive/pmxt-import.ts";
+import { inputsOf } from "../src/archive/pmxt-sources.ts";
+import { readFeed } from "../src/archive/upstream-import.ts";
+import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
+import { HOUR_MARKETS, keptRows, strangerRows, writeHourFeed } from "../test/helpers/pmxt-hour.ts";
+import { writePmxtFile } from "../test/helpers/pmxt-parquet.ts";
+import { archiveOrder } from "../test/helpers/pmxt-stream.ts";
+
+/**
+ * `import pmxt`'s speed (issue 23): rows per second of the whole import of one generated PMXT v2 hour
+ * file (BENCH_PMXT_ROWS rows, default one row group of 1,048,576; about 5 % of them of the six markets
+ * kept, the rest of markets the store does not hold), into a fresh SQLite store, events written and
+ * snapshots, trades and integrity derived, against DuckDB reading the same 16 columns of the same file
+ * in the same run (every column aggregated, so that each is decoded). The ratio is ours over DuckDB's;
+ * the target is 0.3. Both rates are printed. Each is the best of BENCH_PMXT_RUNS runs (default 2).
+ */
+
+export interface PmxtImportResult {
+  rows: number;
+  keptRows: number;
+  importSeconds: number;
+  importRowsPerSecond: number;
+  duckdbSeconds: number;
+  duckdbRowsPerSecond: number;
+  ratio: number;
+  target: number;
+  pass: boolean;
+  method: string;
+}
+
+const DUCKDB_SQL = (
+  file: string,
+) => `SELECT count(*), sum(epoch_ms(timestamp_received)), sum(epoch_ms("timestamp")),
+  sum(octet_length(market)), count(DISTINCT event_type), sum(length(asset_id)), sum(length(bids)), sum(length(asks)),
+  sum(price), sum(size), count(side), sum(best_bid), sum(best_ask), sum(fee_rate_bps), count(transaction_hash),
+  sum(old_tick_size), sum(new_tick_size) FROM read_parquet('${file.replaceAll("'", "''")}')`;
+
+async function duckdbSeconds(file: string): Promise<number> {
+  const db = await DuckDBInstance.create(":memory:");
+  const connection = await db.connect();
+  try {
+    const t0 = performance.now();
+    await connection.runAndReadAll(DUCKDB_SQL(file));
+    return (performance.now() - t0) / 1000;
+  } finally {
+    connection.closeSync();
+  }
+}
+
+async function importSeconds(tmp: string, file: string, feed: string, run: number): Promise<number> {
+  const store = new SqliteStore(join(tmp, `pmxt-import-${run}.db`));
+  await store.migrate();
+  for (const m of HOUR_MARKETS) await store.markets.upsertMarket(m);
+  const prices = new CoinPrices(10);
+  prices.add("btc", "chainlink", await readFeed(feed));
+  try {
+    const t0 = performance.now();
+    const report = await importPmxt({ store, coins: ["btc"], inputs: inputsOf([file]), prices });
+    const seconds = (performance.now() - t0) / 1000;
+    if (report.snapshots !== 1800)
+      throw new Error(`the bench's import derived ${report.snapshots} snapshots`);
+    return seconds;
+  } finally {
+    await store.close();
+  }
+}
+
+export async function measurePmxtImport(
+  tmp: string,
+  log: (line: string) => void = console.log,
+): Promise<PmxtImportResult> {
+  const rows = Number(process.env.BENCH_PMXT_ROWS ?? 1_048_576);
+  const runs = Number(process.env.BENCH_PMXT_RUNS ?? 2);
+  const kept = keptRows(20, 100, 600);
+  const file = join(tmp, "polymarket_orderbook_2026-07-24T00.parquet");
+  const feed = join(tmp, "chainlink-btcusd.csv");
+  log(`pmxt-import: generating ${rows} rows (${kept.length} kept)`);
+  writePmxtFile(file, archiveOrder([...kept, ...strangerRows(rows - kept.length, 8)]));
+  writeHourFeed(feed);
+  let ours = Number.POSITIVE_INFINITY;
+  let duck = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < runs; run++) {
+    duck = Math.min(duck, await duckdbSeconds(file));
+    ours = Math.min(ours, await importSeconds(tmp, file, feed, run));
+  }
+  const result: PmxtImportResult = {
+    rows,
+    keptRows: kept.length,
+    importSeconds: ours,
+    importRowsPerSecond: rows / ours,
+    duckdbSeconds: duck,
+    duckdbRowsPerSecond: rows / duck,
+    ratio: duck / ours,
+    target: 0.3,
+    pass: duck / ours >= 0.3,
+    method:
+      "one generated PMXT v2 hour file (ZSTD, dictionary encoding, 1,048,576-row groups), 5 % of rows of kept markets; " +
+      "the whole import (events, snapshots, trades, integrity) into a fresh SQLite file vs DuckDB aggregating all 16 columns; best of runs",
+  };
+  log(
+    `pmxt-import: ${Math.round(result.importRowsPerSecond).toLocaleString("en-US")} rows/s imported, ` +
+      `DuckDB ${Math.round(result.duckdbRowsPerSecond).toLocaleString("en-US")} rows/s read: ratio ${result.ratio.toFixed(3)} ` +
+      `(target ${result.target}, ${result.pass ? "met" : "NOT met"})`,
+  );
+  return result;
+}

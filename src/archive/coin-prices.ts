@@ -1,0 +1,134 @@
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { inflateRawSync } from "node:zlib";
+import type { Coin, Market } from "../domain/market.ts";
+import { settlementName } from "../domain/settlement.ts";
+import { PriceFeed } from "../upstream/price-feed.ts";
+import { type FeedFile, ImportError } from "./upstream-import.ts";
+
+/**
+ * Coin prices for snapshots derived from imported events (DESIGN 3.5, 3.11): each coin's Chainlink
+ * feed files (the upstream importer's shapes: the instantaneous stream or a TWAP stream) and Binance's
+ * public 1 s klines. A market takes, in this order, its own settlement stream (DESIGN 3.4), else
+ * Chainlink's instantaneous stream, else Binance's 1 s closes; which one filled its `coin_price` is
+ * its coin price source (docs/archives.md).
+ */
+
+/** Where a market's snapshot coin prices came from: a settlement feed's name, or `binance_1s`. */
+export type CoinPriceSource = string;
+
+export const BINANCE_1S = "binance_1s";
+
+/** A coin's price at a second (the tick in effect, at most `maxStalenessS` old), and where it came from. */
+export interface CoinPriceSeries {
+  source: CoinPriceSource;
+  at(second: number): number | null;
+}
+
+export class CoinPrices {
+  /** By coin, then by source name. */
+  private readonly feeds = new Map<Coin, Map<CoinPriceSource, PriceFeed>>();
+  private readonly maxStalenessS: number;
+
+  constructor(maxStalenessS: number) {
+    this.maxStalenessS = maxStalenessS;
+  }
+
+  add(coin: Coin, source: CoinPriceSource, feed: PriceFeed): void {
+    let byName = this.feeds.get(coin);
+    if (!byName) this.feeds.set(coin, (byName = new Map()));
+    const existing = byName.get(source);
+    if (!existing) {
+      byName.set(source, feed);
+      return;
+    }
+    // Several files of one stream (one a day): one feed.
+    for (const t of feed.ticks()) existing.addTick(t.second, t.value, t.receivedAtMs);
+  }
+
+  /** The series a market's snapshots take their coin price from; null when no file covers its coin. */
+  forMarket(market: Market): CoinPriceSeries | null {
+    const byName = this.feeds.get(market.coin);
+    if (!byName) return null;
+    for (const source of [settlementName(market.settlement), "chainlink", BINANCE_1S]) {
+      const feed = byName.get(source);
+      if (feed) return { source, at: (second) => this.priceAt(feed, second) };
+    }
+    return null;
+  }
+
+  private priceAt(feed: PriceFeed, second: number): number | null {
+    const tick = feed.inEffectAt(second);
+    return tick !== null && second - tick.tickSecond <= this.maxStalenessS ? tick.value : null;
+  }
+}
+
+/** `[COIN:]FEED` where FEED is the upstream importer's `[twapN=]FILE`; the coin from the file name otherwise. */
+export function parseCoinFeedArgument(
+  text: string,
+  coins: readonly Coin[],
+  parseFeed: (text: string) => FeedFile | null,
+): { coin: Coin; feed: FeedFile } | { problem: string } {
+  const m = /^([a-z0-9]+):(.+)$/i.exec(text);
+  const prefixed = m && coins.includes(m[1].toLowerCase()) ? m[1].toLowerCase() : null;
+  const feed = parseFeed(prefixed ? (m as RegExpExecArray)[2] : text);
+  if (feed === null)
+    return { problem: `--feed ${text}: the TWAP lookback must be a positive number of seconds` };
+  const coin = prefixed ?? coinOfFileName(feed.path, coins);
+  if (coin === null) return { problem: `--feed ${text}: name the coin (--feed btc:FILE)` };
+  return { coin, feed };
+}
+
+/** The configured coin a file's name names (`chainlink-btcusd-...`, `BTCUSDT-1s-...`), or null. */
+export function coinOfFileName(path: string, coins: readonly Coin[]): Coin | null {
+  const words = basename(path)
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
+  for (const w of words) {
+    for (const coin of coins) if (w === coin || w === `${coin}usd` || w === `${coin}usdt`) return coin;
+  }
+  return null;
+}
+
+/**
+ * Binance's 1 s klines (data.binance.vision: a zip of one CSV, or the CSV): `open_time, open, high,
+ * low, close, ...`, times in ms, or µs (spot files from 2025 on). The close of the candle opening at
+ * second s is the price in effect from s + 1.
+ */
+export function readBinanceKlines(path: string): PriceFeed {
+  const feed = new PriceFeed();
+  const bytes = readFileSync(path);
+  const text = path.toLowerCase().endsWith(".zip") ? unzipOnly(path, bytes) : bytes.toString("utf8");
+  let no = 0;
+  for (const line of text.split("\n")) {
+    no++;
+    const cells = line.trim().split(",");
+    if (cells.length < 5 || !/^\d+$/.test(cells[0])) continue; // a header line, or the end
+    const openTime = Number(cells[0]);
+    const ms = openTime >= 1e14 ? Math.floor(openTime / 1000) : openTime;
+    const close = Number(cells[4]);
+    if (!Number.isFinite(close)) throw new ImportError(path, no, `close is not a number: ${cells[4]}`);
+    const second = Math.floor(ms / 1000) + 1;
+    feed.addTick(second, close, second * 1000);
+  }
+  if (feed.size === 0) throw new ImportError(path, null, "no kline rows");
+  return feed;
+}
+
+/** The one file of a zip archive (Binance's files hold one CSV), stored or deflated. */
+function unzipOnly(path: string, zip: Buffer): string {
+  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (eocd < 0) throw new ImportError(path, null, "not a zip file (no end of central directory)");
+  const central = zip.readUInt32LE(eocd + 16);
+  if (zip.readUInt32LE(central) !== 0x02014b50) throw new ImportError(path, null, "a damaged zip directory");
+  const method = zip.readUInt16LE(central + 10);
+  const compressed = zip.readUInt32LE(central + 20);
+  const local = zip.readUInt32LE(central + 42);
+  const nameLength = zip.readUInt16LE(local + 26);
+  const extraLength = zip.readUInt16LE(local + 28);
+  const start = local + 30 + nameLength + extraLength;
+  const data = zip.subarray(start, start + compressed);
+  if (method === 0) return data.toString("utf8");
+  if (method === 8) return inflateRawSync(data).toString("utf8");
+  throw new ImportError(path, null, `zip compression method ${method} is not supported`);
+}

@@ -1,0 +1,327 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { BINANCE_1S, CoinPrices } from "../../src/archive/coin-prices.ts";
+import { importPmxt, type PmxtReport } from "../../src/archive/pmxt-import.ts";
+import { PmxtFileError } from "../../src/archive/pmxt-file.ts";
+import { hourFileName, hourInputs, inputsOf } from "../../src/archive/pmxt-sources.ts";
+import type { Market } from "../../src/domain/market.ts";
+import type { SnapshotRow } from "../../src/domain/snapshot.ts";
+import type { StoredMarket } from "../../src/store/ports/market-store.ts";
+import type { Store } from "../../src/store/ports/store.ts";
+import { PriceFeed } from "../../src/upstream/price-feed.ts";
+import { decodeBooks } from "../../src/wire/book-codec.ts";
+import { HAND_MARKET, openTestStore } from "../helpers/app.ts";
+import { writePmxtFile } from "../helpers/pmxt-parquet.ts";
+import {
+  archiveOrder,
+  conditionIdOf,
+  marketStream,
+  rowOf,
+  type StreamMessage,
+} from "../helpers/pmxt-stream.ts";
+
+/**
+ * `import pmxt` over PMXT v2 files written in the test (test/helpers/pmxt-parquet.ts): a BTC 5-minute
+ * market crossing an hour boundary, an ETH 15-minute one, an XRP market (a coin not configured) and
+ * markets not in the store mixed in; hour files imported out of order, an empty hour, a missing hour,
+ * an overlapping file, receive times out of order within a file, several row groups.
+ */
+
+const H = 1_784_851_200; // an hour's first second (2026-07-24T00:00Z)
+const A_START = H + 3_600 - 150; // crosses into hour H+1
+const B_START = H + 900;
+
+function market(slug: string, coin: string, type: "5m" | "15m", start: number, n: number): Market {
+  return {
+    ...HAND_MARKET,
+    slug,
+    polymarketSlug: null,
+    coin,
+    marketType: type,
+    marketId: String(n),
+    eventId: String(n),
+    startTime: start,
+    endTime: start + (type === "5m" ? 300 : 900),
+    conditionId: conditionIdOf(n),
+    clobTokenUp: `${n}1`,
+    clobTokenDown: `${n}2`,
+    winner: null,
+    coinPriceStart: null,
+    coinPriceEnd: null,
+    finalVolume: null,
+    finalLiquidity: null,
+    resolvedAt: null,
+  };
+}
+
+/** Resolved Down upstream; its feed (60,000 + second % 97) says Up: a disagreement to count. */
+const A = { ...market(`btc-updown-5m-${A_START}`, "btc", "5m", A_START, 101), winner: "Down" as const };
+const B = market(`eth-updown-15m-${B_START}`, "eth", "15m", B_START, 202);
+const X = market(`xrp-updown-5m-${B_START}`, "xrp", "5m", B_START, 303);
+
+/** Every message of the kept markets, and of markets the import must leave out. */
+const streamA = marketStream(A, 1, (A_START - 400) * 1000, (A_START + 330) * 1000);
+const streamB = marketStream(B, 2, (B_START - 60) * 1000, (B_START + 900) * 1000, 900);
+const streamX = marketStream(X, 3, (B_START - 60) * 1000, (B_START + 300) * 1000);
+const strangers = [4, 5, 6].flatMap((n) =>
+  marketStream(
+    { conditionId: conditionIdOf(n), clobTokenUp: `${n}1`, clobTokenDown: `${n}2` },
+    n,
+    H * 1000,
+    (H + 7_000) * 1000,
+    2_000,
+  ),
+);
+
+function feedOf(coin: number): PriceFeed {
+  const f = new PriceFeed();
+  for (let s = H - 600; s < H + 3 * 3600; s++) f.addTick(s, coin + (s % 97), s * 1000);
+  return f;
+}
+
+function pricesFor(): CoinPrices {
+  const prices = new CoinPrices(10);
+  prices.add("btc", "chainlink", feedOf(60_000));
+  prices.add("eth", BINANCE_1S, feedOf(3_000));
+  return prices;
+}
+
+const inHour = (m: StreamMessage, hour: number) =>
+  m.receivedMs >= hour * 1000 && m.receivedMs < (hour + 3600) * 1000;
+
+async function all<T>(blocks: AsyncIterable<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const b of blocks) out.push(...b);
+  return out;
+}
+
+async function storeState(store: Store, m: StoredMarket) {
+  return {
+    events: (await all(store.events.streamMarketEvents(m.key))).map((e) => JSON.stringify(e)),
+    snapshots: (
+      await store.markets.snapshotPage(m.key, { order: "asc", limit: 100_000, offset: 0, books: true })
+    ).map((r) => JSON.stringify({ ...r, books: Buffer.from(r.books ?? []).toString("hex") })),
+    trades: await store.trades.tradePage(m.key, { order: "asc", limit: 100_000, offset: 0 }),
+    integrity: await store.events.bookIntegrity(m.key),
+  };
+}
+
+/** A naive rebuild: the messages received at or before `t` applied to plain maps, best first. */
+function referenceAt(messages: StreamMessage[], token: string, tMs: number) {
+  const bids = new Map<number, number>();
+  const asks = new Map<number, number>();
+  let last: number | null = null;
+  for (const { receivedMs, message: m } of messages) {
+    if (receivedMs > tMs) continue;
+    if (m.event_type === "book" && m.asset_id === token) {
+      bids.clear();
+      asks.clear();
+      for (const l of m.bids as { price: string; size: string }[]) bids.set(Number(l.price), Number(l.size));
+      for (const l of m.asks as { price: string; size: string }[]) asks.set(Number(l.price), Number(l.size));
+    }
+    if (m.event_type === "price_change") {
+      for (const e of m.price_changes as Record<string, string>[]) {
+        if (e.asset_id !== token) continue;
+        const side = e.side === "BUY" ? bids : asks;
+        if (Number(e.size) === 0) side.delete(Number(e.price));
+        else side.set(Number(e.price), Number(e.size));
+      }
+    }
+    if (m.event_type === "last_trade_price" && m.asset_id === token) last = Number(m.price);
+  }
+  const b = [...bids].sort((x, y) => y[0] - x[0]).map(([price, size]) => ({ price, size }));
+  const a = [...asks].sort((x, y) => x[0] - y[0]).map(([price, size]) => ({ price, size }));
+  // In ten-thousandths, as prices are written (0.1 is 1000 of them): no floating-point spread.
+  const [bid, ask] = [b[0]?.price, a[0]?.price].map((p) => (p === undefined ? null : Math.round(p * 1e4)));
+  const mid = bid !== null && ask !== null && ask - bid <= 1000 ? (bid + ask) / 2e4 : null;
+  return { book: { bids: b, asks: a }, price: mid ?? last ?? b[0]?.price ?? a[0]?.price ?? null };
+}
+
+describe("import pmxt: PMXT v2 hour files into events, snapshots and trades", () => {
+  let dir: string;
+  let store: Store;
+  let a: StoredMarket;
+  let b: StoredMarket;
+  let x: StoredMarket;
+  let first: PmxtReport;
+  let files: { h0: string; h1: string; h2: string; overlap: string };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "pmxt-test-"));
+    store = await openTestStore();
+    a = await store.markets.upsertMarket(A);
+    b = await store.markets.upsertMarket(B);
+    x = await store.markets.upsertMarket(X);
+    const everything = [...streamA, ...streamB, ...streamX, ...strangers];
+    const h0Rows = archiveOrder(everything.filter((m) => inHour(m, H)).map(rowOf));
+    // Receive times out of order within the file: two rows of one token's run swapped.
+    const i = h0Rows.findIndex((r) => r.assetId === A.clobTokenUp) + 5;
+    [h0Rows[i], h0Rows[i + 1]] = [h0Rows[i + 1], h0Rows[i]];
+    files = {
+      h0: join(dir, hourFileName(H)),
+      h1: join(dir, hourFileName(H + 3600)),
+      h2: join(dir, hourFileName(H + 7200)),
+      overlap: join(dir, "overlap.parquet"),
+    };
+    writePmxtFile(files.h0, h0Rows, 700);
+    writePmxtFile(files.h1, archiveOrder(everything.filter((m) => inHour(m, H + 3600)).map(rowOf)), 300);
+    writePmxtFile(files.h2, []);
+    const around = everything.filter((m) => Math.abs(m.receivedMs - (H + 3600) * 1000) < 120_000);
+    writePmxtFile(files.overlap, archiveOrder(around.map(rowOf)), 250);
+    const range = hourInputs(dir, H, H + 3 * 3600);
+    first = await importPmxt({
+      store,
+      coins: ["btc", "eth"],
+      // The later hour first; the range adds the hour files again, the empty one and a missing one.
+      inputs: [...inputsOf([files.h1, files.overlap]), ...range.inputs],
+      missingHours: range.missing,
+      prices: pricesFor(),
+    });
+  });
+
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("the kept markets' events are the messages sent, in receive order, each once", async () => {
+    for (const [m, stream] of [
+      [a, streamA],
+      [b, streamB],
+    ] as const) {
+      const stored = await all(store.events.streamMarketEvents(m.key));
+      const expected = [...stream].sort((p, q) => p.receivedMs - q.receivedMs);
+      assert.equal(stored.length, expected.length, m.slug);
+      // Among equal receive times the order is the file's (by token); compare as multisets per time.
+      const key = (receivedUs: number, message: unknown) => `${receivedUs} ${JSON.stringify(message)}`;
+      const got = stored.map((e) => key(e.receivedUs, e.message)).sort();
+      const want = expected.map((s) => key(s.receivedMs * 1000, s.message)).sort();
+      const differing = got.filter((g, k) => g !== want[k]);
+      assert.deepEqual(differing.slice(0, 3), [], `${differing.length} events differ`);
+      for (let k = 1; k < stored.length; k++) assert.ok(stored[k].receivedUs >= stored[k - 1].receivedUs);
+      for (const e of stored) assert.equal(e.timestampMs, Number(e.message.timestamp));
+    }
+    assert.equal(await store.events.countMarketEvents(x.key), 0, "a coin not configured is left out");
+    assert.equal(first.events, streamA.length + streamB.length);
+  });
+
+  test("the report counts files, rows, markets, events, snapshots, trades, integrity and missing hours", () => {
+    assert.equal(first.files, 5, "h1, overlap, h0, h1 again, the empty h2");
+    assert.deepEqual(first.hoursMissing, [hourFileName(H + 3 * 3600)]);
+    assert.equal(first.markets, 2);
+    assert.ok(first.rowGroups > 6, `${first.rowGroups} row groups`);
+    assert.ok(first.rowsKept >= streamA.length + streamB.length);
+    assert.ok(first.rowsRead > first.rowsKept);
+    assert.ok(first.integrity.bestMismatches > 0 && first.integrity.bestMatches > 0);
+    assert.ok(first.integrity.bookMatches > 0);
+    assert.deepEqual(first.coinPriceSources, { chainlink: 1, [BINANCE_1S]: 1 });
+    const trades = streamA.filter((s) => s.message.event_type === "last_trade_price").length;
+    assert.ok(first.trades >= trades, `${first.trades} trades`);
+    assert.equal(first.snapshots, 300 + 900);
+  });
+
+  test("the source of each market's snapshot coin prices is kept (served on its coverage)", async () => {
+    assert.equal(await store.imports.coinPriceSource(a.key), "chainlink");
+    assert.equal(await store.imports.coinPriceSource(b.key), BINANCE_1S);
+    assert.equal(await store.imports.coinPriceSource(x.key), null);
+    // Where the data came from (docs/archives.md): the derived markets are marked pmxt.
+    assert.ok((await store.markets.getMarket(A.slug))?.sources.includes("pmxt"));
+    assert.ok((await store.markets.getMarket(B.slug))?.sources.includes("pmxt"));
+    assert.ok(!(await store.markets.getMarket(X.slug))?.sources.includes("pmxt"));
+  });
+
+  test("start and end prices from the market's own settlement feed; the upstream winner stays, disagreements counted", async () => {
+    const start = 60_000 + (A_START % 97);
+    const end = 60_000 + ((A_START + 300) % 97);
+    assert.ok(end > start, "the feed says Up");
+    const stored = await store.markets.getMarket(A.slug);
+    assert.equal(stored?.coinPriceStart, start);
+    assert.equal(stored?.coinPriceEnd, end);
+    assert.equal(stored?.winner, "Down");
+    // B's coin prices are Binance's, not its settlement stream: its record is left as it was.
+    assert.equal((await store.markets.getMarket(B.slug))?.coinPriceStart, null);
+    assert.deepEqual(first.settlement, {
+      pricesFilled: 1,
+      agreements: 0,
+      disagreements: [{ slug: A.slug, upstream: "Down", feed: "Up", start, end }],
+    });
+  });
+
+  test("snapshots at chosen seconds equal a naive rebuild of the messages received up to them", async () => {
+    for (const [m, stream, coin] of [
+      [a, streamA, 60_000],
+      [b, streamB, 3_000],
+    ] as const) {
+      const rows = await store.markets.snapshotPage(m.key, {
+        order: "asc",
+        limit: 1000,
+        offset: 0,
+        books: true,
+      });
+      assert.equal(rows.length, m.endTime - m.startTime);
+      for (const second of [
+        m.startTime,
+        m.startTime + 1,
+        m.startTime + 149,
+        m.startTime + 150,
+        m.endTime - 1,
+      ]) {
+        const row = rows.find((r) => r.time === second * 1e6) as SnapshotRow;
+        const up = referenceAt(stream, m.clobTokenUp, second * 1000);
+        const down = referenceAt(stream, m.clobTokenDown, second * 1000);
+        const books = decodeBooks(row.books as Uint8Array);
+        assert.deepEqual(books.up, up.book, `${m.slug} up book at ${second}`);
+        assert.deepEqual(books.down, down.book, `${m.slug} down book at ${second}`);
+        assert.equal(row.priceUp, up.price);
+        assert.equal(row.priceDown, down.price);
+        assert.equal(row.coinPrice, coin + (second % 97));
+      }
+    }
+  });
+
+  test("trades come from last_trade_price, transaction hashes stay in the events", async () => {
+    const trades = await store.trades.tradePage(a.key, { order: "asc", limit: 1000, offset: 0 });
+    const sent = streamA.filter((s) => s.message.event_type === "last_trade_price");
+    assert.ok(trades.length > 0 && trades.length <= sent.length);
+    const t = sent[0].message;
+    assert.ok(trades.some((r) => r.time === Number(t.timestamp) * 1000 && r.price === Number(t.price)));
+    const events = await all(store.events.streamMarketEvents(a.key, { types: ["last_trade_price"] }));
+    assert.ok(events.some((e) => typeof e.message.transaction_hash === "string"));
+  });
+
+  test("a second import of the same files changes nothing", async () => {
+    const before = [await storeState(store, a), await storeState(store, b)];
+    const again = await importPmxt({
+      store,
+      coins: ["btc", "eth"],
+      inputs: inputsOf([files.h0, files.h1, files.overlap, dir]),
+      prices: pricesFor(),
+    });
+    assert.equal(again.events, 0);
+    assert.equal(again.snapshots, 0);
+    assert.equal(again.trades, 0);
+    assert.equal(again.rowGroupsResumed, again.rowGroups, "every row group was marked");
+    assert.deepEqual([await storeState(store, a), await storeState(store, b)], before);
+  });
+
+  test("a truncated file is a clear error naming it, and nothing of it is written", async () => {
+    const cut = join(dir, "truncated.parquet");
+    const bytes = readFileSync(files.h0);
+    writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+    const fresh = await openTestStore();
+    try {
+      const m = await fresh.markets.upsertMarket(A);
+      await assert.rejects(
+        importPmxt({ store: fresh, coins: ["btc"], inputs: inputsOf([cut]), prices: pricesFor() }),
+        (err: Error) => err instanceof PmxtFileError && err.message.includes(cut),
+      );
+      assert.equal(await fresh.events.countMarketEvents(m.key), 0);
+      assert.deepEqual(await fresh.imports.pendingMarkets("pmxt"), []);
+    } finally {
+      await fresh.close();
+    }
+  });
+});

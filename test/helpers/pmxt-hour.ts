@@ -1,0 +1,79 @@
+import { writeFileSync } from "node:fs";
+import type { Market } from "../../src/domain/market.ts";
+import { HAND_MARKET } from "./app.ts";
+import type { PmxtRow } from "./pmxt-parquet.ts";
+import { conditionIdOf, marketStream, Rng, rowOf } from "./pmxt-stream.ts";
+
+/**
+ * A synthetic PMXT hour for the import's process tests and its bench: six BTC 5-minute markets (the
+ * ones kept) and rows of markets the store does not hold, about 95 % of them as in the archive,
+ * where the configured coins' series are a small part of every Polymarket market.
+ */
+
+export const HOUR = 1_784_851_200;
+
+function market(n: number, start: number): Market {
+  return {
+    ...HAND_MARKET,
+    slug: `btc-updown-5m-${start}`,
+    polymarketSlug: null,
+    coin: "btc",
+    marketType: "5m",
+    marketId: String(n),
+    eventId: String(n),
+    startTime: start,
+    endTime: start + 300,
+    conditionId: conditionIdOf(n),
+    clobTokenUp: `${n}1`,
+    clobTokenDown: `${n}2`,
+    winner: null,
+    coinPriceStart: null,
+    coinPriceEnd: null,
+    finalVolume: null,
+    finalLiquidity: null,
+    resolvedAt: null,
+  };
+}
+
+export const HOUR_MARKETS: readonly Market[] = Array.from({ length: 6 }, (_, k) =>
+  market(1000 + k, HOUR + 300 * k),
+);
+
+/** The kept markets' rows: each market's stream from `leadS` before its start to a minute after its end. */
+export function keptRows(seed: number, stepMs: number, leadS = 60): PmxtRow[] {
+  return HOUR_MARKETS.flatMap((m, k) =>
+    marketStream(m, seed + k, (m.startTime - leadS) * 1000, (m.endTime + 10) * 1000, stepMs).map(rowOf),
+  );
+}
+
+/** Rows of markets not in the store, cheaply: `price_change` rows of made-up condition ids. */
+export function strangerRows(count: number, seed: number): PmxtRow[] {
+  const rng = new Rng(seed);
+  const rows: PmxtRow[] = [];
+  for (let i = 0; i < count; i++) {
+    const n = 50_000 + Math.floor(i / 5000);
+    rows.push({
+      timestampReceived: HOUR * 1000 + rng.int(0, 3_599_999),
+      timestamp: HOUR * 1000 + rng.int(0, 3_599_999),
+      market: conditionIdOf(n),
+      eventType: "price_change",
+      assetId: `${n}${i % 2}`,
+      price: `0.${rng.int(10, 99)}`,
+      size: `${rng.int(0, 9999)}.${rng.int(10, 99)}`,
+      side: rng.next() < 0.5 ? "BUY" : "SELL",
+      bestBid: "0.5",
+      bestAsk: "0.51",
+    });
+  }
+  return rows;
+}
+
+/** A Chainlink feed file (the upstream importer's columns) over the hour, a tick a second. */
+export function writeHourFeed(path: string): void {
+  const lines = ["feed_ts_ms,value,full_accuracy_value,server_ts_ms,recv_ms"];
+  for (let s = HOUR - 600; s < HOUR + 3600; s++) {
+    const value = 60_000 + (s % 101);
+    lines.push(`${s * 1000},${value},${value}000000000000000000,${s * 1000},${s * 1000 + 5}`);
+  }
+  writeFileSync(path, `${lines.join("\n")}\n`);
+}
