@@ -1,10 +1,12 @@
-import { readFileSync } from "node:fs";
+import { createReadStream, statSync } from "node:fs";
 import { basename } from "node:path";
-import { inflateRawSync } from "node:zlib";
+import type { Readable } from "node:stream";
+import { createInterface } from "node:readline";
 import type { Coin, Market } from "../domain/market.ts";
 import { settlementName } from "../domain/settlement.ts";
 import { PriceFeed } from "../upstream/price-feed.ts";
 import { type FeedFile, ImportError } from "./upstream-import.ts";
+import { zipEntryStream } from "./zip.ts";
 
 /**
  * Coin prices for snapshots derived from imported events (DESIGN 3.5, 3.11): each coin's Chainlink
@@ -95,40 +97,33 @@ export function coinOfFileName(path: string, coins: readonly Coin[]): Coin | nul
  * low, close, ...`, times in ms, or µs (spot files from 2025 on). The close of the candle opening at
  * second s is the price in effect from s + 1.
  */
-export function readBinanceKlines(path: string): PriceFeed {
+export async function readBinanceKlines(path: string): Promise<PriceFeed> {
   const feed = new PriceFeed();
-  const bytes = readFileSync(path);
-  const text = path.toLowerCase().endsWith(".zip") ? unzipOnly(path, bytes) : bytes.toString("utf8");
+  let input: Readable;
+  try {
+    input = path.toLowerCase().endsWith(".zip")
+      ? (await zipEntryStream(path, statSync(path).size)).stream
+      : createReadStream(path);
+  } catch (err) {
+    throw new ImportError(path, null, err instanceof Error ? err.message : String(err));
+  }
   let no = 0;
-  for (const line of text.split("\n")) {
-    no++;
-    const cells = line.trim().split(",");
-    if (cells.length < 5 || !/^\d+$/.test(cells[0])) continue; // a header line, or the end
-    const openTime = Number(cells[0]);
-    const ms = openTime >= 1e14 ? Math.floor(openTime / 1000) : openTime;
-    const close = Number(cells[4]);
-    if (!Number.isFinite(close)) throw new ImportError(path, no, `close is not a number: ${cells[4]}`);
-    const second = Math.floor(ms / 1000) + 1;
-    feed.addTick(second, close, second * 1000);
+  try {
+    for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+      no++;
+      const cells = line.trim().split(",");
+      if (cells.length < 5 || !/^\d+$/.test(cells[0])) continue; // a header line, or the end
+      const openTime = Number(cells[0]);
+      const ms = openTime >= 1e14 ? Math.floor(openTime / 1000) : openTime;
+      const close = Number(cells[4]);
+      if (!Number.isFinite(close)) throw new ImportError(path, no, `close is not a number: ${cells[4]}`);
+      const second = Math.floor(ms / 1000) + 1;
+      feed.addTick(second, close, second * 1000);
+    }
+  } catch (err) {
+    if (err instanceof ImportError) throw err;
+    throw new ImportError(path, null, err instanceof Error ? err.message : String(err));
   }
   if (feed.size === 0) throw new ImportError(path, null, "no kline rows");
   return feed;
-}
-
-/** The one file of a zip archive (Binance's files hold one CSV), stored or deflated. */
-function unzipOnly(path: string, zip: Buffer): string {
-  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-  if (eocd < 0) throw new ImportError(path, null, "not a zip file (no end of central directory)");
-  const central = zip.readUInt32LE(eocd + 16);
-  if (zip.readUInt32LE(central) !== 0x02014b50) throw new ImportError(path, null, "a damaged zip directory");
-  const method = zip.readUInt16LE(central + 10);
-  const compressed = zip.readUInt32LE(central + 20);
-  const local = zip.readUInt32LE(central + 42);
-  const nameLength = zip.readUInt16LE(local + 26);
-  const extraLength = zip.readUInt16LE(local + 28);
-  const start = local + 30 + nameLength + extraLength;
-  const data = zip.subarray(start, start + compressed);
-  if (method === 0) return data.toString("utf8");
-  if (method === 8) return inflateRawSync(data).toString("utf8");
-  throw new ImportError(path, null, `zip compression method ${method} is not supported`);
 }

@@ -9,24 +9,9 @@ import { importVisionFile, visionMicros, visionPaths } from "../../src/archive/b
 import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import { openStore } from "../../src/store/open.ts";
 import { runUpdown } from "../helpers/cli.ts";
+import { writeZip } from "../helpers/zip.ts";
 
 const COINS = ["btc", "eth"];
-
-/** Writes a zip of one CSV with Python's zipfile (a real zip writer, deflate unless `stored`). */
-function writeZip(path: string, csv: string, options: { stored?: boolean } = {}): void {
-  mkdirSync(join(path, ".."), { recursive: true });
-  const script = `import sys, zipfile
-method = zipfile.ZIP_STORED if sys.argv[3] == "stored" else zipfile.ZIP_DEFLATED
-with zipfile.ZipFile(sys.argv[1], "w", method) as z:
-    z.writestr(sys.argv[2], sys.stdin.read())`;
-  execFileSync(
-    "python3",
-    ["-c", script, path, basename(path).replace(/\.zip$/, ".csv"), options.stored ? "stored" : "deflate"],
-    {
-      input: csv,
-    },
-  );
-}
 
 function writeChecksum(path: string, hash?: string): void {
   const sha = hash ?? createHash("sha256").update(readFileSync(path)).digest("hex");

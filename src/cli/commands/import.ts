@@ -191,7 +191,7 @@ async function pmxtSources(
     requireFile(path, "--binance-klines");
     const coin = coinOfFileName(path, values.coins);
     if (coin === null) throw new UsageError(`--binance-klines ${path}: no configured coin in the file name`);
-    prices.add(coin, BINANCE_1S, readBinanceKlines(path));
+    prices.add(coin, BINANCE_1S, await readBinanceKlines(path));
   }
   return { inputs, missing, prices };
 }
