@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -8,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import type { Market } from "../../../src/domain/market.ts";
 import { SqliteStore } from "../../../src/store/dialects/sqlite/sqlite-store.ts";
 import type { Store } from "../../../src/store/ports/store.ts";
-import { runUpdown } from "../../helpers/cli.ts";
+import { runUpdown, runUpdownAsync } from "../../helpers/cli.ts";
 import { BIN, ROOT } from "../../helpers/paths.ts";
 import { HOUR_MARKETS, keptRows, strangerRows, writeHourFeed } from "../../helpers/pmxt-hour.ts";
 import { writePmxtFile } from "../../helpers/pmxt-parquet.ts";
@@ -123,6 +125,90 @@ describe("updown import pmxt (a real process)", () => {
     const report = JSON.parse(json.stdout) as Record<string, unknown>;
     assert.equal(report.events, 0, "the second import adds nothing");
     assert.equal(report.rowGroups, report.rowGroupsResumed);
+  });
+
+  test("from a server: --base expands to hour files, a 404 is a missing hour, a 500 stops the import", async () => {
+    const served: string[] = [];
+    const server: Server = createServer((req, res) => {
+      served.push(req.url ?? "");
+      if (req.url === "/archive/polymarket_orderbook_2026-07-24T00.parquet") {
+        res.writeHead(200, { "content-type": "application/octet-stream" }).end(readFileSync(file));
+      } else if (req.url === "/broken/polymarket_orderbook_2026-07-24T00.parquet") {
+        res.writeHead(500).end("no");
+      } else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const fromFile = join(dir, "from-file.db");
+      const fromServer = join(dir, "from-server.db");
+      for (const db of [fromFile, fromServer]) await (await openStore(db, MARKETS)).close();
+      const common = ["--feed", `btc:${feed}`, "--coins", "btc", "--json"];
+      assert.equal(
+        runUpdown(["import", "pmxt", file, ...common, "--database-url", `sqlite:${fromFile}`]).code,
+        0,
+      );
+      const range = [
+        "--base",
+        `${base}/archive/`,
+        "--from",
+        "2026-07-24T00:00:00Z",
+        "--to",
+        "2026-07-24T01:59:59Z",
+      ];
+      const r = await runUpdownAsync([
+        "import",
+        "pmxt",
+        ...range,
+        ...common,
+        "--database-url",
+        `sqlite:${fromServer}`,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as { files: number; hoursMissing: string[] };
+      assert.equal(report.files, 1);
+      assert.deepEqual(report.hoursMissing, ["polymarket_orderbook_2026-07-24T01.parquet"]);
+      assert.deepEqual(served, [
+        "/archive/polymarket_orderbook_2026-07-24T00.parquet",
+        "/archive/polymarket_orderbook_2026-07-24T01.parquet",
+      ]);
+      assert.deepEqual(
+        await contents(fromServer),
+        await contents(fromFile),
+        "the same as importing the file",
+      );
+
+      // A URL named on the command line must be there: its 404, like a 500, is an error naming it.
+      const broken = join(dir, "broken.db");
+      await (await openStore(broken, MARKETS)).close();
+      for (const url of [
+        `${base}/broken/polymarket_orderbook_2026-07-24T00.parquet`,
+        `${base}/nowhere.parquet`,
+      ]) {
+        const failed = await runUpdownAsync([
+          "import",
+          "pmxt",
+          url,
+          ...common,
+          "--database-url",
+          `sqlite:${broken}`,
+        ]);
+        assert.notEqual(failed.code, 0);
+        assert.ok(failed.stderr.includes(url), failed.stderr);
+        assert.match(failed.stderr, /HTTP (500|404)/);
+      }
+      const store = new SqliteStore(broken);
+      try {
+        for (const m of MARKETS) {
+          const s = await store.markets.getMarket(m.slug);
+          assert.equal(await store.events.countMarketEvents(s!.key), 0, "nothing written");
+        }
+      } finally {
+        await store.close();
+      }
+    } finally {
+      server.close();
+    }
   });
 
   test("a bad command line is a usage error", () => {
