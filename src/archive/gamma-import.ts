@@ -8,7 +8,6 @@ import {
   ImportError,
   type ImportReport,
   MarketRecordImport,
-  readMarkets,
   type UpstreamMarket,
   upstreamMarketsOf,
 } from "./upstream-import.ts";
@@ -18,26 +17,6 @@ import {
  * stored by the upstream importer's one path (MarketRecordImport), so that settlement, fees, tokens,
  * outcome, price to beat and final price are taken exactly as `import upstream` takes them.
  */
-
-export interface GammaFileOptions {
-  store: MarketStore;
-  paths: readonly string[];
-  feeds: ReadonlyMap<string, PriceFeed>;
-  maxStalenessSeconds?: number;
-  onProgress?: (done: number, total: number) => void;
-}
-
-/** Imports the markets of every file; all are read and checked before the first write. */
-export async function importGammaFiles(opts: GammaFileOptions): Promise<ImportReport> {
-  const upstream: UpstreamMarket[] = [];
-  for (const path of opts.paths) upstream.push(...(await readMarkets(path)));
-  const records = new MarketRecordImport(opts.store, opts.feeds, opts.maxStalenessSeconds);
-  for (const u of upstream) {
-    await records.add(u);
-    opts.onProgress?.(records.report.markets, upstream.length);
-  }
-  return records.report;
-}
 
 /** The markets of a series starting within [from, to] (Unix seconds): our slug and Gamma's. */
 export function seriesSlugs(

@@ -134,10 +134,26 @@ function feedFilesOf(opts: ImportOptions): FeedFile[] {
 }
 
 export async function importUpstream(opts: ImportOptions): Promise<ImportReport> {
-  const feeds = await readFeeds(feedFilesOf(opts));
-  // Every market line is parsed before the first write, so a bad file leaves the store untouched.
-  const upstream = await readMarkets(opts.marketsPath);
-  const records = new MarketRecordImport(opts.store, feeds, opts.maxStalenessSeconds);
+  return importRecordFiles({ ...opts, paths: [opts.marketsPath], feeds: await readFeeds(feedFilesOf(opts)) });
+}
+
+export interface RecordFileOptions {
+  store: MarketStore;
+  paths: readonly string[];
+  feeds: ReadonlyMap<string, PriceFeed>;
+  maxStalenessSeconds?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/**
+ * The market records of every file (`import upstream`, `import gamma FILE...`), stored through
+ * MarketRecordImport. Every line of every file is parsed before the first write, so a bad file leaves
+ * the store untouched.
+ */
+export async function importRecordFiles(opts: RecordFileOptions): Promise<ImportReport> {
+  const upstream: UpstreamMarket[] = [];
+  for (const path of opts.paths) upstream.push(...(await readMarkets(path)));
+  const records = new MarketRecordImport(opts.store, opts.feeds, opts.maxStalenessSeconds);
   for (const u of upstream) {
     await records.add(u);
     opts.onProgress?.(records.report.markets, upstream.length);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { readFileSync } from "node:fs";
-import { fetchGammaRecords, importGammaFiles, seriesSlugs } from "../../src/archive/gamma-import.ts";
+import { fetchGammaRecords, seriesSlugs } from "../../src/archive/gamma-import.ts";
 import { importUpstream, parseFeedArgument, readFeeds } from "../../src/archive/upstream-import.ts";
 import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import { openStore } from "../../src/store/open.ts";
@@ -52,7 +52,7 @@ describe("import gamma from files", () => {
     try {
       const feeds = [parseFeedArgument(FEED)!];
       const expected = await importUpstream({ store: upstream.markets, marketsPath: MARKETS, feeds });
-      const report = await importGammaFiles({
+      const report = await importRecordFiles({
         store: gamma.markets,
         paths: [MARKETS],
         feeds: await readFeeds(feeds),
@@ -87,8 +87,8 @@ describe("import gamma from files", () => {
     const b = await freshStore();
     try {
       const feeds = await readFeeds([parseFeedArgument(FEED)!]);
-      await importGammaFiles({ store: a.markets, paths: [asMarkets], feeds });
-      await importGammaFiles({ store: b.markets, paths: [asEvents], feeds });
+      await importRecordFiles({ store: a.markets, paths: [asMarkets], feeds });
+      await importRecordFiles({ store: b.markets, paths: [asEvents], feeds });
       const fromMarkets = await records(a.markets);
       const fromEvents = await records(b.markets);
       assert.equal(fromMarkets.size, 145);
@@ -165,7 +165,7 @@ describe("import gamma from files", () => {
     writeFileSync(file, JSON.stringify(hourly));
     const store = await freshStore();
     try {
-      await importGammaFiles({ store: store.markets, paths: [file], feeds: new Map() });
+      await importRecordFiles({ store: store.markets, paths: [file], feeds: new Map() });
       const m = await store.markets.getMarket("ethereum-up-or-down-july-23-2026-8pm-et");
       assert.equal(m?.slug, `eth-updown-1h-${start}`);
       assert.equal(m?.polymarketSlug, hourly.slug);
@@ -182,10 +182,10 @@ describe("import gamma from files", () => {
   test("a market with book data keeps its sources when its Gamma record is imported again", async () => {
     const store = await freshStore();
     try {
-      await importGammaFiles({ store: store.markets, paths: [MARKETS], feeds: new Map() });
+      await importRecordFiles({ store: store.markets, paths: [MARKETS], feeds: new Map() });
       const first = (await store.markets.getMarket(ROWS[0].slug))!;
       await store.markets.markSource(first.key, "pmxt");
-      await importGammaFiles({ store: store.markets, paths: [MARKETS], feeds: new Map() });
+      await importRecordFiles({ store: store.markets, paths: [MARKETS], feeds: new Map() });
       assert.deepEqual((await store.markets.getMarket(ROWS[0].slug))!.sources, ["pmxt"]);
       assert.deepEqual((await store.markets.getMarket(ROWS[1].slug))!.sources, ["gamma"]);
     } finally {
@@ -299,7 +299,7 @@ describe("import gamma fetching by slug", () => {
           .map((r) => JSON.stringify(r.raw))
           .join("\n"),
       );
-      await importGammaFiles({ store: files.markets, paths: [file], feeds: new Map() });
+      await importRecordFiles({ store: files.markets, paths: [file], feeds: new Map() });
       const fetched = await records(store.markets);
       const fromFile = await records(files.markets);
       assert.equal(fetched.size, fromFile.size);

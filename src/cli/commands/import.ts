@@ -1,7 +1,7 @@
 import { importArchive, openInput } from "../../archive/archive.ts";
 import { basename } from "node:path";
 import { importVisionFile, visionFileOf, visionPaths } from "../../archive/binance-vision.ts";
-import { fetchGammaRecords, formatFetchLines, importGammaFiles } from "../../archive/gamma-import.ts";
+import { fetchGammaRecords, formatFetchLines } from "../../archive/gamma-import.ts";
 import {
   BINANCE_1S,
   CoinPrices,
@@ -16,6 +16,7 @@ import { MICROS_PER_SECOND } from "../../domain/time.ts";
 import {
   type FeedFile,
   formatImportReport,
+  importRecordFiles,
   importUpstream,
   parseFeedArgument,
   readFeed,
@@ -254,7 +255,7 @@ async function importGamma(values: GammaValues, files: string[]): Promise<void> 
   await withStore(values.databaseUrl, async (store) => {
     const progress = new Progress("Importing Gamma records");
     if (!fetching) {
-      const report = await importGammaFiles({
+      const report = await importRecordFiles({
         store: store.markets,
         paths: files,
         feeds,
