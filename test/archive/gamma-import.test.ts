@@ -9,7 +9,12 @@ import { after, before, describe, test } from "node:test";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { readFileSync } from "node:fs";
 import { fetchGammaRecords, seriesSlugs } from "../../src/archive/gamma-import.ts";
-import { importRecordFiles, importUpstream, parseFeedArgument, readFeeds } from "../../src/archive/upstream-import.ts";
+import {
+  importRecordFiles,
+  importUpstream,
+  parseFeedArgument,
+  readFeeds,
+} from "../../src/archive/upstream-import.ts";
 import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { MarketStore, StoredMarket } from "../../src/store/ports/market-store.ts";
