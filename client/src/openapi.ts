@@ -786,6 +786,7 @@ export interface components {
             size: number;
             /** @description The fee rate the upstream reported, in basis points */
             fee_rate_bps: number;
+            transaction_hash: string | null;
         };
         /** @description One price level of a book */
         Level: {

@@ -128,7 +128,7 @@ SHAPES: Dict[str, Dict[str, str]] = {
     "MarketEventPage": {"slug": "value", "events": "value", "total": "value", "limit": "value", "offset": "value"},
     "MarketList": {"markets": "value", "total": "value", "limit": "value", "offset": "value", "warning": "value"},
     "MarketSeries": {"slug": "value", "points": "value", "total": "value", "bucket_us": "value", "snapshots": "value"},
-    "MarketTrade": {"time": "datetime", "outcome": "value", "token_id": "value", "side": "value", "price": "value", "size": "value", "fee_rate_bps": "value"},
+    "MarketTrade": {"time": "datetime", "outcome": "value", "token_id": "value", "side": "value", "price": "value", "size": "value", "fee_rate_bps": "value", "transaction_hash": "value"},
     "MarketTradePage": {"slug": "value", "trades": "value", "total": "value", "limit": "value", "offset": "value"},
     "OpenInterest": {"time": "datetime", "timestamp": "value", "open_interest": "value", "open_interest_value": "value"},
     "OpenInterestPage": {"data": "value", "total": "value", "limit": "value", "offset": "value"},
@@ -258,6 +258,7 @@ class MarketTrade(TypedDict):
     size: float
     #: The fee rate the upstream reported, in basis points
     fee_rate_bps: float
+    transaction_hash: Optional[str]
 
 
 class Level(TypedDict):

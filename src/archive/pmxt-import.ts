@@ -347,6 +347,7 @@ function tradeOf(event: MarketEvent, market: StoredMarket): TradeRow | null {
     price: Number(m.price),
     size: Number(m.size),
     feeRateBps: m.fee_rate_bps === undefined ? 0 : Number(m.fee_rate_bps),
+    transactionHash: typeof m.transaction_hash === "string" ? m.transaction_hash : null,
   };
 }
 

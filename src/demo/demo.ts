@@ -600,6 +600,7 @@ export function demoTrades(
       price: cents / 100,
       size: roundTo(logUniform(rng, 5, 2_000), 2),
       feeRateBps: 0,
+      transactionHash: null,
     };
   };
 }

@@ -192,6 +192,13 @@ export const TradeWireSchema = Type.Object(
     price: Type.Number(),
     size: Type.Number({ description: "Shares" }),
     fee_rate_bps: Type.Number({ description: "The fee rate the upstream reported, in basis points" }),
+    transaction_hash: Nullable(
+      Type.String({
+        description:
+          "The on-chain transaction that settled the trade, when the upstream's message carried one " +
+          "(PMXT's archive does; the live market channel may not): null otherwise",
+      }),
+    ),
   },
   {
     $id: "MarketTrade",
@@ -248,6 +255,7 @@ export interface TradeWire {
   price: number;
   size: number;
   fee_rate_bps: number;
+  transaction_hash: string | null;
 }
 
 export function tradeToWire(t: TradeRow, market: Pick<Market, "clobTokenUp" | "clobTokenDown">): TradeWire {
@@ -259,6 +267,7 @@ export function tradeToWire(t: TradeRow, market: Pick<Market, "clobTokenUp" | "c
     price: t.price,
     size: t.size,
     fee_rate_bps: t.feeRateBps,
+    transaction_hash: t.transactionHash,
   };
 }
 
@@ -274,7 +283,10 @@ export function tradeFromWire(w: Record<string, unknown>): TradeRow {
   const fee = numberOrNull(w.fee_rate_bps ?? 0, "fee_rate_bps");
   if (price === null || size === null || fee === null)
     throw new WireFormatError("price and size are required");
-  return { time, outcome: w.outcome, side: w.side, price, size, feeRateBps: fee };
+  const hash = w.transaction_hash ?? null;
+  if (hash !== null && typeof hash !== "string")
+    throw new WireFormatError("transaction_hash must be a string");
+  return { time, outcome: w.outcome, side: w.side, price, size, feeRateBps: fee, transactionHash: hash };
 }
 
 function requireSeconds(text: unknown, field: string): number {

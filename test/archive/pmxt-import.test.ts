@@ -13,7 +13,7 @@ import type { StoredMarket } from "../../src/store/ports/market-store.ts";
 import type { Store } from "../../src/store/ports/store.ts";
 import { PriceFeed } from "../../src/upstream/price-feed.ts";
 import { decodeBooks } from "../../src/wire/book-codec.ts";
-import { HAND_MARKET, openTestStore } from "../helpers/app.ts";
+import { HAND_MARKET, makeTestApp, openTestStore } from "../helpers/app.ts";
 import { writePmxtFile } from "../helpers/pmxt-parquet.ts";
 import {
   archiveOrder,
@@ -282,7 +282,7 @@ describe("import pmxt: PMXT v2 hour files into events, snapshots and trades", ()
     }
   });
 
-  test("trades come from last_trade_price, transaction hashes stay in the events", async () => {
+  test("trades come from last_trade_price, each with its transaction hash, served by the trades route", async () => {
     const trades = await store.trades.tradePage(a.key, { order: "asc", limit: 1000, offset: 0 });
     const sent = streamA.filter((s) => s.message.event_type === "last_trade_price");
     assert.ok(trades.length > 0 && trades.length <= sent.length);
@@ -290,6 +290,32 @@ describe("import pmxt: PMXT v2 hour files into events, snapshots and trades", ()
     assert.ok(trades.some((r) => r.time === Number(t.timestamp) * 1000 && r.price === Number(t.price)));
     const events = await all(store.events.streamMarketEvents(a.key, { types: ["last_trade_price"] }));
     assert.ok(events.some((e) => typeof e.message.transaction_hash === "string"));
+    // Each trade's hash is its message's (null where the row had none), and the API serves it.
+    const hashOf = new Map(
+      sent.map(({ message: m }) => [
+        `${Number(m.timestamp) * 1000} ${m.asset_id} ${m.side} ${Number(m.price)} ${Number(m.size)}`,
+        (m.transaction_hash as string | undefined) ?? null,
+      ]),
+    );
+    const tokenOf = (r: { outcome: string }) => (r.outcome === "Up" ? a.clobTokenUp : a.clobTokenDown);
+    const expected = trades.map((r) => hashOf.get(`${r.time} ${tokenOf(r)} ${r.side} ${r.price} ${r.size}`));
+    assert.deepEqual(
+      trades.map((r) => r.transactionHash),
+      expected,
+    );
+    assert.ok(expected.some((h) => h !== null) && expected.some((h) => h === null), "both kinds present");
+    const api = await makeTestApp({ store, seed: false });
+    try {
+      const res = await api.get(`/v1/markets/${a.slug}/trades?order=asc&limit=1000`);
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(
+        res.json().trades.map((w: { transaction_hash: string | null }) => w.transaction_hash),
+        expected,
+      );
+      assert.deepEqual(api.contractMismatches, []);
+    } finally {
+      await api.app.close();
+    }
   });
 
   test("a second import of the same files changes nothing", async () => {

@@ -9,11 +9,51 @@ const T = HAND_MARKET.startTime * 1e6;
 
 /** Five trades, two of them at one time (told apart by outcome and side), given out of order. */
 const TRADES: TradeRow[] = [
-  { time: T + 3_000_000, outcome: "Up", side: "BUY", price: 0.53, size: 10, feeRateBps: 0 },
-  { time: T + 1_000_000, outcome: "Down", side: "SELL", price: 0.47, size: 25.5, feeRateBps: 0 },
-  { time: T + 1_000_000, outcome: "Up", side: "BUY", price: 0.52, size: 4, feeRateBps: 0 },
-  { time: T + 2_500_000, outcome: "Up", side: "SELL", price: 0.51, size: 100, feeRateBps: 1000 },
-  { time: T + 9_000_000, outcome: "Down", side: "BUY", price: 0.46, size: 7.25, feeRateBps: 0 },
+  {
+    time: T + 3_000_000,
+    outcome: "Up",
+    side: "BUY",
+    price: 0.53,
+    size: 10,
+    feeRateBps: 0,
+    transactionHash: null,
+  },
+  {
+    time: T + 1_000_000,
+    outcome: "Down",
+    side: "SELL",
+    price: 0.47,
+    size: 25.5,
+    feeRateBps: 0,
+    transactionHash: null,
+  },
+  {
+    time: T + 1_000_000,
+    outcome: "Up",
+    side: "BUY",
+    price: 0.52,
+    size: 4,
+    feeRateBps: 0,
+    transactionHash: null,
+  },
+  {
+    time: T + 2_500_000,
+    outcome: "Up",
+    side: "SELL",
+    price: 0.51,
+    size: 100,
+    feeRateBps: 1000,
+    transactionHash: "0xabc1",
+  },
+  {
+    time: T + 9_000_000,
+    outcome: "Down",
+    side: "BUY",
+    price: 0.46,
+    size: 7.25,
+    feeRateBps: 0,
+    transactionHash: null,
+  },
 ];
 
 /** The trades in the stores' ascending order: time, then outcome, side, price, size. */
@@ -66,6 +106,23 @@ const TRADE_STORE_TESTS: StoreTests<TradeStore> = {
     assert.equal(await trades.countTrades(other.key), 1);
     assert.equal(await trades.countTrades(first.key), 5);
     assert.equal(await trades.insertTrades([]), 0);
+  },
+  "a trade's hash is not its identity: a copy with one fills in a stored trade's missing hash, once": async (
+    trades,
+    store,
+  ) => {
+    const m = await store.markets.upsertMarket({ ...HAND_MARKET, slug: "eth-updown-15m-1784852100" });
+    const live = { ...TRADES[0], transactionHash: null };
+    const hashed = { ...TRADES[0], transactionHash: `0x${"ab".repeat(32)}` };
+    // Recorded live without the hash, then imported with it: one trade, not new, the hash filled in.
+    assert.equal(await trades.insertTrades([{ marketKey: m.key, rows: [live] }]), 1);
+    assert.equal(await trades.insertTrades([{ marketKey: m.key, rows: [hashed] }]), 0);
+    assert.deepEqual(await trades.tradePage(m.key, { order: "asc", limit: 10, offset: 0 }), [hashed]);
+    // A later copy without it, or with another, leaves the stored hash as it is.
+    const other = { ...hashed, transactionHash: `0x${"cd".repeat(32)}` };
+    assert.equal(await trades.insertTrades([{ marketKey: m.key, rows: [live, other] }]), 0);
+    assert.deepEqual(await trades.tradePage(m.key, { order: "desc", limit: 10, offset: 0 }), [hashed]);
+    assert.equal(await trades.countTrades(m.key), 1);
   },
 };
 

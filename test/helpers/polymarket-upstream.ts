@@ -241,7 +241,7 @@ export class FakeClob {
   trade(
     id: string,
     price: number,
-    trade: { timestampMs?: number; size?: string; side?: "BUY" | "SELL" } = {},
+    trade: { timestampMs?: number; size?: string; side?: "BUY" | "SELL"; transactionHash?: string } = {},
   ): void {
     this.lastTrade.set(id, price);
     const base = protocolFixture("ws-market-last-trade-price.json");
@@ -252,6 +252,7 @@ export class FakeClob {
       ...(trade.timestampMs === undefined ? {} : { timestamp: String(trade.timestampMs) }),
       ...(trade.size === undefined ? {} : { size: trade.size }),
       ...(trade.side === undefined ? {} : { side: trade.side }),
+      ...(trade.transactionHash === undefined ? {} : { transaction_hash: trade.transactionHash }),
     };
     this.tradeLog.push(message);
     this.broadcast([id], JSON.stringify(message));

@@ -40,6 +40,8 @@ export interface ReceivedTrade {
   price: number;
   size: number;
   feeRateBps: number;
+  /** The message's `transaction_hash`, when it carries one. */
+  transactionHash: string | null;
 }
 
 /** A `market_resolved` message: the winning token of a market whose tokens are `assetIds`. */
@@ -219,5 +221,7 @@ function tradeOf(assetId: string, price: number, m: Record<string, unknown>): Re
     price,
     size: decimal(m.size),
     feeRateBps: m.fee_rate_bps === undefined ? 0 : decimal(m.fee_rate_bps),
+    transactionHash:
+      typeof m.transaction_hash === "string" && m.transaction_hash !== "" ? m.transaction_hash : null,
   };
 }

@@ -22,8 +22,10 @@ export interface TradeBatch {
  * dialects/postgres/trade-store.ts; one contract suite (test/contracts/trade-store.ts) runs against each.
  *
  * Invariants every implementation keeps:
- * - a trade is identified by its market and all its values but the fee (the upstream gives no trade
- *   id): inserting it again is a no-op, so a replay, a reconnect or a restart never duplicates;
+ * - a trade is identified by its market and all its values but the fee and the transaction hash (the
+ *   upstream gives no trade id): inserting it again is a no-op, so a replay, a reconnect or a restart
+ *   never duplicates; but a copy with a hash fills in the hash of a stored trade that has none (a trade
+ *   recorded live without it, imported from PMXT with it) and is still not counted new;
  * - a page is in time order (ties in one fixed order of outcome, side, price, size) and the same on
  *   every implementation; counts match what paging returns.
  */

@@ -18,6 +18,7 @@ const at = (sec: number, outcome: TradeRow["outcome"], price: number, size: numb
   price,
   size,
   feeRateBps: 0,
+  transactionHash: null,
 });
 
 test("a resting limit order of a run fills from the market's stored trades, behind the displayed queue", async () => {

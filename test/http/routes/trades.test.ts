@@ -80,6 +80,8 @@ describe("GET /v1/markets/{slug}/trades", () => {
     price: 0.4 + (i % 20) / 100,
     size: 1 + i,
     feeRateBps: 0,
+    // Every other trade carries its transaction hash (PMXT's rows do; live messages may not).
+    transactionHash: i % 2 === 0 ? `0x${i.toString(16).padStart(64, "0")}` : null,
   }));
   let demoTrades = 0;
 
@@ -110,6 +112,7 @@ describe("GET /v1/markets/{slug}/trades", () => {
       "price",
       "size",
       "fee_rate_bps",
+      "transaction_hash",
     ]);
   });
 
@@ -127,6 +130,11 @@ describe("GET /v1/markets/{slug}/trades", () => {
     const up = body.trades.find((x: { outcome: string }) => x.outcome === "Up");
     const m = (await t.store.markets.getMarket(SLUG))!;
     assert.equal(up.token_id, m.clobTokenUp);
+    assert.deepEqual(
+      body.trades.map((x: { transaction_hash: string | null }) => x.transaction_hash),
+      trades.slice(0, 5).map((x) => x.transactionHash),
+      "the hash where the trade has one, null where not",
+    );
   });
 
   test("limit is 1..1000, offset >= 0; bad ones are 400 naming the parameter, past the end is empty", async () => {

@@ -172,6 +172,7 @@ describe("a TWAP 5m market through the collector, resolved by the market channel
           price: 0.44,
           size: 3,
           fee_rate_bps: 0,
+          transaction_hash: null,
         },
         {
           time: "2026-08-22T16:00:40.125000Z",
@@ -181,6 +182,7 @@ describe("a TWAP 5m market through the collector, resolved by the market channel
           price: 0.55,
           size: 12.5,
           fee_rate_bps: 0,
+          transaction_hash: null,
         },
       ]);
     } finally {

@@ -45,12 +45,18 @@ after(async () => {
   await store.close();
 });
 
-test("trades are stored under their market and outcome, once each, and an unowned token's are dropped", async () => {
+test("trades are stored under their market and outcome, once each, with their hash when the message has one; an unowned token's are dropped", async () => {
   const market = await store.markets.upsertMarket(liveMarket());
   const recorder = new TradeRecorder({ trades: store.trades, clob, log: silentLogger });
   const frames = clob.frames;
   upstream.clob.trade(UP, 0.49, { timestampMs: T * 1000 + 250, size: "10", side: "BUY" });
-  upstream.clob.trade(DOWN, 0.51, { timestampMs: T * 1000 + 500, size: "20", side: "SELL" });
+  const hash = `0x${"5e".repeat(32)}`;
+  upstream.clob.trade(DOWN, 0.51, {
+    timestampMs: T * 1000 + 500,
+    size: "20",
+    side: "SELL",
+    transactionHash: hash,
+  });
   upstream.clob.trade(OTHER, 0.3, { timestampMs: T * 1000 + 600, size: "30", side: "BUY" });
   await until(() => clob.frames >= frames + 3, "the three trades");
   await recorder.record([market]);
@@ -64,10 +70,10 @@ test("trades are stored under their market and outcome, once each, and an unowne
   assert.equal(recorder.written, 2);
   const rows = await store.trades.tradePage(market.key, { order: "asc", limit: 10, offset: 0 });
   assert.deepEqual(
-    rows.map((r) => [r.time, r.outcome, r.side, r.price, r.size]),
+    rows.map((r) => [r.time, r.outcome, r.side, r.price, r.size, r.transactionHash]),
     [
-      [T * 1e6 + 250_000, "Up", "BUY", 0.49, 10],
-      [T * 1e6 + 500_000, "Down", "SELL", 0.51, 20],
+      [T * 1e6 + 250_000, "Up", "BUY", 0.49, 10, null],
+      [T * 1e6 + 500_000, "Down", "SELL", 0.51, 20, hash],
     ],
   );
 });

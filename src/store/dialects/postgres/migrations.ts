@@ -438,4 +438,11 @@ CREATE TABLE market_coin_price_sources (
 ALTER TABLE backtest_runs ADD COLUMN research TEXT;
 `,
   },
+  {
+    version: 16,
+    sql: `
+-- As SQLite's version 16: a trade's transaction hash, outside its identity.
+ALTER TABLE market_trades ADD COLUMN tx_hash TEXT;
+`,
+  },
 ];

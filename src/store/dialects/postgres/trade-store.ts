@@ -2,7 +2,7 @@ import type { Pool } from "pg";
 import type { TradeRow } from "../../../domain/trade.ts";
 import type { Micros } from "../../../domain/time.ts";
 import type { TradeBatch, TradeQuery, TradeStore } from "../../ports/trade-store.ts";
-import { tradeFromArray, tradeSql, tradeValues } from "../../sql/trade-sql.ts";
+import { hashValues, tradeFromArray, tradeSql, tradeValues } from "../../sql/trade-sql.ts";
 import { inTransaction } from "./pg-util.ts";
 
 const SQL = tradeSql((i) => `$${i}`);
@@ -25,7 +25,10 @@ export class PostgresTradeStore implements TradeStore {
       // Markets in key order and trades in time order, so that concurrent batches lock in one order.
       for (const b of batch.toSorted((x, y) => x.marketKey - y.marketKey)) {
         for (const t of b.rows.toSorted((x, y) => x.time - y.time)) {
-          added += (await client.query(SQL.insert, tradeValues(b.marketKey, t))).rowCount ?? 0;
+          const isNew = (await client.query(SQL.insert, tradeValues(b.marketKey, t))).rowCount ?? 0;
+          if (isNew === 0 && t.transactionHash !== null)
+            await client.query(SQL.fillHash, hashValues(b.marketKey, t));
+          added += isNew;
         }
       }
       return added;

@@ -509,4 +509,12 @@ CREATE TABLE market_coin_price_sources (
 ALTER TABLE backtest_runs ADD COLUMN research TEXT;
 `,
   },
+  {
+    version: 16,
+    sql: `
+-- A trade's transaction hash (issue 23: PMXT rows carry it; live messages may not). Not part of the
+-- trade's identity: a trade recorded live without it and imported with it is one row, the hash filled in.
+ALTER TABLE market_trades ADD COLUMN tx_hash TEXT;
+`,
+  },
 ];

@@ -2,7 +2,7 @@ import type { SQLOutputValue } from "node:sqlite";
 import type { TradeRow } from "../../../domain/trade.ts";
 import type { Micros } from "../../../domain/time.ts";
 import type { TradeBatch, TradeQuery, TradeStore } from "../../ports/trade-store.ts";
-import { tradeFromArray, tradeSql, tradeValues } from "../../sql/trade-sql.ts";
+import { hashValues, tradeFromArray, tradeSql, tradeValues } from "../../sql/trade-sql.ts";
 import type { SqliteConnection } from "./connection.ts";
 
 const SQL = tradeSql(() => "?");
@@ -18,10 +18,15 @@ export class SqliteTradeStore implements TradeStore {
   async insertTrades(batch: TradeBatch[]): Promise<number> {
     if (batch.every((b) => b.rows.length === 0)) return 0;
     const insert = this.conn.stmt(SQL.insert);
+    const fillHash = this.conn.stmt(SQL.fillHash);
     return this.conn.transaction(() => {
       let added = 0;
       for (const b of batch) {
-        for (const t of b.rows) added += Number(insert.run(...tradeValues(b.marketKey, t)).changes);
+        for (const t of b.rows) {
+          const isNew = Number(insert.run(...tradeValues(b.marketKey, t)).changes);
+          if (isNew === 0 && t.transactionHash !== null) fillHash.run(...hashValues(b.marketKey, t));
+          added += isNew;
+        }
       }
       return added;
     });
