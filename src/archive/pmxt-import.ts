@@ -12,6 +12,7 @@ import type { StoredMarket } from "../store/ports/market-store.ts";
 import type { Store } from "../store/ports/store.ts";
 import type { CoinPrices, CoinPriceSeries } from "./coin-prices.ts";
 import { type KeptEvent, PmxtFile } from "./pmxt-file.ts";
+import { StoredSnapshots } from "./stored-snapshots.ts";
 import { download, hourOfFileName, type PmxtInput } from "./pmxt-sources.ts";
 
 /**
@@ -30,9 +31,10 @@ import { download, hourOfFileName, type PmxtInput } from "./pmxt-sources.ts";
  *    all its stored events: a snapshot at each whole second of its interval up to the end of the hour
  *    of its last event (the files are hourly: what follows is not imported yet), its trades, and its
  *    integrity counts brought to those of the whole rebuild. Snapshots and trades already stored are
- *    kept (their stores' identity), so this too can run twice. Hours are imported in time order
- *    across runs (in any order within one): a snapshot once written is not rewritten by events of an
- *    earlier hour imported later.
+ *    kept (their stores' identity), so this too can run twice; but where a market's stored snapshots
+ *    differ from those derived again (an earlier hour imported in a later run puts events before
+ *    them), they are replaced from the first second that differs (src/archive/stored-snapshots.ts):
+ *    the end state does not depend on the order the hours were imported in, within a run or across.
  */
 
 export const PMXT_ARCHIVE = "pmxt";
@@ -74,6 +76,8 @@ export interface PmxtReport {
   /** Events written new (0 on a second import). */
   events: number;
   snapshots: number;
+  /** Stored snapshots removed to be derived again (earlier events imported after them). */
+  snapshotsReplaced: number;
   trades: number;
   integrity: BookIntegrity;
   hoursMissing: string[];
@@ -106,6 +110,7 @@ function emptyReport(missing: readonly string[]): PmxtReport {
     markets: 0,
     events: 0,
     snapshots: 0,
+    snapshotsReplaced: 0,
     trades: 0,
     integrity: { ...NO_INTEGRITY },
     hoursMissing: [...missing],
@@ -254,6 +259,10 @@ class MarketFinder {
 /**
  * A market's snapshots, trades and integrity counts from all its stored events, by the one rule
  * (src/events/derive.ts): a snapshot at each whole second of its interval, as the collector takes one.
+ * A market only imports derived (not recorded live) ends as if its events had all come at once: its
+ * stored snapshots are compared with the derived ones, replaced from the first second they differ
+ * (events an earlier hour, imported later, put before them), and its integrity counts set to the
+ * rebuild's. A market recorded live keeps what it recorded; the derivation fills the seconds it lacks.
  */
 async function deriveMarket(
   opts: PmxtImportOptions,
@@ -267,33 +276,28 @@ async function deriveMarket(
   // The hour file holding the market's last event was read whole: its state is known to that hour's end.
   const known = span === null ? 0 : (Math.floor(span.lastReceivedUs / HOUR_US) + 1) * HOUR_US;
   const last = Math.min(market.endTime * MICROS_PER_SECOND, known);
+  const imported = !market.sources.includes("recorded");
+  const stored = prices && imported ? await StoredSnapshots.of(store.markets, market.key, first, last) : null;
   const times = function* () {
     for (let t = first; t < last; t += MICROS_PER_SECOND) yield t;
   };
   const deriver = new SnapshotDeriver(
     { up: market.clobTokenUp, down: market.clobTokenDown },
     prices ? times() : [],
-    (time) => prices?.at(time / MICROS_PER_SECOND) ?? null,
+    (time) => prices?.at(time / MICROS_PER_SECOND) ?? stored?.coinPriceAt(time) ?? null,
   );
-  const rows: SnapshotRow[] = [];
-  const trades: TradeRow[] = [];
-  const flush = async (all: boolean): Promise<void> => {
-    if (rows.length >= WRITE_ROWS || (all && rows.length > 0))
-      report.snapshots += await store.markets.insertSnapshots(market.key, rows.splice(0));
-    if (trades.length >= WRITE_ROWS || (all && trades.length > 0))
-      report.trades += await store.trades.insertTrades([{ marketKey: market.key, rows: trades.splice(0) }]);
-  };
+  const writer = new DerivedWriter(store, market.key, stored, report);
   for await (const block of store.events.streamMarketEvents(market.key)) {
     for (const event of block) {
-      rows.push(...deriver.push(event));
+      await writer.snapshots(deriver.push(event));
       const trade = tradeOf(event, market);
-      if (trade) trades.push(trade);
+      if (trade) writer.trade(trade);
     }
-    await flush(false);
+    await writer.flush(false);
   }
-  rows.push(...deriver.finish());
-  await flush(true);
-  await settleIntegrity(store.events, market.key, deriver.book.integrity, report);
+  await writer.snapshots(deriver.finish());
+  await writer.end();
+  await settleIntegrity(store.events, market.key, deriver.book.integrity, imported, report);
   // Where data came from (docs/archives.md): a market whose events an import derived has PMXT data.
   await store.markets.markSource(market.key, "pmxt");
   report.markets++;
@@ -303,6 +307,64 @@ async function deriveMarket(
     await settle(store.markets, market, prices, report.settlement);
     await store.imports.clearPendingMarket(PMXT_ARCHIVE, market.slug);
   } else report.marketsWithoutCoinPrice.push(market.slug);
+}
+
+/**
+ * A market's derived snapshots and trades written a batch at a time; where the stored snapshots differ
+ * from the derived ones (StoredSnapshots), the stored ones from that second on are removed first.
+ */
+class DerivedWriter {
+  private readonly store: PmxtImportOptions["store"];
+  private readonly marketKey: number;
+  private readonly stored: StoredSnapshots | null;
+  private readonly report: PmxtReport;
+  private readonly rows: SnapshotRow[] = [];
+  private readonly trades: TradeRow[] = [];
+
+  constructor(
+    store: PmxtImportOptions["store"],
+    marketKey: number,
+    stored: StoredSnapshots | null,
+    report: PmxtReport,
+  ) {
+    this.store = store;
+    this.marketKey = marketKey;
+    this.stored = stored;
+    this.report = report;
+  }
+
+  async snapshots(rows: readonly SnapshotRow[]): Promise<void> {
+    for (const row of rows) {
+      const from = this.stored === null ? null : await this.stored.differsAt(row);
+      if (from !== null) await this.replaceFrom(from);
+      this.rows.push(row);
+    }
+  }
+
+  trade(trade: TradeRow): void {
+    this.trades.push(trade);
+  }
+
+  async flush(all: boolean): Promise<void> {
+    const { markets, trades } = this.store;
+    if (this.rows.length >= WRITE_ROWS || (all && this.rows.length > 0))
+      this.report.snapshots += await markets.insertSnapshots(this.marketKey, this.rows.splice(0));
+    if (this.trades.length >= WRITE_ROWS || (all && this.trades.length > 0))
+      this.report.trades += await trades.insertTrades([
+        { marketKey: this.marketKey, rows: this.trades.splice(0) },
+      ]);
+  }
+
+  async end(): Promise<void> {
+    const from = this.stored === null ? null : await this.stored.differsAtEnd();
+    if (from !== null) await this.replaceFrom(from);
+    await this.flush(true);
+  }
+
+  /** The rows held are all earlier than `from`: they are written after the removal, as new or as they were. */
+  private async replaceFrom(from: number): Promise<void> {
+    this.report.snapshotsReplaced += await this.store.markets.deleteSnapshotsFrom(this.marketKey, from);
+  }
 }
 
 /** See SettlementCheck: only from the market's own settlement stream, read at ticks (not candles). */
@@ -352,23 +414,29 @@ function tradeOf(event: MarketEvent, market: StoredMarket): TradeRow | null {
 }
 
 /**
- * Brings the market's stored integrity counts up to those of the rebuild of all its events: counts
- * are only ever added to, so a second derivation (same events, same counts) adds nothing.
+ * Brings the market's stored integrity counts to those of the rebuild of all its events, so that a
+ * second derivation (same events, same counts) adds nothing. A market only imports derived takes the
+ * rebuild's counts exactly (lower ones too: an earlier hour imported later turns comparisons made
+ * against a book missing its changes into matches); a market recorded live only has its counts raised
+ * (the collector's counts are of the messages it received, which the rebuild may not all hold).
  */
 async function settleIntegrity(
   events: Store["events"],
   key: number,
   rebuilt: BookIntegrity,
+  imported: boolean,
   report: PmxtReport,
 ): Promise<void> {
   const stored = (await events.bookIntegrity(key)) ?? NO_INTEGRITY;
+  const change = (field: keyof BookIntegrity) =>
+    imported ? rebuilt[field] - stored[field] : Math.max(0, rebuilt[field] - stored[field]);
   const delta: BookIntegrity = {
-    bookMatches: Math.max(0, rebuilt.bookMatches - stored.bookMatches),
-    bookMismatches: Math.max(0, rebuilt.bookMismatches - stored.bookMismatches),
-    bestMatches: Math.max(0, rebuilt.bestMatches - stored.bestMatches),
-    bestMismatches: Math.max(0, rebuilt.bestMismatches - stored.bestMismatches),
+    bookMatches: change("bookMatches"),
+    bookMismatches: change("bookMismatches"),
+    bestMatches: change("bestMatches"),
+    bestMismatches: change("bestMismatches"),
   };
-  if (Object.values(delta).some((n) => n > 0)) await events.addBookIntegrity(key, delta);
+  if (Object.values(delta).some((n) => n !== 0)) await events.addBookIntegrity(key, delta);
   report.integrity = addIntegrity(report.integrity, rebuilt);
 }
 
@@ -383,7 +451,7 @@ export function formatPmxtReport(r: PmxtReport): string {
     `rows kept: ${r.rowsKept}`,
     `markets: ${r.markets}`,
     `events: ${r.events} new`,
-    `snapshots: ${r.snapshots} new`,
+    `snapshots: ${r.snapshots} new, ${r.snapshotsReplaced} stored ones removed to be derived again`,
     `trades: ${r.trades} new`,
     `book integrity: books ${r.integrity.bookMatches} match, ${r.integrity.bookMismatches} mismatch; ` +
       `best bid/ask ${r.integrity.bestMatches} match, ${r.integrity.bestMismatches} mismatch`,

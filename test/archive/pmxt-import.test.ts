@@ -351,3 +351,125 @@ describe("import pmxt: PMXT v2 hour files into events, snapshots and trades", ()
     }
   });
 });
+
+/**
+ * A market whose books are wider than 0.10 all along, so that its displayed prices are its last trades:
+ * traded in hour H, its books sent again in hour H+1. Hour H+1 alone gives it other prices (no trade).
+ */
+const W = {
+  ...market(`btc-updown-5m-${A_START + 300}`, "btc", "5m", A_START, 404),
+  slug: `btc-updown-5m-w${A_START}`,
+};
+const streamW: StreamMessage[] = (() => {
+  const out: StreamMessage[] = [];
+  const at = (second: number, message: Record<string, unknown>) =>
+    out.push({
+      receivedMs: second * 1000 + 7,
+      message: { market: W.conditionId, timestamp: String(second * 1000), ...message },
+    });
+  const book = (token: string) => ({
+    event_type: "book",
+    asset_id: token,
+    bids: [{ price: "0.3", size: "100" }],
+    asks: [{ price: "0.6", size: "100" }],
+  });
+  const trade = (token: string, price: string) => ({
+    event_type: "last_trade_price",
+    asset_id: token,
+    fee_rate_bps: "0",
+    price,
+    side: "BUY",
+    size: "10",
+  });
+  at(A_START - 100, book(W.clobTokenUp));
+  at(A_START - 100, book(W.clobTokenDown));
+  at(A_START - 50, trade(W.clobTokenUp, "0.45"));
+  at(A_START - 50, trade(W.clobTokenDown, "0.55"));
+  at(H + 3_600 + 10, book(W.clobTokenUp));
+  at(H + 3_600 + 10, book(W.clobTokenDown));
+  return out;
+})();
+
+describe("import pmxt: the end state does not depend on the order hours are imported in", () => {
+  let dir: string;
+  let files: { h0: string; h1: string };
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "pmxt-order-"));
+    const everything = [...streamA, ...streamB, ...streamW];
+    files = { h0: join(dir, hourFileName(H)), h1: join(dir, hourFileName(H + 3600)) };
+    writePmxtFile(files.h0, archiveOrder(everything.filter((m) => inHour(m, H)).map(rowOf)), 700);
+    writePmxtFile(files.h1, archiveOrder(everything.filter((m) => inHour(m, H + 3600)).map(rowOf)), 300);
+  });
+
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A fresh store after one import run per list of files; the state of A, B and W and the last report. */
+  async function importedInRuns(runs: string[][]) {
+    const store = await openTestStore();
+    try {
+      for (const m of [A, B, W]) await store.markets.upsertMarket(m);
+      let report: PmxtReport | null = null;
+      for (const run of runs)
+        report = await importPmxt({
+          store,
+          coins: ["btc", "eth"],
+          inputs: inputsOf(run),
+          prices: pricesFor(),
+        });
+      const markets = await Promise.all([A, B, W].map(async (m) => (await store.markets.getMarket(m.slug))!));
+      const state = [];
+      for (const m of markets) {
+        const { key: _key, updatedAt: _updated, ...record } = m;
+        state.push({ record, ...(await storeState(store, m)) });
+      }
+      return { state, report: report! };
+    } finally {
+      await store.close();
+    }
+  }
+
+  test("hour H+1 and then, in a later run, hour H ends equal to both in order, in one run or two", async () => {
+    const oneRun = await importedInRuns([[files.h0, files.h1]]);
+    const inOrder = await importedInRuns([[files.h0], [files.h1]]);
+    const reversed = await importedInRuns([[files.h1], [files.h0]]);
+    assert.deepEqual(
+      oneRun.state.map((m) => m.snapshots.length),
+      [300, 900, 300],
+    );
+    assert.deepEqual(inOrder.state, oneRun.state);
+    // The later hour alone gave A snapshots without hour H's events: the later run replaced them.
+    assert.ok(reversed.report.snapshotsReplaced > 0, "stored snapshots were derived again");
+    assert.deepEqual(reversed.state, oneRun.state);
+    // And a run after that changes nothing.
+    assert.equal(inOrder.report.snapshotsReplaced, 0, "in order, nothing derived before is replaced");
+  });
+
+  test("a market recorded live keeps its snapshots: the derivation only fills the seconds it lacks", async () => {
+    const store = await openTestStore();
+    try {
+      const a = await store.markets.upsertMarket(A);
+      await store.markets.markSource(a.key, "recorded");
+      const recorded: SnapshotRow = {
+        time: (A_START + 10) * 1e6,
+        coinPrice: 1,
+        priceUp: 0.5,
+        priceDown: 0.5,
+        books: null,
+      };
+      await store.markets.insertSnapshots(a.key, [recorded]);
+      const report = await importPmxt({
+        store,
+        coins: ["btc"],
+        inputs: inputsOf([files.h1, files.h0]),
+        prices: pricesFor(),
+      });
+      assert.equal(report.snapshotsReplaced, 0);
+      const at = await store.markets.snapshotAtOrBefore(a.key, recorded.time, true);
+      assert.deepEqual(at, recorded);
+      assert.equal(await store.markets.countSnapshots(a.key), 300);
+    } finally {
+      await store.close();
+    }
+  });
+});

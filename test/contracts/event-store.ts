@@ -270,6 +270,23 @@ const EVENT_STORE_TESTS: StoreTests<EventStore> = {
     );
     assert.deepEqual(await everything(events, 13), s);
   },
+  "an earlier stretch appended after a later one falls in place before it, across blocks": async (events) => {
+    // As `import pmxt` of hour H+1, then in a later run of hour H: the later events fill whole blocks first.
+    const s = stream(BLOCK_EVENTS * 3 + 300, T0_US);
+    const cut = BLOCK_EVENTS + 150;
+    for (let i = cut; i < s.length; i += 1000)
+      await events.appendMarketEvents([{ marketKey: 14, events: s.slice(i, Math.min(i + 1000, s.length)) }]);
+    for (let i = 0; i < cut; i += 1000)
+      await events.appendMarketEvents([{ marketKey: 14, events: s.slice(i, Math.min(i + 1000, cut)) }]);
+    assert.equal(JSON.stringify(await everything(events, 14)), JSON.stringify(s));
+    const streamed = await all(events.streamMarketEvents(14));
+    assert.equal(JSON.stringify(streamed.events), JSON.stringify(s));
+    assert.ok(Math.max(...streamed.blocks) <= BLOCK_EVENTS, `largest block ${Math.max(...streamed.blocks)}`);
+    const span = await events.marketEventSpan(14);
+    assert.equal(span?.firstReceivedUs, s[0].receivedUs);
+    assert.equal(span?.lastReceivedUs, s.at(-1)!.receivedUs);
+    assert.equal(span?.count, s.length);
+  },
   "an idle tail is sealed by a later append, and reads the same": async (events) => {
     const s = stream(400, T0_US);
     for (let i = 0; i < s.length; i += 8)

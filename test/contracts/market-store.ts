@@ -441,6 +441,44 @@ const MARKET_STORE_TESTS: StoreTests<MarketStore> = {
       await expectedOf([...all, later]),
     );
   },
+  "snapshots from a time on are removed, live or in blocks, the count kept, and others take their place":
+    async (marketStore) => {
+      const live = {
+        ...HAND_MARKET,
+        slug: "btc-updown-1h-1784937600",
+        coin: "btc" as const,
+        marketType: "1h" as const,
+      };
+      const m = await marketStore.upsertMarket({ ...live, winner: null, resolvedAt: null });
+      const written = longRows(1784937600, 1300);
+      assert.equal(await marketStore.insertSnapshots(m.key, written), 1300);
+      // Derived again from more events: the seconds from 901 on differ (an earlier hour imported later).
+      const redone = (from: number) => written.slice(from).map((r) => ({ ...r, priceUp: r.priceUp / 2 }));
+      assert.equal(await marketStore.deleteSnapshotsFrom(m.key, written[901].time), 399);
+      assert.equal((await marketStore.getMarket(live.slug))!.snapshotCount, 901);
+      assert.deepEqual(
+        await readEverything(marketStore, m.key, written.slice(0, 901)),
+        await expectedOf(written.slice(0, 901)),
+      );
+      assert.equal(await marketStore.insertSnapshots(m.key, redone(901)), 399);
+      const once = [...written.slice(0, 901), ...redone(901)];
+      assert.deepEqual(await readEverything(marketStore, m.key, once), await expectedOf(once));
+      // Resolved, its snapshots are in blocks: a removal from within a block rewrites it and drops the rest.
+      await marketStore.upsertMarket(live);
+      assert.equal(await marketStore.deleteSnapshotsFrom(m.key, written[500].time + 1), 799);
+      assert.equal((await marketStore.getMarket(live.slug))!.snapshotCount, 501);
+      assert.deepEqual(
+        await readEverything(marketStore, m.key, once.slice(0, 501)),
+        await expectedOf(once.slice(0, 501)),
+      );
+      assert.equal(await marketStore.insertSnapshots(m.key, redone(501)), 799);
+      const twice = [...written.slice(0, 501), ...redone(501)];
+      assert.equal((await marketStore.getMarket(live.slug))!.snapshotCount, 1300);
+      assert.deepEqual(await readEverything(marketStore, m.key, twice), await expectedOf(twice));
+      // Nothing at or after the time: nothing removed.
+      assert.equal(await marketStore.deleteSnapshotsFrom(m.key, written[1299].time + 1), 0);
+      assert.equal(await marketStore.deleteSnapshotsFrom(m.key + 1000, 0), 0);
+    },
   "gaps are kept per market and start, a longer record of the same gap extending it": async (marketStore) => {
     const m = await marketStore.upsertMarket({
       ...HAND_MARKET,

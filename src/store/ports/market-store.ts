@@ -116,6 +116,12 @@ export interface MarketStore {
 
   /** Inserts the rows that are not stored yet; returns how many were new. */
   insertSnapshots(marketKey: number, rows: SnapshotRow[]): Promise<number>;
+  /**
+   * Removes the market's snapshots at or after `from` (µs), in one transaction, `snapshotCount` kept
+   * right; returns how many went. For a derivation that replaces what it derived before (an archive
+   * import that found earlier events: docs/archives.md); the collector never removes a snapshot.
+   */
+  deleteSnapshotsFrom(marketKey: number, from: Micros): Promise<number>;
   countSnapshots(marketKey: number, from?: Micros, to?: Micros): Promise<number>;
   /** Inserts the rows of several markets in one transaction (the collector's second); returns how many were new. */
   insertSnapshotBatch(batch: SnapshotBatch[]): Promise<number>;

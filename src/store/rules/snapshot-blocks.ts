@@ -257,6 +257,25 @@ export function mergeRows(
   return { blocks, added: fresh };
 }
 
+/**
+ * The affected blocks' rows before `from`, as the blocks to write in their place (a removal of a
+ * market's snapshots from a time on rewrites the blocks `blocksFrom` names); and how many rows went.
+ */
+export function rowsBefore(
+  stored: readonly SnapshotRow[],
+  from: Micros,
+): { blocks: EncodedBlock[]; removed: number } {
+  const kept = stored.filter((r) => r.time < from);
+  const blocks: EncodedBlock[] = [];
+  for (let i = 0; i < kept.length; i += BLOCK_ROWS) blocks.push(encodeBlock(kept.slice(i, i + BLOCK_ROWS)));
+  return { blocks, removed: stored.length - kept.length };
+}
+
+/** The blocks holding a second at or after `from`: those a removal from `from` on rewrites or drops. */
+export function blocksFrom(headers: readonly BlockHeader[], from: Micros): BlockHeader[] {
+  return headers.filter((h) => h.last >= from);
+}
+
 /** Every row of fetched blocks, in time order, books included when fetched. */
 export function allRows(blocks: readonly StoredBlock[]): SnapshotRow[] {
   const out: SnapshotRow[] = [];

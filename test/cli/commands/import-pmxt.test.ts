@@ -106,7 +106,7 @@ describe("updown import pmxt (a real process)", () => {
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /^files: 1 \(row groups: \d+, of which resumed from an earlier run: 0\)$/m);
     assert.match(text.stdout, /^markets: 6$/m);
-    assert.match(text.stdout, /^snapshots: 1800 new$/m);
+    assert.match(text.stdout, /^snapshots: 1800 new, 0 stored ones removed to be derived again$/m);
     assert.match(text.stdout, /^hours missing: 0$/m);
     assert.match(text.stderr, /Importing PMXT: 1 files/);
     const json = runUpdown([

@@ -5,11 +5,14 @@ import {
   allRows,
   blockOfRow,
   blockReadSql,
+  blocksFrom,
   type BlockSource,
   headerOfRow,
   mergeRows,
+  type EncodedBlock,
   type Rendering,
   renderStored,
+  rowsBefore,
   type StoredBlock,
 } from "../../rules/snapshot-blocks.ts";
 import type { Queryable } from "./pg-util.ts";
@@ -122,13 +125,48 @@ export async function mergeIntoBlocks(
     stored.push(...(await fetchBlocks(client, blockSql(renderVersion).books, marketKey, h.first, h.first)));
   const merged = mergeRows(allRows(stored), rows);
   if (merged.added === 0) return 0;
-  if (affected.length > 0) {
-    await client.query("DELETE FROM snapshot_blocks WHERE market = $1 AND first_us = ANY($2::bigint[])", [
+  await replaceBlocks(client, marketKey, affected, merged.blocks, renderVersion);
+  if (counted) {
+    await client.query("UPDATE markets SET snapshot_count = snapshot_count + $1 WHERE id = $2", [
+      merged.added,
       marketKey,
-      affected.map((h) => h.first),
     ]);
   }
-  const b = merged.blocks;
+  return merged.added;
+}
+
+/** Removes a market's blocks' seconds at or after `from` within the caller's transaction; returns how many. */
+export async function deleteBlocksFrom(
+  client: PoolClient,
+  marketKey: number,
+  from: number,
+  renderVersion: number,
+): Promise<number> {
+  const affected = blocksFrom(await blockSource(client, marketKey, renderVersion).headers(), from);
+  if (affected.length === 0) return 0;
+  const stored: StoredBlock[] = [];
+  for (const h of affected)
+    stored.push(...(await fetchBlocks(client, blockSql(renderVersion).books, marketKey, h.first, h.first)));
+  const kept = rowsBefore(allRows(stored), from);
+  await replaceBlocks(client, marketKey, affected, kept.blocks, renderVersion);
+  return kept.removed;
+}
+
+/** The stored blocks `old` names deleted and `b` written, within the caller's transaction. */
+async function replaceBlocks(
+  client: PoolClient,
+  marketKey: number,
+  old: readonly { first: number }[],
+  b: readonly EncodedBlock[],
+  renderVersion: number,
+): Promise<void> {
+  if (old.length > 0) {
+    await client.query("DELETE FROM snapshot_blocks WHERE market = $1 AND first_us = ANY($2::bigint[])", [
+      marketKey,
+      old.map((h) => h.first),
+    ]);
+  }
+  if (b.length === 0) return;
   await client.query(INSERT_BLOCKS_SQL, [
     marketKey,
     b.map((x) => x.first),
@@ -139,13 +177,6 @@ export async function mergeIntoBlocks(
     b.map((x) => Buffer.from(x.rendered.buffer, x.rendered.byteOffset, x.rendered.byteLength)),
     renderVersion,
   ]);
-  if (counted) {
-    await client.query("UPDATE markets SET snapshot_count = snapshot_count + $1 WHERE id = $2", [
-      merged.added,
-      marketKey,
-    ]);
-  }
-  return merged.added;
 }
 
 /** Moves a market's snapshots from the rows into its blocks within the caller's transaction. */

@@ -44,6 +44,7 @@ import {
 import { mergeBooks, pageRows, pageScan, pageTimeRange } from "../../rules/snapshot-page.ts";
 import {
   blockSource,
+  deleteBlocksFrom,
   lockForInsert,
   mergeIntoBlocks,
   PENDING_SQL,
@@ -292,6 +293,29 @@ export class PostgresMarketStore implements MarketStore {
         return added;
       });
     return this.partitions.writing([{ tables: SNAPSHOT_TABLES, times }], write);
+  }
+
+  async deleteSnapshotsFrom(marketKey: number, from: Micros): Promise<number> {
+    return inTransaction(this.pool, async (client) => {
+      // The market's record locked first, as an insert does: the two are ordered.
+      await lockForInsert(client, [marketKey]);
+      this.headerMemory.forget(marketKey);
+      const rows = await client.query("DELETE FROM snapshots WHERE market = $1 AND time_us >= $2", [
+        marketKey,
+        from,
+      ]);
+      await client.query("DELETE FROM snapshot_books WHERE market = $1 AND time_us >= $2", [marketKey, from]);
+      const removed =
+        (rows.rowCount ?? 0) + (await deleteBlocksFrom(client, marketKey, from, this.renderVersion));
+      if (removed > 0) {
+        await client.query("UPDATE markets SET snapshot_count = snapshot_count - $1 WHERE id = $2", [
+          removed,
+          marketKey,
+        ]);
+      }
+      this.headerMemory.forget(marketKey);
+      return removed;
+    });
   }
 
   private async insertInto(

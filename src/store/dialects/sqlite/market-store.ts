@@ -31,6 +31,7 @@ import {
   atOrBeforeInBlocks,
   blockOfRow,
   blockReadSql,
+  blocksFrom,
   type BlockSource,
   countInBlocks,
   type EncodedBlock,
@@ -41,6 +42,7 @@ import {
   readRenderedPage,
   type Rendering,
   renderStored,
+  rowsBefore,
   spanOfBlocks,
   type StoredBlock,
 } from "../../rules/snapshot-blocks.ts";
@@ -223,6 +225,34 @@ export class SqliteMarketStore implements MarketStore {
       let added = 0;
       for (const b of batch) added += this.insertRows(b.marketKey, b.rows);
       return added;
+    });
+  }
+
+  async deleteSnapshotsFrom(marketKey: number, from: Micros): Promise<number> {
+    return this.conn.transaction(() => {
+      this.headerMemory.forget(marketKey);
+      let removed = Number(
+        this.conn.stmt("DELETE FROM snapshots WHERE market = ? AND time_us >= ?").run(marketKey, from)
+          .changes,
+      );
+      this.conn.stmt("DELETE FROM snapshot_books WHERE market = ? AND time_us >= ?").run(marketKey, from);
+      const headers = (this.conn.arrayStmt(this.sql.headers).all(marketKey) as unknown as ArrayRow[]).map(
+        headerOfRow,
+      );
+      const affected = blocksFrom(headers, from);
+      if (affected.length > 0) {
+        const stored = affected.flatMap((h) => this.blocksSync(marketKey, h.first, h.first, true));
+        const kept = rowsBefore(allRows(stored), from);
+        for (const h of affected) this.conn.stmt(DELETE_BLOCK_SQL).run(marketKey, h.first);
+        for (const b of kept.blocks) this.writeBlock(marketKey, b);
+        removed += kept.removed;
+      }
+      if (removed > 0) {
+        this.conn
+          .stmt("UPDATE markets SET snapshot_count = snapshot_count - ? WHERE id = ?")
+          .run(removed, marketKey);
+      }
+      return removed;
     });
   }
 
