@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { basename } from "node:path";
 import { addIntegrity, type BookIntegrity, type MarketEvent, NO_INTEGRITY } from "../domain/event.ts";
 import type { Coin, Winner } from "../domain/market.ts";
-import { pricePoints, settlementName, settleWinner } from "../domain/settlement.ts";
+import { type PricePoint, pricePoints, settlementName, settleWinner } from "../domain/settlement.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { MICROS_PER_SECOND } from "../domain/time.ts";
 import type { TradeRow } from "../domain/trade.ts";
@@ -90,9 +90,11 @@ export interface PmxtReport {
 }
 
 /**
- * Settlement from the feed files: a market's start and end prices filled where its record has none,
- * from its own settlement stream (a tick at its start and end); its winner by the rule, compared with
- * the upstream's, which stays authoritative: a disagreement is counted and listed, never written.
+ * Settlement from the price files: a market's start and end prices filled where its record has none,
+ * from its own settlement feed (DESIGN 3.4: its Chainlink stream's ticks at its start and end, or for
+ * 1h and 24h markets the Binance 1m candles' open and close, from the coin's 1 s klines); its winner by
+ * the rule, compared with the upstream's, which stays authoritative: a disagreement is counted and
+ * listed, never written.
  */
 export interface SettlementCheck {
   pricesFilled: number;
@@ -304,7 +306,7 @@ async function deriveMarket(
   if (prices) {
     report.coinPriceSources[prices.source] = (report.coinPriceSources[prices.source] ?? 0) + 1;
     await store.imports.setCoinPriceSource(market.key, prices.source);
-    await settle(store.markets, market, prices, report.settlement);
+    await settle(store.markets, market, opts.prices, prices, report.settlement);
     await store.imports.clearPendingMarket(PMXT_ARCHIVE, market.slug);
   } else report.marketsWithoutCoinPrice.push(market.slug);
 }
@@ -367,18 +369,24 @@ class DerivedWriter {
   }
 }
 
-/** See SettlementCheck: only from the market's own settlement stream, read at ticks (not candles). */
+/**
+ * See SettlementCheck: only from the market's own settlement feed: its stream's ticks, when its snapshots'
+ * coin prices are that stream's; for a market settled on Binance's 1m candles (1h, 24h), the candles
+ * its coin's 1 s klines make up (`--binance-klines`).
+ */
 async function settle(
   markets: Store["markets"],
   market: StoredMarket,
-  prices: CoinPriceSeries,
+  prices: CoinPrices,
+  series: CoinPriceSeries,
   check: SettlementCheck,
 ): Promise<void> {
   const points = pricePoints(market.marketType, market.settlement, market.startTime, market.endTime);
-  if (prices.source !== settlementName(market.settlement) || points.start.kind !== "tick") return;
-  if (points.end.kind !== "tick") return;
-  const start = prices.at(points.start.second);
-  const end = prices.at(points.end.second);
+  const own = series.source === settlementName(market.settlement);
+  const read = (p: PricePoint): number | null =>
+    p.kind === "candle" ? prices.candlePrice(market.coin, p) : own ? series.at(p.second) : null;
+  const start = read(points.start);
+  const end = read(points.end);
   const filled = {
     coinPriceStart: market.coinPriceStart ?? start,
     coinPriceEnd: market.winner === null ? market.coinPriceEnd : (market.coinPriceEnd ?? end),

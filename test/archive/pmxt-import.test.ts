@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { BINANCE_1S, CoinPrices } from "../../src/archive/coin-prices.ts";
+import { BINANCE_1S, CoinPrices, readBinanceKlines } from "../../src/archive/coin-prices.ts";
 import { importPmxt, type PmxtReport } from "../../src/archive/pmxt-import.ts";
 import { PmxtFileError } from "../../src/archive/pmxt-file.ts";
 import { hourFileName, hourInputs, inputsOf } from "../../src/archive/pmxt-sources.ts";
@@ -471,5 +471,94 @@ describe("import pmxt: the end state does not depend on the order hours are impo
     } finally {
       await store.close();
     }
+  });
+});
+
+describe("import pmxt: start and end prices of 1h and daily markets from Binance's 1 s klines", () => {
+  const binance = { source: "binance" as const, lookbackS: null };
+  const S = H + 16 * 3600; // 12:00 US Eastern (EDT): a daily market's start
+  /** Resolved Up upstream: the klines agree (the hour's close above its open). */
+  const hourly = { ...market(`btc-updown-1h-${H}`, "btc", "5m", H, 505), marketType: "1h" as const };
+  const HOURLY = { ...hourly, endTime: H + 3600, settlement: binance, winner: "Up" as const };
+  /** Resolved Up upstream, its record holding its start price: the klines say Down, counted. */
+  const daily = { ...market(`btc-updown-24h-${S}`, "btc", "5m", S, 606), marketType: "24h" as const };
+  const DAILY = {
+    ...daily,
+    endTime: S + 86_400,
+    settlement: binance,
+    winner: "Up" as const,
+    coinPriceStart: 65_000,
+  };
+  /** Unresolved: its start is filled, its end not yet. */
+  const LATER = {
+    ...market(`btc-updown-1h-${H + 3600}`, "btc", "5m", H + 3600, 707),
+    marketType: "1h" as const,
+  };
+  const OPEN = { ...LATER, endTime: H + 7200, settlement: binance };
+  const open = (s: number) => 1000 + (s % 1000) + 0.25;
+  const close = (s: number) => open(s) + 0.5;
+  let dir: string;
+  let report: PmxtReport;
+  let store: Store;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "pmxt-klines-"));
+    const seconds = [
+      [H - 5, H + 70],
+      [H + 3600 - 65, H + 3600 + 5],
+      [S - 5, S + 65],
+      [S + 86_400 - 5, S + 86_400 + 65],
+    ].flatMap(([from, to]) => Array.from({ length: to - from }, (_, i) => from + i));
+    const csv = join(dir, "BTCUSDT-1s-2026-07-24.csv");
+    const lines = seconds.map(
+      (s) =>
+        `${s * 1000},${open(s)},${close(s) + 1},${open(s) - 1},${close(s)},1,${s * 1000 + 999},1,1,1,1,0`,
+    );
+    writeFileSync(csv, `${lines.join("\n")}\n`);
+    const file = join(dir, "klines-markets.parquet");
+    const rows = [
+      ...marketStream(HOURLY, 7, H * 1000, (H + 60) * 1000),
+      ...marketStream(DAILY, 8, S * 1000, (S + 60) * 1000),
+      ...marketStream(OPEN, 9, (H + 3600) * 1000, (H + 3660) * 1000),
+    ].map(rowOf);
+    writePmxtFile(file, archiveOrder(rows), 500);
+    store = await openTestStore();
+    for (const m of [HOURLY, DAILY, OPEN]) await store.markets.upsertMarket({ ...m, coinPriceEnd: null });
+    const prices = new CoinPrices(10);
+    prices.addKlines("btc", await readBinanceKlines(csv));
+    report = await importPmxt({ store, coins: ["btc"], inputs: inputsOf([file]), prices });
+  });
+
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("1h: the open of the hour's first second and the close of its last; compared with the upstream's winner", async () => {
+    const m = await store.markets.getMarket(HOURLY.slug);
+    assert.equal(m?.coinPriceStart, open(H));
+    assert.equal(m?.coinPriceEnd, close(H + 3599));
+    assert.equal(m?.winner, "Up");
+  });
+
+  test("24h: the 1m closes at 12:00 US Eastern on both days; a start price the record has is kept", async () => {
+    const m = await store.markets.getMarket(DAILY.slug);
+    assert.equal(m?.coinPriceStart, 65_000, "the record's start price stays");
+    assert.equal(m?.coinPriceEnd, close(S + 86_400 + 59));
+    assert.equal(m?.winner, "Up", "the upstream's winner stays");
+  });
+
+  test("an unresolved market gets its start only; the report counts agreements and disagreements", async () => {
+    const m = await store.markets.getMarket(OPEN.slug);
+    assert.equal(m?.coinPriceStart, open(H + 3600));
+    assert.equal(m?.coinPriceEnd, null);
+    assert.deepEqual(report.settlement, {
+      pricesFilled: 3,
+      agreements: 1,
+      disagreements: [
+        { slug: DAILY.slug, upstream: "Up", feed: "Down", start: close(S + 59), end: close(S + 86_400 + 59) },
+      ],
+    });
+    assert.deepEqual(report.coinPriceSources, { [BINANCE_1S]: 3 });
   });
 });

@@ -3,7 +3,6 @@ import { basename } from "node:path";
 import { importVisionFile, visionFileOf, visionPaths } from "../../archive/binance-vision.ts";
 import { fetchGammaRecords, formatFetchLines } from "../../archive/gamma-import.ts";
 import {
-  BINANCE_1S,
   CoinPrices,
   coinOfFileName,
   parseCoinFeedArgument,
@@ -66,8 +65,10 @@ records are in the store (import upstream or gamma first), writes their market-c
 events, then derives per-second snapshots with full books, trades and book-integrity counts from
 them. Snapshot coin prices: the market's own settlement feed (--feed btc:FILE, btc:twap60=FILE; the
 coin may come from the file name), else Chainlink's instantaneous one, else Binance's 1 s klines
-(--binance-klines); --max-staleness is the oldest a price may be. Progress on stderr; the report on
-stdout (--json: as JSON). Resumable: a killed import run again goes on where it stopped.
+(--binance-klines); --max-staleness is the oldest a price may be. A market's start and end prices
+its record lacks come from its settlement feed: its Chainlink stream, or for 1h and 24h markets the
+1m candles of the 1 s klines. Hours may come in any order, across runs too. Progress on stderr; the
+report on stdout (--json: as JSON). Resumable: a killed import run again goes on where it stopped.
 All are idempotent: importing twice changes nothing.`;
 
 export const importCommand = defineCommand({
@@ -192,7 +193,7 @@ async function pmxtSources(
     requireFile(path, "--binance-klines");
     const coin = coinOfFileName(path, values.coins);
     if (coin === null) throw new UsageError(`--binance-klines ${path}: no configured coin in the file name`);
-    prices.add(coin, BINANCE_1S, await readBinanceKlines(path));
+    prices.addKlines(coin, await readBinanceKlines(path));
   }
   return { inputs, missing, prices };
 }
