@@ -1807,8 +1807,8 @@ class ListCandlesQuery(TypedDict, total=False):
     start_time: str
     #: At or before: ISO 8601, or epoch milliseconds
     end_time: str
-    #: Binance's kline intervals; 1m is recorded, wider ones are aggregated from it
-    interval: Literal["1m", "3m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "8h", "12h", "1d", "3d", "1w", "1M"]
+    #: Binance's kline intervals; 1m is recorded, wider ones are aggregated from it; 1s is served where imported (`updown import binance-vision`), for a range of at most a day: start_time and end_time are required with it
+    interval: Literal["1s", "1m", "3m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "8h", "12h", "1d", "3d", "1w", "1M"]
 
 
 class ListFundingRatesQuery(TypedDict, total=False):

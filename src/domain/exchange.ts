@@ -56,7 +56,7 @@ export interface TradeRow {
 export interface CandleRow {
   coin: Coin;
   venue: Venue;
-  /** Stored candles are 1m; wider ones are aggregated from them when read. */
+  /** Stored candles are 1m (recorded) or 1s (imported); wider ones are aggregated from the 1m when read. */
   interval: string;
   openTime: Micros;
   open: number;
@@ -116,9 +116,10 @@ const DAY_US = 86_400_000_000;
 
 /**
  * Binance's kline intervals we answer, and their widths in µs (`1M` is a calendar month, width 0
- * here). 1s candles are not recorded, so not offered.
+ * here). 1s candles are not recorded live: they are what `import binance-vision` stored, as they are.
  */
 export const CANDLE_INTERVALS: Record<string, number> = {
+  "1s": 1_000_000,
   "1m": MINUTE_US,
   "3m": 3 * MINUTE_US,
   "5m": 5 * MINUTE_US,
@@ -136,8 +137,19 @@ export const CANDLE_INTERVALS: Record<string, number> = {
   "1M": 0,
 };
 
-/** The interval candles are stored at. */
+/** The interval candles are stored at; wider ones are aggregated from it. */
 export const BASE_INTERVAL = "1m";
+
+/** Imported 1 s klines: stored and served as they are, never aggregated. */
+export const SECOND_INTERVAL = "1s";
+
+/** Whether candles of `interval` are read as stored rather than aggregated from the base interval. */
+export function isStoredInterval(interval: string): boolean {
+  return interval === BASE_INTERVAL || interval === SECOND_INTERVAL;
+}
+
+/** The longest range of open times a query of 1s candles may span: a day, 86,400 candles. */
+export const MAX_SECOND_CANDLES_SPAN_US = DAY_US;
 
 /**
  * Where buckets of an interval start: Binance aligns fixed-width klines to the Unix epoch, except

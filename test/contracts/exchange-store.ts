@@ -505,6 +505,50 @@ const EXCHANGE_STORE_TESTS: StoreTests<ExchangeStore> = {
     ]);
     assert.deepEqual(await exchange.lastTradeEachSecond("sol", "futures", T0, T0 + 10 * SECOND), []);
   },
+  "1s candles, as imported, read as stored, apart from the 1m ones and never in their aggregates": async (
+    exchange,
+  ) => {
+    const second = (s: number): CandleRow => ({
+      ...candle(0),
+      coin: "eth",
+      interval: "1s",
+      openTime: T0 + s * 1_000_000,
+      open: 3000 + s,
+      close: 3000.5 + s,
+    });
+    const minute: CandleRow = { ...candle(0), coin: "eth", open: 2900, close: 2950 };
+    // Seconds 0..9 with second 4 missing, and one 1m candle over the same minute.
+    await exchange.insertBatch({ candles: [0, 1, 2, 3, 5, 6, 7, 8, 9].map(second) });
+    await exchange.insertBatch({ candles: [minute] });
+    const range = { from: T0 + 2_000_000, to: T0 + 6_000_000 };
+    const seconds = await exchange.candlePage("eth", "spot", "1s", {
+      order: "asc",
+      limit: 10,
+      offset: 0,
+      ...range,
+    });
+    assert.deepEqual(
+      seconds.map((c) => [c.openTime, c.open, c.close]),
+      [2, 3, 5, 6].map((s) => [T0 + s * 1_000_000, 3000 + s, 3000.5 + s]),
+    );
+    assert.equal(await exchange.countCandles("eth", "spot", "1s", range.from, range.to), 4);
+    assert.equal(await exchange.countCandles("eth", "spot", "1s"), 9);
+    const newest = await exchange.candlePage("eth", "spot", "1s", { order: "desc", limit: 2, offset: 1 });
+    assert.deepEqual(
+      newest.map((c) => c.openTime),
+      [T0 + 8_000_000, T0 + 7_000_000],
+    );
+    // 1m and wider read the 1m candles only.
+    assert.deepEqual(
+      (await exchange.candlePage("eth", "spot", "1m", { order: "asc", limit: 10, offset: 0 })).map(
+        (c) => c.open,
+      ),
+      [2900],
+    );
+    const [five] = await exchange.candlePage("eth", "spot", "5m", { order: "asc", limit: 10, offset: 0 });
+    assert.deepEqual([five.open, five.close], [2900, 2950]);
+    assert.equal(await exchange.countCandles("eth", "spot", "5m"), 1);
+  },
 };
 
 /**

@@ -1,6 +1,13 @@
 import type { FastifyRequest } from "fastify";
 import { type Static, type TSchema, Type } from "typebox";
-import { CANDLE_INTERVALS, parseVenue, symbolOf, VENUES } from "../../domain/exchange.ts";
+import {
+  CANDLE_INTERVALS,
+  MAX_SECOND_CANDLES_SPAN_US,
+  parseVenue,
+  SECOND_INTERVAL,
+  symbolOf,
+  VENUES,
+} from "../../domain/exchange.ts";
 import {
   DepthWireSchema,
   candleToWire,
@@ -13,7 +20,7 @@ import {
 import { type Coin, knownCoin } from "../../domain/market.ts";
 import type { RangeQuery } from "../../store/ports/exchange-store.ts";
 import type { Api, AppContext } from "../context.ts";
-import { notFound } from "../errors.ts";
+import { notFound, validationError } from "../errors.ts";
 import { requireFeature, timeRange } from "../params.ts";
 import {
   answer,
@@ -154,6 +161,18 @@ function rangeQuery(q: RangeQueryWire): RangeQuery {
   return { order: q.order, limit: q.limit, offset: q.offset, from, to };
 }
 
+/**
+ * 1s candles come a day to 86,400: a query of them names its range, at most a day long, so that a page
+ * is never read at an offset deep into months of them.
+ */
+function requireSecondSpan(q: RangeQuery): void {
+  const rule = `interval=1s needs start_time and end_time at most ${MAX_SECOND_CANDLES_SPAN_US / 3_600_000_000} hours apart`;
+  if (q.from === undefined) throw validationError(rule, { parameter: "start_time", rule: "required" });
+  if (q.to === undefined) throw validationError(rule, { parameter: "end_time", rule: "required" });
+  if (q.to - q.from > MAX_SECOND_CANDLES_SPAN_US)
+    throw validationError(rule, { parameter: "end_time", rule: "range" });
+}
+
 /** `{data, total, limit, offset}`; the page is read only when the offset is inside the total. */
 async function page<T>(
   q: RangeQuery,
@@ -211,7 +230,10 @@ function venueRoutes(app: Api, ctx: AppContext): void {
   const candleSchema = pageSchema("listCandles", "OHLCV candles", "CandlePage", VenueParams);
   const interval = Type.Enum(INTERVALS, {
     default: "1m",
-    description: "Binance's kline intervals; 1m is recorded, wider ones are aggregated from it",
+    description:
+      "Binance's kline intervals; 1m is recorded, wider ones are aggregated from it; 1s is served where " +
+      "imported (`updown import binance-vision`), for a range of at most a day: start_time and end_time " +
+      "are required with it",
   });
   const candleQuery = Query({ ...RangeQuery.properties, interval });
   app.get("/:coin/:venue/candles", { schema: { ...candleSchema, querystring: candleQuery } }, async (req) => {
@@ -219,6 +241,7 @@ function venueRoutes(app: Api, ctx: AppContext): void {
     requireFeature(ctx, req, venue);
     const q = rangeQuery(req.query);
     const { interval } = req.query;
+    if (interval === SECOND_INTERVAL) requireSecondSpan(q);
     const result = await page(
       q,
       () => ex.countCandles(coin, venue, interval, q.from, q.to),

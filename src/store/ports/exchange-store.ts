@@ -60,8 +60,9 @@ export interface ExchangeStore {
   lastTradeEachSecond(coin: Coin, venue: Venue, from: Micros, to: Micros): Promise<TradePrice[]>;
 
   /**
-   * Candles of `interval` whose open time is in [from, to]: the stored 1m candles, or buckets of a
-   * wider interval aggregated from them (open of the first, close of the last, high, low, sums).
+   * Candles of `interval` whose open time is in [from, to]: the stored 1m candles (or 1s, as imported),
+   * or buckets of a wider interval aggregated from the 1m ones (open of the first, close of the last,
+   * high, low, sums).
    */
   candlePage(coin: Coin, venue: Venue, interval: string, q: RangeQuery): Promise<Candle[]>;
   countCandles(coin: Coin, venue: Venue, interval: string, from?: Micros, to?: Micros): Promise<number>;

@@ -7,6 +7,7 @@ import {
   type DepthRow,
   type ExchangeBatch,
   type FundingRow,
+  isStoredInterval,
   type MarkPriceRow,
   nextBucket,
   type OpenInterestRow,
@@ -32,10 +33,11 @@ export const MAX_TIME = Number.MAX_SAFE_INTEGER;
 
 /**
  * The stored 1m candles a query of `interval` over open times [from, to] reads: those in the buckets
- * that open within [from, to] (a bucket opening before `from` is left out whole), as [lo, hi).
+ * that open within [from, to] (a bucket opening before `from` is left out whole), as [lo, hi); for a
+ * stored interval (1m, 1s), its own candles opening within [from, to].
  */
 export function candleRowRange(interval: string, from?: Micros, to?: Micros): { lo: number; hi: number } {
-  if (interval === BASE_INTERVAL) {
+  if (isStoredInterval(interval)) {
     return { lo: from ?? MIN_TIME, hi: to === undefined ? MAX_TIME : to + 1 };
   }
   let lo = MIN_TIME;

@@ -1,12 +1,16 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { DEFAULT_PLANS_FILE } from "../../../src/access/plans.ts";
+import { importVisionFile } from "../../../src/archive/binance-vision.ts";
 import { EMPTY_BOOK } from "../../../src/domain/book.ts";
 import { encodeBooks } from "../../../src/wire/book-codec.ts";
 import type { CandleRow, ExchangeBatch } from "../../../src/domain/exchange.ts";
 import { parsePlans } from "../../../src/domain/plan.ts";
 import { LIMIT_HEADERS, makeTestApp, type TestApp } from "../../helpers/app.ts";
+import { writeZip } from "../../helpers/zip.ts";
 
 /** 2026-07-24T00:20:34.123Z in µs. */
 const T = 1784852434_123_000;
@@ -270,8 +274,53 @@ describe("GET /v1/{coin}/{venue}/candles", () => {
     );
   });
 
+  test("1s candles imported from data.binance.vision are served as stored, over a range of at most a day", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "klines-1s-"));
+    try {
+      // 90 seconds of 2026-07-24 (spot files from 2025 on give µs), as the site publishes them.
+      const path = join(dir, "BTCUSDT-1s-2026-07-24.zip");
+      const start = 1784851200_000_000;
+      const line = (i: number) =>
+        `${start + i * SECOND},${65000 + i}.5,${65001 + i},${64999 + i},${65000 + i}.25,1.5,${start + i * SECOND + 999_999},97500.75,${10 + i},0.5,32500.25,0`;
+      writeZip(path, Array.from({ length: 90 }, (_, i) => line(i)).join("\n"));
+      await importVisionFile(t.store.exchange, path, ["btc"]);
+      const range = "start_time=2026-07-24T00:00:30Z&end_time=2026-07-24T00:01:29Z";
+      const res = await t.get(`/v1/btc/spot/candles?interval=1s&${range}&order=asc&limit=1`);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(
+        res.body,
+        '{"data":[{"open_time":"2026-07-24T00:00:30.000Z","close_time":"2026-07-24T00:00:30.999Z",' +
+          '"timestamp":1784851230000,"open":65030.5,"high":65031,"low":65029,"close":65030.25,"volume":1.5,' +
+          '"quote_volume":97500.75,"trades":40,"taker_buy_volume":0.5,"taker_buy_quote_volume":32500.25}],' +
+          '"total":60,"limit":1,"offset":0}',
+      );
+      const newest = await ok(`/v1/btc/spot/candles?interval=1s&${range}&limit=2&offset=1`);
+      assert.deepEqual(
+        (newest.data as { open_time: string }[]).map((c) => c.open_time),
+        ["2026-07-24T00:01:28.000Z", "2026-07-24T00:01:27.000Z"],
+      );
+      // The 1m series and its aggregates are the recorded 1m candles' as before.
+      assert.equal((await ok("/v1/btc/spot/candles")).total, 12);
+      assert.equal((await ok("/v1/btc/spot/candles?interval=5m")).total, 3);
+      // A day of seconds at most, and the range named.
+      const day = "start_time=2026-07-24T00:00:00Z&end_time=2026-07-25T00:00:00Z";
+      assert.equal((await ok(`/v1/btc/spot/candles?interval=1s&${day}`)).total, 90);
+      for (const [query, parameter, rule] of [
+        ["end_time=2026-07-24T00:01:29Z", "start_time", "required"],
+        ["start_time=2026-07-24T00:00:00Z", "end_time", "required"],
+        ["start_time=2026-07-24T00:00:00Z&end_time=2026-07-25T00:00:00.001Z", "end_time", "range"],
+      ]) {
+        const e = await error(`/v1/btc/spot/candles?interval=1s&${query}`, 400, "VALIDATION_ERROR");
+        assert.deepEqual(e.details, { parameter, rule }, query);
+        assert.match(String(e.message), /interval=1s needs start_time and end_time at most 24 hours apart/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("an interval that is not Binance's is 400 naming interval", async () => {
-    for (const interval of ["2m", "1s", "1H"]) {
+    for (const interval of ["2m", "3s", "1H"]) {
       const e = await error(`/v1/btc/spot/candles?interval=${interval}`, 400, "VALIDATION_ERROR");
       assert.deepEqual(e.details, { parameter: "interval", rule: "enum", in: "querystring" });
     }

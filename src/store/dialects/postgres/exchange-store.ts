@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from "pg";
 import {
   BASE_INTERVAL,
+  isStoredInterval,
   type DepthRow,
   type ExchangeBatch,
   type ExchangeCounts,
@@ -191,12 +192,12 @@ export class PostgresExchangeStore implements ExchangeStore {
 
   async candlePage(coin: Coin, venue: Venue, interval: string, q: RangeQuery): Promise<Candle[]> {
     const { lo, hi } = candleRowRange(interval, q.from, q.to);
-    if (interval === BASE_INTERVAL) {
+    if (isStoredInterval(interval)) {
       const rows = await this.rows(
         `SELECT ${CANDLE_COLUMNS} FROM exchange_candles
-         WHERE coin = $1 AND venue = $2 AND period = '1m' AND open_time >= $3 AND open_time < $4
+         WHERE coin = $1 AND venue = $2 AND period = $7 AND open_time >= $3 AND open_time < $4
          ORDER BY open_time ${dirOf(q)} LIMIT $5 OFFSET $6`,
-        [coin, venue, lo, hi, q.limit, q.offset],
+        [coin, venue, lo, hi, q.limit, q.offset, interval],
       );
       return rows.map(candleFromRow);
     }
@@ -220,11 +221,12 @@ export class PostgresExchangeStore implements ExchangeStore {
     to?: Micros,
   ): Promise<number> {
     const { lo, hi } = candleRowRange(interval, from, to);
-    const what = interval === BASE_INTERVAL ? "count(*)" : `count(DISTINCT ${bucketOf(interval, 5)})`;
+    const stored = isStoredInterval(interval);
+    const what = stored ? "count(*)" : `count(DISTINCT ${bucketOf(interval, 6)})`;
     return this.count(
       `SELECT ${what} FROM exchange_candles
-       WHERE coin = $1 AND venue = $2 AND period = '1m' AND open_time >= $3 AND open_time < $4`,
-      [coin, venue, lo, hi, ...(interval === BASE_INTERVAL ? [] : bucketValues(interval))],
+       WHERE coin = $1 AND venue = $2 AND period = $5 AND open_time >= $3 AND open_time < $4`,
+      [coin, venue, lo, hi, stored ? interval : BASE_INTERVAL, ...(stored ? [] : bucketValues(interval))],
     );
   }
 

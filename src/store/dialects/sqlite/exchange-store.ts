@@ -1,6 +1,7 @@
 import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
 import {
   BASE_INTERVAL,
+  isStoredInterval,
   type DepthRow,
   type ExchangeBatch,
   type ExchangeCounts,
@@ -203,13 +204,14 @@ export class SqliteExchangeStore implements ExchangeStore {
 
   async candlePage(coin: Coin, venue: Venue, interval: string, q: RangeQuery): Promise<Candle[]> {
     const { lo, hi } = candleRowRange(interval, q.from, q.to);
-    if (interval === BASE_INTERVAL) {
+    if (isStoredInterval(interval)) {
       return this.all(
         `SELECT ${CANDLE_COLUMNS} FROM exchange_candles
-         WHERE coin = ? AND venue = ? AND period = '1m' AND open_time >= ? AND open_time < ?
+         WHERE coin = ? AND venue = ? AND period = ? AND open_time >= ? AND open_time < ?
          ORDER BY open_time ${dirOf(q)} LIMIT ? OFFSET ?`,
         coin,
         venue,
+        interval,
         lo,
         hi,
         q.limit,
@@ -236,9 +238,16 @@ export class SqliteExchangeStore implements ExchangeStore {
   ): Promise<number> {
     const { lo, hi } = candleRowRange(interval, from, to);
     const where =
-      "coin = :coin AND venue = :venue AND period = '1m' AND open_time >= :lo AND open_time < :hi";
-    const params: Record<string, SQLInputValue> = { coin, venue, lo, hi };
-    if (interval === BASE_INTERVAL) {
+      "coin = :coin AND venue = :venue AND period = :period AND open_time >= :lo AND open_time < :hi";
+    const stored = isStoredInterval(interval);
+    const params: Record<string, SQLInputValue> = {
+      coin,
+      venue,
+      period: stored ? interval : BASE_INTERVAL,
+      lo,
+      hi,
+    };
+    if (stored) {
       return (
         (this.allNamed(`SELECT count(*) FROM exchange_candles WHERE ${where}`, params)[0][0] as number) ?? 0
       );
