@@ -166,6 +166,23 @@ async function fillSource(store: Store): Promise<SourceKeys> {
     bestMismatches: 2,
   });
   await store.events.appendCoinEvents(COIN_UPDATES);
+  // A trade with its transaction hash (as PMXT's archive gives them): copied with it.
+  await store.trades.insertTrades([
+    {
+      marketKey: hand.key,
+      rows: [
+        {
+          time: 1784851203_250_000,
+          outcome: "Up",
+          side: "BUY",
+          price: 0.52,
+          size: 12,
+          feeRateBps: 0,
+          transactionHash: `0x${"7a".repeat(32)}`,
+        },
+      ],
+    },
+  ]);
   const clock = new ManualClock(ANCHOR * 1e6 + 5);
   const keys = new KeyService(store.keys, clock, loadPlans());
   const active = (await keys.create({ plan: "pro", account: "acme", name: "active" })).key;
@@ -357,6 +374,7 @@ describe("copy SQLite to SQLite", () => {
         "the demo markets have trades",
       );
       assert.deepEqual(await tradesBySlug(target), sourceTrades, "every trade, in the same order");
+      assert.equal(sourceTrades.get(HAND_MARKET.slug)?.[0]?.transactionHash, `0x${"7a".repeat(32)}`);
       assert.equal(result.tradesAdded, result.trades);
       const sourceEvents = await eventCounts(source);
       assert.deepEqual(
