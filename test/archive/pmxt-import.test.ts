@@ -76,16 +76,17 @@ const strangers = [4, 5, 6].flatMap((n) =>
   ),
 );
 
-function feedOf(coin: number): PriceFeed {
+function feedOf(coin: number, from = H - 600, to = H + 3 * 3600): PriceFeed {
   const f = new PriceFeed();
-  for (let s = H - 600; s < H + 3 * 3600; s++) f.addTick(s, coin + (s % 97), s * 1000);
+  for (let s = from; s < to; s++) f.addTick(s, coin + (s % 97), s * 1000);
   return f;
 }
 
-function pricesFor(): CoinPrices {
+/** The coin prices of the seconds [from, to) (all the tests' hours by default). */
+function pricesFor(from?: number, to?: number): CoinPrices {
   const prices = new CoinPrices(10);
-  prices.add("btc", "chainlink", feedOf(60_000));
-  prices.add("eth", BINANCE_1S, feedOf(3_000));
+  prices.add("btc", "chainlink", feedOf(60_000, from, to));
+  prices.add("eth", BINANCE_1S, feedOf(3_000, from, to));
   return prices;
 }
 
@@ -404,18 +405,21 @@ describe("import pmxt: the end state does not depend on the order hours are impo
 
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** A fresh store after one import run per list of files; the state of A, B and W and the last report. */
-  async function importedInRuns(runs: string[][]) {
+  /**
+   * A fresh store after one import run per list of files (each given the coin prices of `feeds`, or of
+   * every hour); the state of A, B and W and the last report.
+   */
+  async function importedInRuns(runs: string[][], feeds?: (() => CoinPrices)[]) {
     const store = await openTestStore();
     try {
       for (const m of [A, B, W]) await store.markets.upsertMarket(m);
       let report: PmxtReport | null = null;
-      for (const run of runs)
+      for (const [i, run] of runs.entries())
         report = await importPmxt({
           store,
           coins: ["btc", "eth"],
           inputs: inputsOf(run),
-          prices: pricesFor(),
+          prices: feeds?.[i]() ?? pricesFor(),
         });
       const markets = await Promise.all([A, B, W].map(async (m) => (await store.markets.getMarket(m.slug))!));
       const state = [];
@@ -441,8 +445,32 @@ describe("import pmxt: the end state does not depend on the order hours are impo
     // The later hour alone gave A snapshots without hour H's events: the later run replaced them.
     assert.ok(reversed.report.snapshotsReplaced > 0, "stored snapshots were derived again");
     assert.deepEqual(reversed.state, oneRun.state);
-    // And a run after that changes nothing.
     assert.equal(inOrder.report.snapshotsReplaced, 0, "in order, nothing derived before is replaced");
+  });
+
+  test("a later run given only its own hour's coin prices derives the stored seconds again with theirs", async () => {
+    const afterFirst = await importedInRuns([[files.h1]], [() => pricesFor(H + 3600, H + 7200)]);
+    const afterBoth = await importedInRuns(
+      [[files.h1], [files.h0]],
+      [() => pricesFor(H + 3600, H + 7200), () => pricesFor(H - 600, H + 3600)],
+    );
+    assert.ok(afterBoth.report.snapshotsReplaced > 0);
+    const times = (s: string[]) => s.map((j) => (JSON.parse(j) as { time: number }).time);
+    const priceAt = (s: string[], time: number) =>
+      (
+        s.map((j) => JSON.parse(j) as { time: number; coinPrice: number }).find((r) => r.time === time) ??
+        null
+      )?.coinPrice;
+    for (const [i, first] of afterFirst.state.entries()) {
+      const both = afterBoth.state[i];
+      // Every second stored after the first run is still there, its coin price the one it had
+      // (the second run's feed, ending at H+3600, covers none of them beyond its last ticks' staleness).
+      const kept = new Set(times(both.snapshots));
+      for (const t of times(first.snapshots)) {
+        assert.ok(kept.has(t), `${t} kept`);
+        if (t > (H + 3600 + 10) * 1e6) assert.equal(priceAt(both.snapshots, t), priceAt(first.snapshots, t));
+      }
+    }
   });
 
   test("a market recorded live keeps its snapshots: the derivation only fills the seconds it lacks", async () => {
