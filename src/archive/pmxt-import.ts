@@ -4,7 +4,7 @@ import { addIntegrity, type BookIntegrity, type MarketEvent, NO_INTEGRITY } from
 import type { Coin, Winner } from "../domain/market.ts";
 import { type PricePoint, pricePoints, settlementName, settleWinner } from "../domain/settlement.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
-import { MICROS_PER_SECOND } from "../domain/time.ts";
+import { type Clock, MICROS_PER_SECOND, systemClock } from "../domain/time.ts";
 import type { TradeRow } from "../domain/trade.ts";
 import { SnapshotDeriver } from "../events/derive.ts";
 import type { MarketEventBatch } from "../store/ports/event-store.ts";
@@ -52,6 +52,8 @@ export interface PmxtImportOptions {
   /** Hours of the range asked that have no file (their names). */
   missingHours?: readonly string[];
   prices: CoinPrices;
+  /** When records are changed (a market whose snapshots are replaced); the system's by default. */
+  clock?: Clock;
   fetch?: typeof fetch;
   onProgress?: (progress: PmxtProgress) => void;
 }
@@ -268,9 +270,10 @@ class MarketFinder {
  */
 async function deriveMarket(
   opts: PmxtImportOptions,
-  market: StoredMarket,
+  derived: StoredMarket,
   report: PmxtReport,
 ): Promise<void> {
+  let market = derived;
   const { store } = opts;
   const prices = opts.prices.forMarket(market);
   const span = await store.events.marketEventSpan(market.key);
@@ -298,7 +301,7 @@ async function deriveMarket(
     await writer.flush(false);
   }
   await writer.snapshots(deriver.finish());
-  await writer.end();
+  if ((await writer.end()) > 0) market = await touch(store.markets, market, opts.clock ?? systemClock);
   await settleIntegrity(store.events, market.key, deriver.book.integrity, imported, report);
   // Where data came from (docs/archives.md): a market whose events an import derived has PMXT data.
   await store.markets.markSource(market.key, "pmxt");
@@ -322,6 +325,7 @@ class DerivedWriter {
   private readonly report: PmxtReport;
   private readonly rows: SnapshotRow[] = [];
   private readonly trades: TradeRow[] = [];
+  private replaced = 0;
 
   constructor(
     store: PmxtImportOptions["store"],
@@ -357,16 +361,29 @@ class DerivedWriter {
       ]);
   }
 
-  async end(): Promise<void> {
+  /** Writes what is held; returns how many stored snapshots were removed to be derived again. */
+  async end(): Promise<number> {
     const from = this.stored === null ? null : await this.stored.differsAtEnd();
     if (from !== null) await this.replaceFrom(from);
     await this.flush(true);
+    return this.replaced;
   }
 
   /** The rows held are all earlier than `from`: they are written after the removal, as new or as they were. */
   private async replaceFrom(from: number): Promise<void> {
-    this.report.snapshotsReplaced += await this.store.markets.deleteSnapshotsFrom(this.marketKey, from);
+    this.replaced = await this.store.markets.deleteSnapshotsFrom(this.marketKey, from);
+    this.report.snapshotsReplaced += this.replaced;
   }
+}
+
+/**
+ * A market whose snapshots were replaced has changed: its `updatedAt` moves on (to now, or a µs later),
+ * as the collector's changes move it, so that its cached snapshot pages and their ETags, which name
+ * it, are not served for the new ones.
+ */
+async function touch(markets: Store["markets"], market: StoredMarket, clock: Clock): Promise<StoredMarket> {
+  const { key: _key, snapshotCount: _count, ...record } = market;
+  return markets.upsertMarket({ ...record, updatedAt: Math.max(clock.nowMicros(), market.updatedAt + 1) });
 }
 
 /**

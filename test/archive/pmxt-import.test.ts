@@ -9,6 +9,7 @@ import { PmxtFileError } from "../../src/archive/pmxt-file.ts";
 import { hourFileName, hourInputs, inputsOf } from "../../src/archive/pmxt-sources.ts";
 import type { Market } from "../../src/domain/market.ts";
 import type { SnapshotRow } from "../../src/domain/snapshot.ts";
+import { ManualClock } from "../../src/domain/time.ts";
 import type { StoredMarket } from "../../src/store/ports/market-store.ts";
 import type { Store } from "../../src/store/ports/store.ts";
 import { PriceFeed } from "../../src/upstream/price-feed.ts";
@@ -392,6 +393,7 @@ const streamW: StreamMessage[] = (() => {
 })();
 
 describe("import pmxt: the end state does not depend on the order hours are imported in", () => {
+  const IMPORT_CLOCK = new ManualClock(1_790_000_000_000_000);
   let dir: string;
   let files: { h0: string; h1: string };
 
@@ -420,6 +422,7 @@ describe("import pmxt: the end state does not depend on the order hours are impo
           coins: ["btc", "eth"],
           inputs: inputsOf(run),
           prices: feeds?.[i]() ?? pricesFor(),
+          clock: IMPORT_CLOCK,
         });
       const markets = await Promise.all([A, B, W].map(async (m) => (await store.markets.getMarket(m.slug))!));
       const state = [];
@@ -427,7 +430,7 @@ describe("import pmxt: the end state does not depend on the order hours are impo
         const { key: _key, updatedAt: _updated, ...record } = m;
         state.push({ record, ...(await storeState(store, m)) });
       }
-      return { state, report: report! };
+      return { state, report: report!, updatedAt: markets.map((m) => m.updatedAt) };
     } finally {
       await store.close();
     }
@@ -446,6 +449,13 @@ describe("import pmxt: the end state does not depend on the order hours are impo
     assert.ok(reversed.report.snapshotsReplaced > 0, "stored snapshots were derived again");
     assert.deepEqual(reversed.state, oneRun.state);
     assert.equal(inOrder.report.snapshotsReplaced, 0, "in order, nothing derived before is replaced");
+    // A market whose snapshots were replaced (W; A's only gained the earlier hour's) was updated:
+    // its cached pages and their ETags name its updatedAt.
+    assert.deepEqual(
+      oneRun.updatedAt,
+      [A, B, W].map((m) => m.updatedAt),
+    );
+    assert.deepEqual(reversed.updatedAt, [A.updatedAt, B.updatedAt, IMPORT_CLOCK.nowMicros()]);
   });
 
   test("a later run given only its own hour's coin prices derives the stored seconds again with theirs", async () => {
