@@ -291,7 +291,10 @@ async function deriveMarket(
     prices ? times() : [],
     (time) => prices?.at(time / MICROS_PER_SECOND) ?? stored?.coinPriceAt(time) ?? null,
   );
-  const writer = new DerivedWriter(store, market.key, stored, report);
+  // Touched before its snapshots are removed, so that a kill between the two leaves it touched.
+  const writer = new DerivedWriter(store, market.key, stored, report, async () => {
+    market = await touch(store.markets, market, opts.clock ?? systemClock);
+  });
   for await (const block of store.events.streamMarketEvents(market.key)) {
     for (const event of block) {
       await writer.snapshots(deriver.push(event));
@@ -301,7 +304,7 @@ async function deriveMarket(
     await writer.flush(false);
   }
   await writer.snapshots(deriver.finish());
-  if ((await writer.end()) > 0) market = await touch(store.markets, market, opts.clock ?? systemClock);
+  await writer.end();
   await settleIntegrity(store.events, market.key, deriver.book.integrity, imported, report);
   // Where data came from (docs/archives.md): a market whose events an import derived has PMXT data.
   await store.markets.markSource(market.key, "pmxt");
@@ -325,18 +328,21 @@ class DerivedWriter {
   private readonly report: PmxtReport;
   private readonly rows: SnapshotRow[] = [];
   private readonly trades: TradeRow[] = [];
-  private replaced = 0;
+  /** Called once, before stored snapshots are removed. */
+  private readonly onReplace: () => Promise<void>;
 
   constructor(
     store: PmxtImportOptions["store"],
     marketKey: number,
     stored: StoredSnapshots | null,
     report: PmxtReport,
+    onReplace: () => Promise<void>,
   ) {
     this.store = store;
     this.marketKey = marketKey;
     this.stored = stored;
     this.report = report;
+    this.onReplace = onReplace;
   }
 
   async snapshots(rows: readonly SnapshotRow[]): Promise<void> {
@@ -361,18 +367,16 @@ class DerivedWriter {
       ]);
   }
 
-  /** Writes what is held; returns how many stored snapshots were removed to be derived again. */
-  async end(): Promise<number> {
+  async end(): Promise<void> {
     const from = this.stored === null ? null : await this.stored.differsAtEnd();
     if (from !== null) await this.replaceFrom(from);
     await this.flush(true);
-    return this.replaced;
   }
 
   /** The rows held are all earlier than `from`: they are written after the removal, as new or as they were. */
   private async replaceFrom(from: number): Promise<void> {
-    this.replaced = await this.store.markets.deleteSnapshotsFrom(this.marketKey, from);
-    this.report.snapshotsReplaced += this.replaced;
+    await this.onReplace();
+    this.report.snapshotsReplaced += await this.store.markets.deleteSnapshotsFrom(this.marketKey, from);
   }
 }
 
