@@ -1,21 +1,21 @@
-import { openAsBlob } from "node:fs";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import * as arrow from "apache-arrow";
-import * as parquet from "parquet-wasm";
 import type { MarketEvent } from "../domain/event.ts";
+import type { KeptRun, ReadReply, ReadRequest, ReadWorkerData } from "./pmxt-read-worker.ts";
 
 /**
  * Reading one PMXT archive v2 file (DESIGN 3.11): one Parquet file per UTC hour of every Polymarket
  * market's market-channel stream, rows sorted by (market, asset_id, timestamp_received), one row per
  * `book`, per `price_change` entry, per `last_trade_price` and per `tick_size_change`.
  *
- * The file is read a row group at a time through parquet-wasm's async reader over a file-backed Blob
- * (only the byte ranges a read needs are loaded; the file is never held whole): first the `market`
- * column alone, to find the runs of rows of the markets kept (the rows are sorted by market, so each
- * kept market is one run, found by a galloping search); then each kept run's rows alone, the other
- * columns in batches of BATCH_ROWS, turned into JavaScript values.
- * Memory is bounded by one row group's column chunks in WebAssembly memory (the reader materialises a
- * column chunk whole: about 300 MB for 1,048,576 rows of every column), one decoded
- * batch, and the events of the kept rows the caller holds (docs/archives.md states the bound).
+ * The Parquet decoding runs on a thread of its own (src/archive/pmxt-read-worker.ts: a row group at a
+ * time, by byte ranges of the file, never the file whole; only the kept markets' runs of rows); this
+ * side turns the decoded rows into events while the thread decodes the next. Memory is bounded by one
+ * row group's column chunks in the reader's WebAssembly memory (it materialises a column chunk whole:
+ * about 300 MB for 1,048,576 rows of every column), the few decoded batches in flight, and the events
+ * of the kept rows the caller holds (docs/archives.md states the bound).
  *
  * Each kept row becomes the market-channel message it was cut from (BatchColumns.event): PMXT drops what the
  * upstream sent beyond its 16 columns (a book's `hash`, `tick_size` and `last_trade_price`, a
@@ -23,9 +23,6 @@ import type { MarketEvent } from "../domain/event.ts";
  * the rebuilt message is a `price_change` of that one entry. Decimals are written in their shortest
  * form ("0.51", "150"), as the archive's fixed-scale decimals no longer say how the upstream wrote them.
  */
-
-/** Rows turned into JavaScript values at a time. */
-const BATCH_ROWS = 65_536;
 
 /** The columns read (all 16 of v2). */
 export const PMXT_COLUMNS = [
@@ -50,6 +47,9 @@ export const PMXT_COLUMNS = [
 /** The columns a row's message is rebuilt from (its market is known from its run). */
 const ROW_COLUMNS = PMXT_COLUMNS.filter((c) => c !== "market");
 
+/** Kept events handed to the caller at once, by default (at the end of a market). */
+const FLUSH_EVENTS = 65_536;
+
 /** A file that is not a readable PMXT v2 file: names the file (and row group, when one is at fault). */
 export class PmxtFileError extends Error {
   constructor(file: string, reason: string) {
@@ -64,150 +64,192 @@ export interface KeptEvent {
   event: MarketEvent;
 }
 
-/** An opened PMXT file: its row groups' sizes, and each one's kept events on demand. */
-export class PmxtFile {
-  readonly path: string;
-  private readonly file: parquet.ParquetFile;
-  readonly rowGroupRows: number[];
+let compiled: Promise<WebAssembly.Module> | null = null;
 
-  private constructor(path: string, file: parquet.ParquetFile, rowGroupRows: number[]) {
-    this.path = path;
-    this.file = file;
-    this.rowGroupRows = rowGroupRows;
-  }
+/** parquet-wasm's module, compiled once a process and handed to each reading thread. */
+function parquetModule(): Promise<WebAssembly.Module> {
+  // The project's lib (esnext, no DOM) declares WebAssembly's types but not the global's value.
+  const wasm = (
+    globalThis as unknown as { WebAssembly: { compile(b: Uint8Array): Promise<WebAssembly.Module> } }
+  ).WebAssembly;
+  compiled ??= wasm.compile(
+    readFileSync(fileURLToPath(import.meta.resolve("parquet-wasm/esm/parquet_wasm_bg.wasm"))),
+  );
+  return compiled;
+}
 
-  /** Opens a file and reads its footer; a truncated or foreign file is a PmxtFileError naming it. */
-  static async open(path: string): Promise<PmxtFile> {
-    let file: parquet.ParquetFile;
-    try {
-      file = await parquet.ParquetFile.fromFile(await openAsBlob(path));
-    } catch (err) {
-      throw new PmxtFileError(path, `not a readable Parquet file (truncated?): ${messageOf(err)}`);
-    }
-    const schema = file.schema();
-    const missing = PMXT_COLUMNS.filter((c) => schema.indexOf(c) < 0);
-    if (missing.length > 0)
-      throw new PmxtFileError(path, `not a PMXT v2 file: no column ${missing.join(", ")}`);
-    const meta = file.metadata();
-    const rows = meta.rowGroups().map((g) => g.numRows());
-    return new PmxtFile(path, file, rows);
+type Reply<T extends ReadReply["type"]> = Extract<ReadReply, { type: T }>;
+
+/**
+ * The reading thread of an import: files are opened and read through it one request at a time.
+ * `close` ends the thread.
+ */
+export class PmxtReader {
+  private readonly worker: Promise<Worker>;
+  private onReply: ((reply: ReadReply) => void) | null = null;
+  private lost: Error | null = null;
+
+  private constructor(worker: Promise<Worker>) {
+    this.worker = worker;
   }
 
   /**
-   * The events of the kept rows of one row group, in file order; `keep` says whether a condition id
-   * is a kept market's. `onEvents` gets them in parts, at the end of a market once `flushEvery` are held.
+   * `batchRows`: rows decoded at a time (65,536); `spanGapRows`: kept runs closer than this are read
+   * in one pass, their gap decoded and dropped (131,072: about what a second pass from the row
+   * group's start costs, as the reader decompresses every page up to the last row asked).
+   */
+  static start(options: Partial<Pick<ReadWorkerData, "batchRows" | "spanGapRows">> = {}): PmxtReader {
+    const reader: PmxtReader = new PmxtReader(
+      parquetModule().then((module) => {
+        const data: ReadWorkerData = { module, batchRows: 65_536, spanGapRows: 131_072, ...options };
+        const worker = new Worker(new URL("./pmxt-read-worker.ts", import.meta.url), { workerData: data });
+        worker.on("message", (reply: ReadReply) => reader.onReply?.(reply));
+        const lose = (err: Error) => {
+          reader.lost ??= err;
+          reader.onReply?.({ type: "failed", message: err.message });
+        };
+        worker.on("error", lose);
+        worker.on("exit", (code) => lose(new Error(`the reading thread exited (${code})`)));
+        return worker;
+      }),
+    );
+    return reader;
+  }
+
+  /** Opens a file and reads its footer; a truncated or foreign file is a PmxtFileError naming it. */
+  async open(path: string): Promise<PmxtFile> {
+    let opened: Reply<"opened">;
+    try {
+      opened = await this.request({ type: "open", path, columns: PMXT_COLUMNS }, "opened");
+    } catch (err) {
+      throw new PmxtFileError(path, `not a readable Parquet file (truncated?): ${messageOf(err)}`);
+    }
+    const file = new PmxtFile(this, path, opened.file, opened.rowGroupRows);
+    if (opened.missing.length > 0) {
+      await file.close();
+      throw new PmxtFileError(path, `not a PMXT v2 file: no column ${opened.missing.join(", ")}`);
+    }
+    return file;
+  }
+
+  async close(): Promise<void> {
+    this.lost ??= new Error("the reader is closed");
+    await (await this.worker).terminate();
+  }
+
+  /** Sends one request and gives each reply to `each` until it returns the one that ends it. */
+  async exchange<T>(request: ReadRequest, each: (reply: ReadReply) => T | undefined): Promise<T> {
+    const worker = await this.worker;
+    if (this.lost) throw this.lost;
+    if (this.onReply) throw new Error("one request at a time");
+    return new Promise<T>((resolve, reject) => {
+      this.onReply = (reply) => {
+        let out: T | undefined;
+        try {
+          if (reply.type === "failed") throw new Error(reply.message);
+          out = each(reply);
+        } catch (err) {
+          this.onReply = null;
+          reject(err as Error);
+          return;
+        }
+        if (out !== undefined) {
+          this.onReply = null;
+          resolve(out);
+        }
+      };
+      worker.postMessage(request);
+    });
+  }
+
+  private request<T extends ReadReply["type"]>(request: ReadRequest, type: T): Promise<Reply<T>> {
+    return this.exchange(request, (reply) => (reply.type === type ? (reply as Reply<T>) : undefined));
+  }
+
+  /** Acknowledges a batch of rows: the thread sends at most a few ahead. */
+  ack(): void {
+    void this.worker.then((w) => w.postMessage({ type: "ack" } satisfies ReadRequest));
+  }
+}
+
+/** An opened PMXT file: its row groups' sizes, and each one's kept events on demand. */
+export class PmxtFile {
+  readonly path: string;
+  readonly rowGroupRows: number[];
+  private readonly reader: PmxtReader;
+  private readonly id: number;
+
+  constructor(reader: PmxtReader, path: string, id: number, rowGroupRows: number[]) {
+    this.reader = reader;
+    this.path = path;
+    this.id = id;
+    this.rowGroupRows = rowGroupRows;
+  }
+
+  /**
+   * The events of the kept rows of one row group, in file order; `keep` holds the kept markets'
+   * condition ids. `onEvents` gets them in parts, at the end of a market once `flushEvery` are held.
    */
   async readRowGroup(
     index: number,
-    keep: (conditionId: string) => boolean,
+    keep: ReadonlySet<string>,
     onEvents: (events: KeptEvent[]) => Promise<void>,
-    flushEvery = BATCH_ROWS,
+    flushEvery = FLUSH_EVENTS,
   ): Promise<number> {
+    let runs: KeptRun[] = [];
+    let run = 0;
+    let kept = 0;
+    let pending: KeptEvent[] = [];
+    // Rows are turned into events as they come; the events are handed over (awaited) in order.
+    let writing: Promise<void> = Promise.resolve();
+    const handOver = () => {
+      const events = pending;
+      pending = [];
+      writing = writing.then(() => onEvents(events));
+    };
     try {
-      const runs = await this.keptRuns(index, keep);
-      if (runs.length === 0) return 0;
-      let kept = 0;
-      let pending: KeptEvent[] = [];
-      for (const run of runs) {
-        // Only the run's rows are decoded (the reader skips to them), and not its market (the widest
-        // column), known from the run.
-        const stream = (await this.file.stream({
-          rowGroups: [index],
-          offset: run.start,
-          limit: run.end - run.start,
-          batchSize: BATCH_ROWS,
-          columns: ROW_COLUMNS,
-        })) as ReadableStream<parquet.RecordBatch>;
-        for await (const batch of stream) {
-          const rows = batch.numRows;
-          const columns = new BatchColumns(arrow.tableFromIPC(batch.intoIPCStream()));
-          for (let i = 0; i < rows; i++)
-            pending.push({ conditionId: run.conditionId, event: columns.event(i, run.conditionId) });
-          kept += rows;
-        }
-        // Handed over at a market's end, so that its two tokens' runs are appended together.
-        if (pending.length >= flushEvery) {
-          await onEvents(pending);
-          pending = [];
-        }
-      }
+      await this.reader.exchange(
+        { type: "read", file: this.id, rowGroup: index, keep: [...keep], columns: ROW_COLUMNS },
+        (reply) => {
+          if (reply.type === "runs") runs = reply.runs;
+          else if (reply.type === "rows") {
+            const columns = new BatchColumns(arrow.tableFromIPC(reply.ipc));
+            const end = reply.offset + columns.rows;
+            for (; run < runs.length && runs[run].start < end; run++) {
+              const { conditionId, start: from, end: to } = runs[run];
+              const last = Math.min(to, end);
+              for (let row = Math.max(from, reply.offset); row < last; row++)
+                pending.push({ conditionId, event: columns.event(row - reply.offset, conditionId) });
+              kept += last - Math.max(from, reply.offset);
+              if (to > end) break; // the run goes on in the next batch
+              // Handed over at a market's end, so that its two tokens' runs are appended together.
+              if (pending.length >= flushEvery) handOver();
+            }
+            // The thread sends the next batch once this one's events are written.
+            void writing.then(
+              () => this.reader.ack(),
+              () => this.reader.ack(),
+            );
+          } else if (reply.type === "done") return true;
+          return undefined;
+        },
+      );
       if (kept !== runs.reduce((n, r) => n + r.end - r.start, 0)) throw new Error("rows missing from a run");
-      if (pending.length > 0) await onEvents(pending);
+      if (pending.length > 0) handOver();
+      await writing;
       return kept;
     } catch (err) {
+      await writing.catch(() => undefined);
       if (err instanceof PmxtFileError) throw err;
       throw new PmxtFileError(this.path, `row group ${index}: ${messageOf(err)}`);
     }
   }
 
-  /** The runs of rows of kept markets in a row group, from its `market` column alone. */
-  private async keptRuns(
-    index: number,
-    keep: (conditionId: string) => boolean,
-  ): Promise<{ conditionId: string; start: number; end: number }[]> {
-    const runs: { conditionId: string; start: number; end: number }[] = [];
-    const stream = (await this.file.stream({
-      rowGroups: [index],
-      batchSize: BATCH_ROWS,
-      columns: ["market"],
-    })) as ReadableStream<parquet.RecordBatch>;
-    let offset = 0;
-    let previous = "";
-    let kept = false;
-    for await (const batch of stream) {
-      const column = arrow.tableFromIPC(batch.intoIPCStream()).getChild("market");
-      if (!column) throw new Error("no market column");
-      for (const data of column.data) {
-        const bytes = data.values as Uint8Array;
-        const width = (data.type as arrow.FixedSizeBinary).byteWidth;
-        const values = Buffer.from(bytes.buffer, bytes.byteOffset, data.length * width);
-        // Rows are sorted by market: each run's end is found by a galloping search, not row by row.
-        for (let i = 0; i < data.length;) {
-          const conditionId = latin1(bytes.subarray(i * width, (i + 1) * width));
-          const end = runEnd(values, width, i, data.length);
-          if (conditionId !== previous) {
-            previous = conditionId;
-            kept = keep(conditionId);
-            if (kept) runs.push({ conditionId, start: offset + i, end: offset + end });
-          } else if (kept) runs[runs.length - 1].end = offset + end;
-          i = end;
-        }
-        offset += data.length;
-      }
-    }
-    return runs;
+  async close(): Promise<void> {
+    await this.reader.exchange({ type: "close", file: this.id }, (r) =>
+      r.type === "closed" ? true : undefined,
+    );
   }
-
-  close(): void {
-    this.file.free();
-  }
-}
-
-/** The first row after `start` whose value differs from row `start`'s, in rows sorted by value. */
-function runEnd(values: Buffer, width: number, start: number, length: number): number {
-  const same = (i: number) =>
-    values.compare(values, start * width, (start + 1) * width, i * width, (i + 1) * width) === 0;
-  let step = 1;
-  let low = start; // known equal
-  let high = start + 1;
-  while (high < length && same(high)) {
-    low = high;
-    step *= 2;
-    high = Math.min(length, start + step);
-  }
-  // low is equal; high is the first differing row or the end: bisect between them.
-  while (high - low > 1) {
-    const mid = (low + high) >>> 1;
-    if (same(mid)) low = mid;
-    else high = mid;
-  }
-  return high;
-}
-
-const DECODER = new TextDecoder("latin1");
-
-function latin1(bytes: Uint8Array): string {
-  return DECODER.decode(bytes);
 }
 
 function messageOf(err: unknown): string {
@@ -219,8 +261,10 @@ type RowColumn = Exclude<(typeof PMXT_COLUMNS)[number], "market">;
 /** The columns of one decoded batch, read row by row straight from Arrow's buffers. */
 class BatchColumns {
   private readonly c: Record<RowColumn, arrow.Data>;
+  readonly rows: number;
 
   constructor(table: arrow.Table) {
+    this.rows = table.numRows;
     const c = {} as Record<RowColumn, arrow.Data>;
     for (const name of ROW_COLUMNS) {
       const column = table.getChild(name);
@@ -252,46 +296,32 @@ class BatchColumns {
           event_type: "book",
         };
         break;
-      case "price_change":
-        message = {
-          market: conditionId,
-          price_changes: [
-            withoutNulls({
-              asset_id: assetId,
-              price: decimal(c.price, i),
-              size: decimal(c.size, i),
-              side: text(c.side, i),
-              best_bid: decimal(c.best_bid, i),
-              best_ask: decimal(c.best_ask, i),
-            }),
-          ],
-          timestamp,
-          event_type: "price_change",
-        };
+      case "price_change": {
+        const change: Record<string, unknown> = { asset_id: assetId };
+        put(change, "price", decimal(c.price, i));
+        put(change, "size", decimal(c.size, i));
+        put(change, "side", text(c.side, i));
+        put(change, "best_bid", decimal(c.best_bid, i));
+        put(change, "best_ask", decimal(c.best_ask, i));
+        message = { market: conditionId, price_changes: [change], timestamp, event_type: "price_change" };
         break;
+      }
       case "last_trade_price":
-        message = withoutNulls({
-          asset_id: assetId,
-          event_type: "last_trade_price",
-          fee_rate_bps: uint16(c.fee_rate_bps, i),
-          market: conditionId,
-          price: decimal(c.price, i),
-          side: text(c.side, i),
-          size: decimal(c.size, i),
-          timestamp,
-          transaction_hash: text(c.transaction_hash, i),
-        });
+        message = { asset_id: assetId, event_type: "last_trade_price" };
+        put(message, "fee_rate_bps", uint16(c.fee_rate_bps, i));
+        message.market = conditionId;
+        put(message, "price", decimal(c.price, i));
+        put(message, "side", text(c.side, i));
+        put(message, "size", decimal(c.size, i));
+        message.timestamp = timestamp;
+        put(message, "transaction_hash", text(c.transaction_hash, i));
         break;
       case "tick_size_change":
-        message = withoutNulls({
-          event_type: "tick_size_change",
-          asset_id: assetId,
-          market: conditionId,
-          old_tick_size: decimal(c.old_tick_size, i),
-          new_tick_size: decimal(c.new_tick_size, i),
-          side: text(c.side, i),
-          timestamp,
-        });
+        message = { event_type: "tick_size_change", asset_id: assetId, market: conditionId };
+        put(message, "old_tick_size", decimal(c.old_tick_size, i));
+        put(message, "new_tick_size", decimal(c.new_tick_size, i));
+        put(message, "side", text(c.side, i));
+        message.timestamp = timestamp;
         break;
       default:
         throw new Error(`row ${i}: event_type ${String(type)}`);
@@ -300,9 +330,12 @@ class BatchColumns {
   }
 }
 
-function withoutNulls(o: Record<string, unknown>): Record<string, unknown> {
-  for (const k of Object.keys(o)) if (o[k] === null) delete o[k];
-  return o;
+/**
+ * A field set unless the row has no value for it: a message is built in its key order with the
+ * absent fields left out (not deleted afterwards, which would make V8 keep it as a slow dictionary).
+ */
+function put(o: Record<string, unknown>, key: string, value: string | null): void {
+  if (value !== null) o[key] = value;
 }
 
 function isNull(d: arrow.Data, i: number): boolean {
@@ -319,12 +352,16 @@ function uint16(d: arrow.Data, i: number): string | null {
   return isNull(d, i) ? null : String((d.values as Uint16Array)[i]);
 }
 
-const UTF8 = new TextDecoder();
-
 function text(d: arrow.Data, i: number): string | null {
   if (isNull(d, i)) return null;
   const offsets = d.valueOffsets as Int32Array;
-  return UTF8.decode((d.values as Uint8Array).subarray(offsets[i], offsets[i + 1]));
+  const bytes = d.values as Uint8Array;
+  // Buffer's UTF-8 decoding: about four times TextDecoder's speed on short strings such as ids.
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(
+    "utf8",
+    offsets[i],
+    offsets[i + 1],
+  );
 }
 
 /** A decimal column's value in its shortest text ("0.5100" -> "0.51", "150.000000" -> "150"). */
@@ -334,18 +371,40 @@ function decimal(d: arrow.Data, i: number): string | null {
   const stride = (d.type as arrow.Decimal).bitWidth / 32;
   const scale = (d.type as arrow.Decimal).scale;
   const at = i * stride;
-  let digits: string;
   const lo = words[at];
   const hi = words[at + 1];
   const signWords = stride > 2 ? words[at + 2] | words[at + 3] : 0;
-  if (signWords === 0 && hi < 0x200000) digits = String(hi * 4294967296 + lo);
-  else {
-    let v = 0n;
-    for (let w = stride - 1; w >= 0; w--) v = (v << 32n) | BigInt(words[at + w]);
-    if (v >> BigInt(stride * 32 - 1)) v -= 1n << BigInt(stride * 32);
-    digits = v.toString();
+  if (signWords === 0 && hi < 0x200000) return shortest(hi * 4294967296 + lo, scale);
+  let v = 0n;
+  for (let w = stride - 1; w >= 0; w--) v = (v << 32n) | BigInt(words[at + w]);
+  if (v >> BigInt(stride * 32 - 1)) v -= 1n << BigInt(stride * 32);
+  return scaled(v.toString(), scale);
+}
+
+const POWERS = Array.from({ length: 16 }, (_, i) => 10 ** i);
+
+/** A non-negative safe integer divided by 10^scale, in the shortest form, by arithmetic alone. */
+function shortest(value: number, scale: number): string {
+  if (scale === 0) return String(value);
+  if (scale >= POWERS.length) return scaled(String(value), scale);
+  const power = POWERS[scale];
+  let whole = Math.floor(value / power);
+  let frac = value - whole * power;
+  // The division is rounded near 2^53: put the remainder back in range.
+  if (frac < 0) {
+    whole--;
+    frac += power;
+  } else if (frac >= power) {
+    whole++;
+    frac -= power;
   }
-  return scaled(digits, scale);
+  if (frac === 0) return String(whole);
+  let places = scale;
+  while (frac % 10 === 0) {
+    frac /= 10;
+    places--;
+  }
+  return `${whole}.${String(frac).padStart(places, "0")}`;
 }
 
 /** An integer's digits divided by 10^scale, in the shortest form. */
