@@ -11,7 +11,7 @@ import type { MarketEventBatch } from "../store/ports/event-store.ts";
 import type { StoredMarket } from "../store/ports/market-store.ts";
 import type { Store } from "../store/ports/store.ts";
 import type { CoinPrices, CoinPriceSeries } from "./coin-prices.ts";
-import { type KeptEvent, PmxtReader } from "./pmxt-file.ts";
+import { type KeptEvent, PmxtFile } from "./pmxt-file.ts";
 import { download, hourOfFileName, type PmxtInput } from "./pmxt-sources.ts";
 
 /**
@@ -118,26 +118,21 @@ function emptyReport(missing: readonly string[]): PmxtReport {
 export async function importPmxt(opts: PmxtImportOptions): Promise<PmxtReport> {
   const report = emptyReport(opts.missingHours ?? []);
   const finder = new MarketFinder(opts.store.markets, opts.coins);
-  const reader = PmxtReader.start();
-  try {
-    for (const input of opts.inputs) {
-      if (input.kind === "path") {
-        await importFile(opts, reader, input.path, finder, report);
-        continue;
-      }
-      const file = await download(input, opts.fetch);
-      if (file === null) {
-        report.hoursMissing.push(basename(new URL(input.url).pathname));
-        continue;
-      }
-      try {
-        await importFile(opts, reader, file.path, finder, report);
-      } finally {
-        file.dispose();
-      }
+  for (const input of opts.inputs) {
+    if (input.kind === "path") {
+      await importFile(opts, input.path, finder, report);
+      continue;
     }
-  } finally {
-    await reader.close();
+    const file = await download(input, opts.fetch);
+    if (file === null) {
+      report.hoursMissing.push(basename(new URL(input.url).pathname));
+      continue;
+    }
+    try {
+      await importFile(opts, file.path, finder, report);
+    } finally {
+      file.dispose();
+    }
   }
   for (const slug of await opts.store.imports.pendingMarkets(PMXT_ARCHIVE)) {
     const market = await opts.store.markets.getMarket(slug);
@@ -155,12 +150,11 @@ function fileIdentity(path: string): string {
 
 async function importFile(
   opts: PmxtImportOptions,
-  reader: PmxtReader,
   path: string,
   finder: MarketFinder,
   report: PmxtReport,
 ): Promise<void> {
-  const file = await reader.open(path);
+  const file = await PmxtFile.open(path);
   try {
     const identity = fileIdentity(path);
     const done = await opts.store.imports.importedRowGroups(PMXT_ARCHIVE, identity);
@@ -198,7 +192,7 @@ async function importFile(
       });
     }
   } finally {
-    await file.close();
+    file.close();
   }
 }
 

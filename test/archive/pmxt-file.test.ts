@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type KeptEvent, PmxtFileError, PmxtReader } from "../../src/archive/pmxt-file.ts";
+import { type KeptEvent, PmxtFile, PmxtFileError } from "../../src/archive/pmxt-file.ts";
 import { writePmxtFile } from "../helpers/pmxt-parquet.ts";
 import { strangerRows } from "../helpers/pmxt-hour.ts";
 import {
@@ -16,7 +16,7 @@ import {
 } from "../helpers/pmxt-stream.ts";
 
 /**
- * Reading PMXT files on the reading thread (src/archive/pmxt-read-worker.ts), at small sizes (batches
+ * Reading PMXT files (src/archive/pmxt-file.ts), at small sizes (batches
  * of 1,000 rows, spans cut at gaps of 8,000): the kept markets' rows spread among other markets' (as
  * random condition ids are in the archive), runs longer than one decoded batch, several row groups
  * (of 29,000 rows: the longest run is cut by a boundary), runs close enough to be read as one span
@@ -46,7 +46,7 @@ const streams = new Map<string, StreamMessage[]>(
 let dir: string;
 let file: string;
 let rowGroups: number[];
-const reader = PmxtReader.start({ batchRows: 1_000, spanGapRows: 8_000 });
+const SMALL = { batchRows: 1_000, spanGapRows: 8_000 };
 
 before(() => {
   dir = mkdtempSync(join(tmpdir(), "pmxt-file-"));
@@ -55,8 +55,7 @@ before(() => {
   writePmxtFile(file, archiveOrder([...kept, ...strangerRows(60_000, 3, 2)]), 29_000);
 });
 
-after(async () => {
-  await reader.close();
+after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -72,9 +71,9 @@ function expected(conditionId: string): unknown[] {
   return rows.map(({ s }) => ({ receivedUs: s.receivedMs * 1000, message: s.message }));
 }
 
-describe("PMXT file reading on its own thread", () => {
+describe("PMXT file reading", () => {
   test("every kept row, spread among other markets' rows, comes back once as the message it was", async () => {
-    const opened = await reader.open(file);
+    const opened = await PmxtFile.open(file, SMALL);
     rowGroups = opened.rowGroupRows;
     assert.ok(rowGroups.length >= 3, `${rowGroups.length} row groups`);
     const got = new Map<string, KeptEvent[]>();
@@ -94,7 +93,7 @@ describe("PMXT file reading on its own thread", () => {
         },
         1_000,
       );
-    await opened.close();
+    opened.close();
     const total = [...streams.values()].reduce((n, s) => n + s.length, 0);
     assert.equal(kept, total);
     assert.ok(handedOver >= KEPT.length, "events are handed over at each market's end");
@@ -109,27 +108,27 @@ describe("PMXT file reading on its own thread", () => {
   });
 
   test("a row group of no kept market gives nothing and hands nothing over", async () => {
-    const opened = await reader.open(file);
+    const opened = await PmxtFile.open(file, SMALL);
     let calls = 0;
     const kept = await opened.readRowGroup(0, new Set([conditionIdOf(7)]), async () => {
       calls++;
     });
-    await opened.close();
+    opened.close();
     assert.equal(kept, 0);
     assert.equal(calls, 0);
   });
 
-  test("a file that is not Parquet, or not PMXT's, is an error naming it; the reader goes on", async () => {
+  test("a file that is not Parquet is an error naming it", async () => {
     const junk = join(dir, "junk.parquet");
     writeFileSync(junk, "PAR1 this is not a parquet file");
-    await assert.rejects(reader.open(junk), (err: Error) => {
+    await assert.rejects(PmxtFile.open(junk), (err: Error) => {
       assert.ok(err instanceof PmxtFileError);
       assert.match(err.message, /junk\.parquet: not a readable Parquet file/);
       return true;
     });
-    await assert.rejects(reader.open(join(dir, "missing.parquet")), /missing\.parquet: not a readable/);
-    const opened = await reader.open(file);
+    await assert.rejects(PmxtFile.open(join(dir, "missing.parquet")), /missing\.parquet: not a readable/);
+    const opened = await PmxtFile.open(file, SMALL);
     assert.deepEqual(opened.rowGroupRows, rowGroups);
-    await opened.close();
+    opened.close();
   });
 });
