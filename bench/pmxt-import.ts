@@ -5,7 +5,8 @@ import { importPmxt } from "../src/archive/pmxt-import.ts";
 import { inputsOf } from "../src/archive/pmxt-sources.ts";
 import { readFeed } from "../src/archive/upstream-import.ts";
 import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
-import { HOUR_MARKETS, keptRows, strangerRows, writeHourFeed } from "../test/helpers/pmxt-hour.ts";
+import type { Market } from "../src/domain/market.ts";
+import { archiveHour, strangerRows, writeHourFeed } from "../test/helpers/pmxt-hour.ts";
 import { writePmxtFile } from "../test/helpers/pmxt-parquet.ts";
 import { archiveOrder } from "../test/helpers/pmxt-stream.ts";
 
@@ -50,17 +51,23 @@ async function duckdbSeconds(file: string): Promise<number> {
   }
 }
 
-async function importSeconds(tmp: string, file: string, feed: string, run: number): Promise<number> {
+async function importSeconds(
+  tmp: string,
+  file: string,
+  feed: string,
+  markets: readonly Market[],
+  run: number,
+): Promise<number> {
   const store = new SqliteStore(join(tmp, `pmxt-import-${run}.db`));
   await store.migrate();
-  for (const m of HOUR_MARKETS) await store.markets.upsertMarket(m);
+  for (const m of markets) await store.markets.upsertMarket(m);
   const prices = new CoinPrices(10);
   prices.add("btc", "chainlink", await readFeed(feed));
   try {
     const t0 = performance.now();
     const report = await importPmxt({ store, coins: ["btc"], inputs: inputsOf([file]), prices });
     const seconds = (performance.now() - t0) / 1000;
-    if (report.snapshots !== 1800)
+    if (report.snapshots !== 3600)
       throw new Error(`the bench's import derived ${report.snapshots} snapshots`);
     return seconds;
   } finally {
@@ -74,17 +81,18 @@ export async function measurePmxtImport(
 ): Promise<PmxtImportResult> {
   const rows = Number(process.env.BENCH_PMXT_ROWS ?? 1_048_576);
   const runs = Number(process.env.BENCH_PMXT_RUNS ?? 2);
-  const kept = keptRows(20, 100, 600);
+  const hour = archiveHour(200, 600);
+  const kept = hour.rows;
   const file = join(tmp, "polymarket_orderbook_2026-07-24T00.parquet");
   const feed = join(tmp, "chainlink-btcusd.csv");
-  log(`pmxt-import: generating ${rows} rows (${kept.length} kept)`);
-  writePmxtFile(file, archiveOrder([...kept, ...strangerRows(rows - kept.length, 8)]));
+  log(`pmxt-import: generating ${rows} rows (${kept.length} kept, of ${hour.markets.length} markets)`);
+  writePmxtFile(file, archiveOrder([...kept, ...strangerRows(rows - kept.length, 8, 2)]));
   writeHourFeed(feed);
   let ours = Number.POSITIVE_INFINITY;
   let duck = Number.POSITIVE_INFINITY;
   for (let run = 0; run < runs; run++) {
     duck = Math.min(duck, await duckdbSeconds(file));
-    ours = Math.min(ours, await importSeconds(tmp, file, feed, run));
+    ours = Math.min(ours, await importSeconds(tmp, file, feed, hour.markets, run));
   }
   const result: PmxtImportResult = {
     rows,

@@ -168,6 +168,7 @@ async function importFile(
     const identity = fileIdentity(path);
     const done = await opts.store.imports.importedRowGroups(PMXT_ARCHIVE, identity);
     const markets = await finder.around(hourOfFileName(basename(path)));
+    const keep = new Set(markets.keys());
     report.files++;
     const total = file.rowGroupRows.length;
     for (let index = 0; index < total; index++) {
@@ -179,7 +180,7 @@ async function importFile(
       const touched = new Set<string>();
       const kept = await file.readRowGroup(
         index,
-        (conditionId) => markets.has(conditionId),
+        keep,
         async (events) => {
           report.events += await appendEvents(opts, events, markets, touched);
         },

@@ -28,22 +28,21 @@ const MAX_SIZE_DECIMALS = 10;
 
 export class BookEncodingError extends Error {}
 
-function maxDecimals(levels: Iterable<Level>, key: "price" | "size", max: number): number {
+function maxDecimals(books: readonly OrderBook[], key: "price" | "size", max: number): number {
   let d = 0;
-  for (const l of levels) {
-    if (!Number.isFinite(l[key]) || l[key] < 0) throw new BookEncodingError(`invalid ${key} ${l[key]}`);
-    const ld = decimalsOf(l[key], max);
-    if (ld < 0) throw new BookEncodingError(`${key} ${l[key]} has more than ${max} decimals`);
-    if (ld > d) d = ld;
-  }
+  // Plain loops over the four sides: this runs for every snapshot written.
+  for (const b of books)
+    for (const side of [b.bids, b.asks])
+      for (let i = 0; i < side.length; i++) {
+        const v = side[i][key];
+        if (!Number.isFinite(v) || v < 0) throw new BookEncodingError(`invalid ${key} ${v}`);
+        const scale = pow10(d);
+        if (Math.round(v * scale) / scale === v) continue; // no more decimals than found already
+        const ld = decimalsOf(v, max);
+        if (ld < 0) throw new BookEncodingError(`${key} ${v} has more than ${max} decimals`);
+        if (ld > d) d = ld;
+      }
   return d;
-}
-
-function* allLevels(books: OrderBook[]): Iterable<Level> {
-  for (const b of books) {
-    yield* b.bids;
-    yield* b.asks;
-  }
 }
 
 class ByteWriter {
@@ -88,8 +87,8 @@ function writeSide(
 export function encodeBooks(up: OrderBook, down: OrderBook): Uint8Array {
   const upSorted = sortBestFirst(up);
   const downSorted = sortBestFirst(down);
-  const pd = maxDecimals(allLevels([upSorted, downSorted]), "price", MAX_PRICE_DECIMALS);
-  const sd = maxDecimals(allLevels([upSorted, downSorted]), "size", MAX_SIZE_DECIMALS);
+  const pd = maxDecimals([upSorted, downSorted], "price", MAX_PRICE_DECIMALS);
+  const sd = maxDecimals([upSorted, downSorted], "size", MAX_SIZE_DECIMALS);
   const mirrored = booksEqual(mirrorBook(upSorted), downSorted);
   const w = new ByteWriter();
   w.byte(mirrored ? FLAG_MIRRORED : 0);

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import type { Market } from "../../src/domain/market.ts";
 import { HAND_MARKET } from "./app.ts";
 import type { PmxtRow } from "./pmxt-parquet.ts";
-import { conditionIdOf, marketStream, Rng, rowOf } from "./pmxt-stream.ts";
+import { ARCHIVE_MIX, conditionIdOf, marketStream, Rng, rowOf } from "./pmxt-stream.ts";
 
 /**
  * A synthetic PMXT hour for the import's process tests and its bench: six BTC 5-minute markets (the
@@ -46,12 +46,39 @@ export function keptRows(seed: number, stepMs: number, leadS = 60): PmxtRow[] {
   );
 }
 
-/** Rows of markets not in the store, cheaply: `price_change` rows of made-up condition ids. */
-export function strangerRows(count: number, seed: number): PmxtRow[] {
+/**
+ * An hour as the archive's files are (DESIGN 3.11), for the import's bench: the hour's twelve BTC
+ * 5-minute markets kept, their rows in the archive's mix of types (99.7 % price_change) and, as their
+ * condition ids are random, spread among the other markets' rows (every `spacing`-th stranger market
+ * of strangerRows(..., spacing) sorts next to a kept one) rather than together.
+ */
+export function archiveHour(stepMs: number, leadS: number): { markets: Market[]; rows: PmxtRow[] } {
+  const markets = Array.from({ length: 12 }, (_, k) => market(STRANGER_BASE + 1 + 34 * k, HOUR + 300 * k));
+  const rows = markets.flatMap((m, k) =>
+    marketStream(
+      m,
+      40 + k,
+      (m.startTime - leadS) * 1000,
+      (m.endTime + 10) * 1000,
+      stepMs,
+      true,
+      ARCHIVE_MIX,
+    ).map(rowOf),
+  );
+  return { markets, rows };
+}
+
+const STRANGER_BASE = 50_000;
+
+/**
+ * Rows of markets not in the store, cheaply: `price_change` rows of made-up condition ids, 5000 rows
+ * a market; `spacing` 2 leaves a free id between two, where archiveHour's markets sort.
+ */
+export function strangerRows(count: number, seed: number, spacing = 1): PmxtRow[] {
   const rng = new Rng(seed);
   const rows: PmxtRow[] = [];
   for (let i = 0; i < count; i++) {
-    const n = 50_000 + Math.floor(i / 5000);
+    const n = STRANGER_BASE + Math.floor(i / 5000) * spacing;
     rows.push({
       timestampReceived: HOUR * 1000 + rng.int(0, 3_599_999),
       timestamp: HOUR * 1000 + rng.int(0, 3_599_999),

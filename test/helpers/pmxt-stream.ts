@@ -60,6 +60,22 @@ function best(b: Book): { bid: string; ask: string } {
   return { bid: cents(bid), ask: cents(ask) };
 }
 
+/** The share of each message type in a stream, as cumulative bounds: price_change below `priceChange`, etc. */
+export interface StreamMix {
+  priceChange: number;
+  trade: number;
+  book: number;
+}
+
+/** The tests' mix: every type often enough that a short stream holds each (80 % price_change). */
+const TEST_MIX: StreamMix = { priceChange: 0.8, trade: 0.9, book: 0.97 };
+
+/**
+ * The archive's mix (DESIGN 3.11: about 99.7 % of rows are price_change): 0.15 % trades, 0.14 %
+ * books, 0.01 % tick size changes.
+ */
+export const ARCHIVE_MIX: StreamMix = { priceChange: 0.997, trade: 0.9985, book: 0.9999 };
+
 /**
  * The stream of a market's two tokens from `fromMs` to `toMs`, a message every `stepMs` on average.
  * `firstBooks` false leaves out the opening books (a later hour of a market that began earlier).
@@ -71,6 +87,7 @@ export function marketStream(
   toMs: number,
   stepMs = 400,
   firstBooks = true,
+  mix: StreamMix = TEST_MIX,
 ): StreamMessage[] {
   const rng = new Rng(seed);
   const id = market.conditionId;
@@ -95,7 +112,7 @@ export function marketStream(
     const token = tokens[k];
     const b = books[k];
     const roll = rng.next();
-    if (roll < 0.8) {
+    if (roll < mix.priceChange) {
       const side = rng.next() < 0.5 ? "BUY" : "SELL";
       const bid = Math.max(0, ...b.bids.keys());
       const ask = b.asks.size === 0 ? 100 : Math.min(...b.asks.keys());
@@ -125,7 +142,7 @@ export function marketStream(
           event_type: "price_change",
         },
       });
-    } else if (roll < 0.9) {
+    } else if (roll < mix.trade) {
       const { bid } = best(b);
       const m: Record<string, unknown> = {
         asset_id: token,
@@ -143,7 +160,7 @@ export function marketStream(
           .toString(16)
           .padStart(64, "a")}`;
       out.push({ receivedMs: t, message: m });
-    } else if (roll < 0.97) {
+    } else if (roll < mix.book) {
       out.push({ receivedMs: t, message: bookMessage(id, token, sent(), b) });
     } else {
       const old = rng.next() < 0.5 ? "0.01" : "0.001";

@@ -298,22 +298,20 @@ function blocksOf<E extends StreamEvent>(
   ];
 }
 
-/** Appends one stream's events (locked already); returns how many were new. */
-export function* appendStream<K, E extends StreamEvent>(
+/** Appends one stream's events (locked already; in receive order, each once); returns how many were new. */
+function* appendFresh<K, E extends StreamEvent>(
   io: EventBlockIo<K>,
   codec: EventCodec<E>,
   key: K,
-  events: readonly E[],
+  fresh: readonly E[],
 ): Work<number> {
-  if (events.length === 0) return 0;
-  const fresh = distinct(sortedByReceive(events), []);
   const fromUs = fresh[0].receivedUs;
   const toUs = fresh.at(-1)!.receivedUs;
   let tail = yield* call(io.tail(key));
   // The live case: past the tail's last event, which is the stream's last, nothing is touched.
   const pastTail = tail !== null && fromUs > tail.lastUs;
   const touched = pastTail ? [] : yield* call(io.blocksWithin(key, fromUs, toUs));
-  let added: E[];
+  let added: readonly E[];
   if (touched.length === 0) {
     added = fresh;
     if (tail === null) {
@@ -409,7 +407,7 @@ export function* appendStreams<K, E extends StreamEvent>(
       });
       added += fresh.length;
     } else {
-      added += yield* appendStream(io, codec, b.key, b.events);
+      added += yield* appendFresh(io, codec, b.key, fresh);
     }
   }
   if (extended.length > 0) yield* call(io.extendTails(extended));
