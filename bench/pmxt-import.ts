@@ -1,3 +1,4 @@
+import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { CoinPrices } from "../src/archive/coin-prices.ts";
@@ -12,11 +13,15 @@ import { archiveOrder } from "../test/helpers/pmxt-stream.ts";
 
 /**
  * `import pmxt`'s speed (issue 23): rows per second of the whole import of one generated PMXT v2 hour
- * file (BENCH_PMXT_ROWS rows, default one row group of 1,048,576; about 5 % of them of the six markets
- * kept, the rest of markets the store does not hold), into a fresh SQLite store, events written and
- * snapshots, trades and integrity derived, against DuckDB reading the same 16 columns of the same file
- * in the same run (every column aggregated, so that each is decoded). The ratio is ours over DuckDB's;
- * the target is 0.3. Both rates are printed. Each is the best of BENCH_PMXT_RUNS runs (default 2).
+ * file shaped as the archive's (BENCH_PMXT_ROWS rows, default one row group of 1,048,576; about 5 % of
+ * them of the hour's twelve BTC 5-minute markets, kept, in the archive's mix of 99.7 % price_change and
+ * spread among the rows of markets the store does not hold, as random condition ids spread them),
+ * into a fresh SQLite store, events written and snapshots, trades and integrity derived, against
+ * DuckDB reading the same 16 columns of the same file in the same run (every column aggregated, so
+ * that each is decoded). The ratio is ours over DuckDB's; the target is 0.3. Both rates are printed.
+ * Each is the best of BENCH_PMXT_RUNS runs (default 2). A loaded machine flatters the ratio (DuckDB's
+ * two threads lose more to the load than the import's one): with a load average at or above the
+ * count of CPUs the target is not judged.
  */
 
 export interface PmxtImportResult {
@@ -28,6 +33,8 @@ export interface PmxtImportResult {
   duckdbRowsPerSecond: number;
   ratio: number;
   target: number;
+  /** The 1-minute load average when the runs ended: at or above the CPUs, `pass` is not judged (false). */
+  loadAverage: number;
   pass: boolean;
   method: string;
 }
@@ -103,7 +110,8 @@ export async function measurePmxtImport(
     duckdbRowsPerSecond: rows / duck,
     ratio: duck / ours,
     target: 0.3,
-    pass: duck / ours >= 0.3,
+    loadAverage: loadavg()[0],
+    pass: duck / ours >= 0.3 && loadavg()[0] < availableParallelism(),
     method:
       "one generated PMXT v2 hour file (ZSTD, dictionary encoding, 1,048,576-row groups), 5 % of rows of kept markets; " +
       "the whole import (events, snapshots, trades, integrity) into a fresh SQLite file vs DuckDB aggregating all 16 columns; best of runs",
@@ -111,7 +119,7 @@ export async function measurePmxtImport(
   log(
     `pmxt-import: ${Math.round(result.importRowsPerSecond).toLocaleString("en-US")} rows/s imported, ` +
       `DuckDB ${Math.round(result.duckdbRowsPerSecond).toLocaleString("en-US")} rows/s read: ratio ${result.ratio.toFixed(3)} ` +
-      `(target ${result.target}, ${result.pass ? "met" : "NOT met"})`,
+      `(target ${result.target}, ${result.pass ? "met" : result.loadAverage >= availableParallelism() ? `not judged at load ${result.loadAverage.toFixed(1)}` : "NOT met"})`,
   );
   return result;
 }
