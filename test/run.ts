@@ -7,12 +7,12 @@
  * the many short ones, which fill the gaps. `npm test -- <files or globs>` runs only those, in the same
  * order.
  */
-import { globSync } from "node:fs";
+import { globSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
-
-const ROOT = resolve(import.meta.dirname, "..");
+import { ROOT, SEEDED_IMAGES_VARIABLE } from "./helpers/paths.ts";
 
 /** Files at once: on two cores most of them wait on processes, sockets and databases, not the CPU. */
 const CONCURRENCY = 6;
@@ -46,7 +46,7 @@ const found = globSync(patterns.length > 0 ? patterns : ["test/**/*.test.ts"], {
   .sort();
 const missing = LONGEST_FIRST.filter((f) => patterns.length === 0 && !found.includes(f));
 if (missing.length > 0) {
-  process.stderr.write(`scripts/test.ts names test files that are not there: ${missing.join(", ")}\n`);
+  process.stderr.write(`test/run.ts names test files that are not there: ${missing.join(", ")}\n`);
   process.exit(2);
 }
 const rank = (f: string) => {
@@ -55,6 +55,11 @@ const rank = (f: string) => {
 };
 // Array.prototype.sort is stable: the files not listed keep their order by path.
 const files = found.sort((a, b) => rank(a) - rank(b)).map((f) => join(ROOT, f));
+
+// makeTestApp's demo data, seeded by the first process that needs it, read by the others.
+const images = mkdtempSync(join(tmpdir(), "updown-test-run-"));
+process.env[SEEDED_IMAGES_VARIABLE] = images;
+process.on("exit", () => rmSync(images, { recursive: true, force: true }));
 
 run({
   files,
