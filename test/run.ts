@@ -18,7 +18,8 @@ import { ROOT, SEEDED_IMAGES_VARIABLE } from "./helpers/paths.ts";
 const CONCURRENCY = 6;
 
 /**
- * The longest files, longest first (wall time in a full run; see the README for how it was measured).
+ * The longest files, longest first: their wall time in a full run, from each test process's start to
+ * its exit.
  * A file missing from the tree fails the run, so that this list stays true when tests move.
  */
 const LONGEST_FIRST = [
@@ -40,15 +41,25 @@ const LONGEST_FIRST = [
   "test/http/routes/backtest.test.ts",
 ];
 
+/** Stops the run before it starts, with why. */
+function refuse(why: string): never {
+  process.stderr.write(`npm test: ${why}\n`);
+  process.exit(2);
+}
+
 const patterns = process.argv.slice(2);
+const option = patterns.find((p) => p.startsWith("-"));
+if (option !== undefined) {
+  refuse(
+    `${option}: npm test takes files or globs; for node's options run npx node --test <files> ${option}`,
+  );
+}
 const found = globSync(patterns.length > 0 ? patterns : ["test/**/*.test.ts"], { cwd: ROOT })
   .map((f) => relative(ROOT, resolve(ROOT, f)))
   .sort();
+if (found.length === 0) refuse(`no test file matches ${patterns.join(" ")}`);
 const missing = LONGEST_FIRST.filter((f) => patterns.length === 0 && !found.includes(f));
-if (missing.length > 0) {
-  process.stderr.write(`test/run.ts names test files that are not there: ${missing.join(", ")}\n`);
-  process.exit(2);
-}
+if (missing.length > 0) refuse(`test/run.ts names test files that are not there: ${missing.join(", ")}`);
 const rank = (f: string) => {
   const i = LONGEST_FIRST.indexOf(f);
   return i === -1 ? LONGEST_FIRST.length : i;
