@@ -67,6 +67,14 @@ const rank = (f: string) => {
 // Array.prototype.sort is stable: the files not listed keep their order by path.
 const files = found.sort((a, b) => rank(a) - rank(b)).map((f) => join(ROOT, f));
 
+// Node reports the files in the order they were given, each once it has ended: the first is the longest.
+if (patterns.length === 0) {
+  process.stderr.write(
+    `npm test: ${files.length} files, ${CONCURRENCY} at a time, the longest first; node reports them in ` +
+      `that order, so nothing shows until ${relative(ROOT, files[0])} has ended (minutes)\n`,
+  );
+}
+
 // makeTestApp's demo data, seeded by the first process that needs it, read by the others.
 const images = mkdtempSync(join(tmpdir(), "updown-test-run-"));
 process.env[SEEDED_IMAGES_VARIABLE] = images;
