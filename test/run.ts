@@ -79,6 +79,9 @@ if (patterns.length === 0) {
 const images = mkdtempSync(join(tmpdir(), "updown-test-run-"));
 process.env[SEEDED_IMAGES_VARIABLE] = images;
 process.on("exit", () => rmSync(images, { recursive: true, force: true }));
+// Interrupted (^C reaches the test processes too), the folder goes all the same.
+process.once("SIGINT", () => process.exit(130));
+process.once("SIGTERM", () => process.exit(143));
 
 run({
   files,
