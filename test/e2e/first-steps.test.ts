@@ -6,7 +6,6 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { until } from "../helpers/polymarket-upstream.ts";
 import { BIN } from "../helpers/serve.ts";
 import { ROOT } from "../helpers/paths.ts";
 
@@ -44,7 +43,7 @@ before(async () => {
   });
   server.stdout!.on("data", (c: Buffer) => (stdout += c.toString()));
   server.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
-  await until(() => /Serving http:\/\/127\.0\.0\.1:\d+\/v1/.test(stdout), "the server to listen", 60_000);
+  await printed(server, () => stdout, /Serving http:\/\/127\.0\.0\.1:\d+\/v1/);
   base = /Serving (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(stdout)![1];
 });
 
@@ -125,11 +124,11 @@ test("at the default level each request is logged, with its id, on stdout", asyn
   let out = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString()));
   try {
-    await until(() => out.includes("Serving "), "the second server to listen", 30_000);
+    await printed(child, () => out, /Serving /);
     assert.ok(!out.includes("Demo API keys"), "a second start prints no banner");
     const url = /Serving (\S+)\/v1/.exec(out)![1];
     await (await fetch(`${url}/healthz`, { headers: { "x-request-id": "first-steps-1" } })).arrayBuffer();
-    await until(() => out.includes('"msg":"request completed"'), "the request's lines");
+    await printed(child, () => out, /"msg":"request completed"/);
     const lines = out.split("\n").filter((l) => l.includes('"reqId":"first-steps-1"'));
     assert.deepEqual(
       lines.map((l) => (JSON.parse(l) as { level: number; msg: string }).msg),
@@ -146,6 +145,28 @@ test("at the default level each request is logged, with its id, on stdout", asyn
     await exited;
   }
 });
+
+/**
+ * Resolves once `output()` matches `pattern`, fails if the process exits first. A first start seeds its
+ * demo data before it listens, which takes as long as the machine makes it: the wait is for the line,
+ * not for a time.
+ */
+function printed(child: ChildProcess, output: () => string, pattern: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const look = () => {
+      if (!pattern.test(output())) return;
+      child.stdout!.off("data", look);
+      child.off("exit", exited);
+      resolve();
+    };
+    const exited = (code: number | null) =>
+      reject(new Error(`serve exited (${code}) before printing ${pattern}:\n${output()}`));
+    // After the test's own listener, which appends the chunk to the output.
+    child.stdout!.on("data", look);
+    child.once("exit", exited);
+    look();
+  });
+}
 
 /**
  * Runs the commands in one bash, in the server's folder; resolves with what each printed on stdout.

@@ -1,3 +1,5 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { KeyService } from "../../src/access/keys.ts";
 import type { Config } from "../../src/config.ts";
@@ -13,6 +15,7 @@ import { seedDemo } from "../../src/demo/seed.ts";
 import { SqliteStore } from "../../src/store/dialects/sqlite/sqlite-store.ts";
 import type { Store } from "../../src/store/ports/store.ts";
 import { checkAnswersOf } from "./contract.ts";
+import { SEEDED_IMAGES_VARIABLE } from "./paths.ts";
 import { openScratchStore, openSeededScratchStore, postgresTestUrl } from "./postgres.ts";
 
 /** The rate-limit headers every answer to a valid key carries (DESIGN 3.1). */
@@ -85,9 +88,31 @@ async function seedTestDemo(store: Store, exchange: boolean): Promise<void> {
 const seededImages = new Map<boolean, Promise<Uint8Array>>();
 
 /**
- * A new store holding what seedTestDemo seeds. Seeding costs about 0.3 s of CPU, and a test file
- * builds many apps, so over SQLite it is done once a process: each store is a copy of the seeded
- * database's bytes (SQLite's serialize and deserialize), as if seeded again. Over PostgreSQL each store
+ * The bytes seedTestDemo writes, seeded here, or read from the run's folder (SEEDED_IMAGES_VARIABLE)
+ * when another process of the run left them there.
+ */
+async function seededImage(exchange: boolean): Promise<Uint8Array> {
+  const folder = process.env[SEEDED_IMAGES_VARIABLE];
+  const file = folder ? join(folder, `demo-${exchange ? "exchange" : "plain"}.sqlite`) : null;
+  if (file !== null && existsSync(file)) return readFileSync(file);
+  const seeded = new SqliteStore(":memory:");
+  await seeded.migrate();
+  await seedTestDemo(seeded, exchange);
+  const bytes = seeded.db.serialize();
+  await seeded.close();
+  if (file !== null) {
+    // Written whole under a name of its own, then renamed: a reader never sees part of it.
+    const part = `${file}.${process.pid}`;
+    writeFileSync(part, bytes);
+    renameSync(part, file);
+  }
+  return bytes;
+}
+
+/**
+ * A new store holding what seedTestDemo seeds. Seeding costs over a second of CPU, and a test file
+ * builds many apps, so over SQLite it is done once a process, and under `npm test` once a run: each
+ * store is a copy of the seeded database's bytes (SQLite's serialize and deserialize), as if seeded again. Over PostgreSQL each store
  * is seeded (test/helpers/postgres.ts copies a seeded template database when the run provides one).
  */
 export async function openSeededTestStore(exchange = false): Promise<Store> {
@@ -100,14 +125,7 @@ export async function openSeededTestStore(exchange = false): Promise<Store> {
   }
   let image = seededImages.get(exchange);
   if (image === undefined) {
-    image = (async () => {
-      const seeded = new SqliteStore(":memory:");
-      await seeded.migrate();
-      await seedTestDemo(seeded, exchange);
-      const bytes = seeded.db.serialize();
-      await seeded.close();
-      return bytes;
-    })();
+    image = seededImage(exchange);
     seededImages.set(exchange, image);
   }
   const store = new SqliteStore(":memory:");

@@ -6,3 +6,10 @@ export const ROOT = resolve(import.meta.dirname, "..", "..");
 export const BIN = join(ROOT, "bin", "updown.mjs");
 /** Recorded upstream data and protocol messages kept for the tests. */
 export const FIXTURES = join(ROOT, "test", "fixtures");
+
+/**
+ * Names a folder of one test run (`npm test` makes it and removes it after, test/run.ts) where the
+ * first process that seeds makeTestApp's demo data leaves the seeded SQLite database's bytes, and the
+ * other processes read them instead of seeding again (test/helpers/app.ts).
+ */
+export const SEEDED_IMAGES_VARIABLE = "UPDOWN_TEST_SEEDED_IMAGES";

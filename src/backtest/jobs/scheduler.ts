@@ -221,34 +221,50 @@ export class RunScheduler {
     for (const wake of waiting ?? []) wake();
   }
 
+  /** Milliseconds from the scheduler's clock to `deadline` (microseconds on that clock). */
+  private msUntil(deadline: number): number {
+    return (deadline - this.options.clock.nowMicros()) / 1000;
+  }
+
   /**
-   * Resolves when the run has finished, or after `ms`, whichever comes first. A run this process holds
-   * wakes its waiters as it ends; one another process holds (a retry landing on the other replica) is
-   * seen ending in the store, looked at every RUN_POLL_MS.
+   * Resolves when the run has finished, or after `ms` on the scheduler's clock, whichever comes first
+   * (a clock that stands still, as tests inject, waits for the run however long it takes). A run this
+   * process holds wakes its waiters as it ends; one another process holds (a retry landing on the other
+   * replica) is seen ending in the store, looked at every RUN_POLL_MS.
    */
   waitFor(runId: string, ms: number): Promise<void> {
     if (ms <= 0) return Promise.resolve();
-    if (!this.held.has(runId)) return this.pollUntilFinished(runId, ms);
+    return this.waitUntil(runId, this.options.clock.nowMicros() + ms * 1000);
+  }
+
+  private waitUntil(runId: string, deadline: number): Promise<void> {
+    if (!this.held.has(runId)) return this.pollUntilFinished(runId, deadline);
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
+      let timer: NodeJS.Timeout | null = null;
       const set = this.waiters.get(runId) ?? new Set();
       this.waiters.set(runId, set);
       set.add(done);
+      // On the system clock the first timer is the deadline; on another, the clock is read again then.
+      const arm = () => {
+        const left = this.msUntil(deadline);
+        if (left <= 0) done();
+        else timer = setTimeout(arm, left);
+      };
+      arm();
       function done() {
-        clearTimeout(timer);
+        if (timer !== null) clearTimeout(timer);
         set.delete(done);
         resolve();
       }
     });
   }
 
-  private async pollUntilFinished(runId: string, ms: number): Promise<void> {
-    const deadline = performance.now() + ms;
+  private async pollUntilFinished(runId: string, deadline: number): Promise<void> {
     for (;;) {
-      if (this.held.has(runId)) return this.waitFor(runId, deadline - performance.now());
+      if (this.held.has(runId)) return this.waitUntil(runId, deadline);
       const run = await this.options.store.backtests.getRun(runId);
       if (run === null || run.status === "complete" || run.status === "failed") return;
-      const left = deadline - performance.now();
+      const left = this.msUntil(deadline);
       if (left <= 0 || this.closed) return;
       await sleep(Math.min(RUN_POLL_MS, left));
     }

@@ -287,27 +287,32 @@ class FakeModel {
 
 describe("an OpenAI-compatible provider (LLM_BASE_URL) against a local fake", () => {
   const model = new FakeModel();
+  const llm = (timeoutMs: number) => ({ baseUrl: model.url, apiKey: "sk-test", model: "fake-1", timeoutMs });
   let t: TestApp;
+  /** The same app with a short timeout, for the model that never answers. */
+  let impatient: TestApp;
   before(async () => {
     await model.start();
-    t = await makeTestApp({
-      seed: false,
-      config: { llm: { baseUrl: model.url, apiKey: "sk-test", model: "fake-1", timeoutMs: 300 } },
-    });
+    // The fake answers at once, but a loaded machine can take longer than any short timeout to pass the
+    // answer along: the cases that answer must not race a timer, so theirs is far beyond any run.
+    t = await makeTestApp({ seed: false, config: { llm: llm(600_000) } });
+    // A model that never answers times out however fast or slow the machine is.
+    impatient = await makeTestApp({ seed: false, config: { llm: llm(300) } });
   });
   after(async () => {
+    await impatient.close();
     await t.close();
     await model.stop();
   });
-  const generateVia = (key: string) =>
-    t.app.inject({
+  const generateVia = (key: string, at: TestApp = t) =>
+    at.app.inject({
       method: "POST",
       url: "/v1/backtest-ai/generate",
       payload: { prompt: DIP_PROMPT },
       headers: { "x-api-key": key },
     });
-  const used = async (key: string) =>
-    (await t.get("/v1/backtest-ai/quota", { "x-api-key": key })).json().used;
+  const used = async (key: string, at: TestApp = t) =>
+    (await at.get("/v1/backtest-ai/quota", { "x-api-key": key })).json().used;
 
   test("a good answer: the model's definition, asked for under the definition's schema", async () => {
     model.mode = "good";
@@ -372,19 +377,20 @@ describe("an OpenAI-compatible provider (LLM_BASE_URL) against a local fake", ()
 
   test("malformed JSON, a schema-failing definition, a timeout and a 500: each 422, each refunded", async () => {
     const key = await t.keyFor("pro");
-    const failures: [Mode, RegExp][] = [
-      ["malformed", /answer is not JSON/],
-      ["off-schema", /breaks the schema: \/entry\/0\/op must be one of/],
-      ["hang", /did not answer within 300 ms/],
-      ["error", /answered 500/],
+    const slowKey = await impatient.keyFor("pro");
+    const failures: [Mode, RegExp, TestApp, string][] = [
+      ["malformed", /answer is not JSON/, t, key],
+      ["off-schema", /breaks the schema: \/entry\/0\/op must be one of/, t, key],
+      ["hang", /did not answer within 300 ms/, impatient, slowKey],
+      ["error", /answered 500/, t, key],
     ];
-    for (const [mode, reason] of failures) {
+    for (const [mode, reason, at, k] of failures) {
       model.mode = mode;
-      const res = await generateVia(key);
+      const res = await generateVia(k, at);
       assert.equal(res.statusCode, 422, mode);
       assert.equal(res.json().error.code, "GENERATION_FAILED");
       assert.match(res.json().error.details.reason, reason);
-      assert.equal(await used(key), 0, `${mode}: nothing charged`);
+      assert.equal(await used(k, at), 0, `${mode}: nothing charged`);
     }
     model.mode = "good";
     assert.equal((await generateVia(key)).statusCode, 200);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { ANCHOR, makeTestApp, type TestApp } from "../../helpers/app.ts";
+import type { Store } from "../../../src/store/ports/store.ts";
+import { ANCHOR, makeTestApp, openSeededTestStore, type TestApp } from "../../helpers/app.ts";
 
 // POST /v1/replay (DESIGN 3.7): PolyHistorical's one-market replay through the app, its body, its
 // answer's shape, and its refusals. Every answer is also held against openapi.json (makeTestApp).
@@ -8,6 +9,27 @@ import { ANCHOR, makeTestApp, type TestApp } from "../../helpers/app.ts";
 /** The demo's btc 5m markets: the two before the live one are resolved. */
 const LIVE = ANCHOR - (ANCHOR % 300);
 const RESOLVED = `btc-updown-5m-${LIVE - 300}`;
+
+/** While it is pending, the app's scheduler cannot claim a run: the run stays queued however fast it would go. */
+let claims: Promise<void> = Promise.resolve();
+
+/** The store, its runs claimed only once `claims` has resolved. */
+function gatedClaims(store: Store): Store {
+  const bound = <T extends object>(target: T, p: string | symbol) => {
+    const value = Reflect.get(target, p, target) as unknown;
+    return typeof value === "function" ? value.bind(target) : value;
+  };
+  const backtests = new Proxy(store.backtests, {
+    get(target, p) {
+      if (p !== "claimRun") return bound(target, p);
+      return async (...args: Parameters<typeof target.claimRun>) => {
+        await claims;
+        return target.claimRun(...args);
+      };
+    },
+  });
+  return new Proxy(store, { get: (target, p) => (p === "backtests" ? backtests : bound(target, p)) });
+}
 
 describe("POST /v1/replay", () => {
   let t: TestApp;
@@ -19,7 +41,7 @@ describe("POST /v1/replay", () => {
       headers: { "x-api-key": key, "content-type": "application/json", ...headers },
     });
   before(async () => {
-    t = await makeTestApp();
+    t = await makeTestApp({ store: gatedClaims(await openSeededTestStore()), seed: false });
   });
   after(() => t.close());
 
@@ -74,12 +96,20 @@ describe("POST /v1/replay", () => {
   });
 
   test("wait 0: 202 with the run's id and Location, the run then readable by id", async () => {
-    const res = await post({ ...BODY, wait: 0 });
-    assert.equal(res.statusCode, 202, res.body);
-    const { data } = res.json();
-    assert.equal(res.headers.location, `/v1/backtest-ai/runs/${data.run_id}`);
-    assert.equal(data.location, res.headers.location);
-    assert.ok(["queued", "running"].includes(data.status));
+    // Held queued until the answer is in: a one-market run on a quiet machine (its worker warm) could
+    // otherwise end before the answer is made, and the answer would rightly be a 200.
+    let release = () => {};
+    claims = new Promise((resolve) => (release = resolve));
+    try {
+      const res = await post({ ...BODY, wait: 0 });
+      assert.equal(res.statusCode, 202, res.body);
+      const { data } = res.json();
+      assert.equal(res.headers.location, `/v1/backtest-ai/runs/${data.run_id}`);
+      assert.equal(data.location, res.headers.location);
+      assert.ok(["queued", "running"].includes(data.status));
+    } finally {
+      release();
+    }
   });
 
   test("bad bodies: 400 naming the field; unknown market 404; a live market 400", async () => {

@@ -580,6 +580,8 @@ describe("a retried run at the replica that does not hold it (two apps over one 
 
   test("waits up to `wait` for the run as the first replica does, and answers 200 once it has finished", async () => {
     const { key, record } = await a.keys.create({ plan: "pro", account: "replicas" });
+    // `wait` runs on the apps' clock, which stands still here: both answers wait for the run's end
+    // however long a loaded machine makes it take.
     const body = { definition: CHEAP_UP, coin: "btc", market_type: "5m", market_count: 60, wait: 30 };
     const idem = { "idempotency-key": "across-replicas" };
     const atA = poster(a)("/v1/backtest-ai/run", body, idem, key);

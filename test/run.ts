@@ -1,0 +1,97 @@
+/**
+ * `npm test`: node's test runner over every test file, six at a time, the longest first.
+ *
+ * `node --test` sorts the files it finds by path, so the longest file (the API suites over PostgreSQL,
+ * `test/e2e/`) started minutes into the run, which could not end before it did. Started first, the long
+ * files run beside the many short ones, which fill the gaps. `npm test -- <files or globs>` runs only those, in the same
+ * order.
+ */
+import { globSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
+import { run } from "node:test";
+import { spec } from "node:test/reporters";
+import { ROOT, SEEDED_IMAGES_VARIABLE } from "./helpers/paths.ts";
+
+/** Files at once: on two cores most of them wait on processes, sockets and databases, not the CPU. */
+const CONCURRENCY = 6;
+
+/**
+ * The longest files, longest first: their wall time in a full run, from each test process's start to
+ * its exit.
+ * A file missing from the tree fails the run, so that this list stays true when tests move.
+ */
+const LONGEST_FIRST = [
+  "test/e2e/api-on-postgres.test.ts",
+  "test/cli/commands/import-pmxt.test.ts",
+  "test/e2e/fuzz.test.ts",
+  "test/client/package.test.ts",
+  "test/demo/seed.test.ts",
+  "test/store/copy.test.ts",
+  "test/python/client.test.ts",
+  "test/backtest/jobs/jobs.test.ts",
+  "test/http/routes/export-memory.test.ts",
+  "test/cli/first-start.test.ts",
+  "test/e2e/first-steps.test.ts",
+  "test/e2e/workbench.test.ts",
+  "test/cli/commands/backtest.test.ts",
+  "test/cli/main.test.ts",
+  "test/client/client.test.ts",
+  "test/http/routes/backtest.test.ts",
+];
+
+/** Stops the run before it starts, with why. */
+function refuse(why: string): never {
+  process.stderr.write(`npm test: ${why}\n`);
+  process.exit(2);
+}
+
+const patterns = process.argv.slice(2);
+const option = patterns.find((p) => p.startsWith("-"));
+if (option !== undefined) {
+  refuse(
+    `${option}: npm test takes files or globs; for node's options run npx node --test <files> ${option}`,
+  );
+}
+const found = globSync(patterns.length > 0 ? patterns : ["test/**/*.test.ts"], { cwd: ROOT })
+  .map((f) => relative(ROOT, resolve(ROOT, f)))
+  .sort();
+if (found.length === 0) refuse(`no test file matches ${patterns.join(" ")}`);
+const missing = LONGEST_FIRST.filter((f) => patterns.length === 0 && !found.includes(f));
+if (missing.length > 0) refuse(`test/run.ts names test files that are not there: ${missing.join(", ")}`);
+const rank = (f: string) => {
+  const i = LONGEST_FIRST.indexOf(f);
+  return i === -1 ? LONGEST_FIRST.length : i;
+};
+// Array.prototype.sort is stable: the files not listed keep their order by path.
+const files = found.sort((a, b) => rank(a) - rank(b)).map((f) => join(ROOT, f));
+
+// Node reports the files in the order they were given, each once it has ended: the first is the longest.
+if (patterns.length === 0) {
+  process.stderr.write(
+    `npm test: ${files.length} files, ${CONCURRENCY} at a time, the longest first; node reports them in ` +
+      `that order, so nothing shows until ${relative(ROOT, files[0])} has ended (minutes)\n`,
+  );
+}
+
+// makeTestApp's demo data, seeded by the first process that needs it, read by the others.
+const images = mkdtempSync(join(tmpdir(), "updown-test-run-"));
+process.env[SEEDED_IMAGES_VARIABLE] = images;
+process.on("exit", () => rmSync(images, { recursive: true, force: true }));
+// Interrupted (^C reaches the test processes too), the folder goes all the same.
+process.once("SIGINT", () => process.exit(130));
+process.once("SIGTERM", () => process.exit(143));
+
+run({
+  files,
+  concurrency: CONCURRENCY,
+  cwd: ROOT,
+  // The modules each file imports are stripped of types and compiled once for the run, not once per file.
+  execArgv: ["--import", join(ROOT, "test", "helpers", "compile-cache.mjs")],
+})
+  .on("test:fail", (failed) => {
+    // As node --test: a failing todo test does not fail the run.
+    if (!failed.todo) process.exitCode = 1;
+  })
+  .compose(spec)
+  .pipe(process.stdout);
