@@ -234,18 +234,21 @@ export function rowOf(s: StreamMessage): PmxtRow {
 
 /** Archive rows in the archive's order: by market, token, then receive time (stable). */
 export function archiveOrder(rows: PmxtRow[]): PmxtRow[] {
-  return rows
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) =>
-      a.r.market < b.r.market
-        ? -1
-        : a.r.market > b.r.market
-          ? 1
-          : a.r.assetId < b.r.assetId
-            ? -1
-            : a.r.assetId > b.r.assetId
-              ? 1
-              : a.r.timestampReceived - b.r.timestampReceived || a.i - b.i,
-    )
-    .map((x) => x.r);
+  // Grouped by market first (a few hundred markets for a million rows), so that the long condition ids
+  // are compared once a market, not once a comparison; each group is sorted on its own (stably).
+  const groups = new Map<string, PmxtRow[]>();
+  for (const r of rows) {
+    const group = groups.get(r.market);
+    if (group) group.push(r);
+    else groups.set(r.market, [r]);
+  }
+  const out: PmxtRow[] = [];
+  for (const market of [...groups.keys()].sort()) {
+    const group = groups.get(market) ?? [];
+    group.sort((a, b) =>
+      a.assetId < b.assetId ? -1 : a.assetId > b.assetId ? 1 : a.timestampReceived - b.timestampReceived,
+    );
+    for (const r of group) out.push(r);
+  }
+  return out;
 }
