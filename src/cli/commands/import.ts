@@ -16,12 +16,13 @@ import {
   type FeedFile,
   formatImportReport,
   importRecordFiles,
-  importUpstream,
   parseFeedArgument,
   readFeed,
   readFeeds,
 } from "../../archive/upstream-import.ts";
 import { type Coin, coinFacts, type MarketType } from "../../domain/market.ts";
+import type { MarketStore } from "../../store/ports/market-store.ts";
+import type { PriceFeed } from "../../upstream/price-feed.ts";
 import type { Micros } from "../../domain/time.ts";
 import { defineCommand, requireFile, UsageError, withStore } from "../command.ts";
 import { Progress } from "../progress.ts";
@@ -117,20 +118,11 @@ export const importCommand = defineCommand({
       if (markets === null || feed === null) {
         throw new UsageError("import upstream needs --markets FILE and --feed FILE");
       }
-      const feeds = feedFiles(feed);
       requireFile(markets, "--markets");
-      await withStore(values.databaseUrl, async (store) => {
-        const progress = new Progress("Importing markets");
-        const report = await importUpstream({
-          store: store.markets,
-          marketsPath: markets,
-          feeds,
-          maxStalenessSeconds: values.maxStaleness,
-          onProgress: (d, t) => progress.update(d, t),
-        });
-        progress.done(`${report.markets} markets`);
-        process.stdout.write(`${formatImportReport(report)}\n`);
-      });
+      const feeds = await readFeeds(feedFiles(feed));
+      await withStore(values.databaseUrl, (store) =>
+        importRecords(store.markets, [markets], feeds, values.maxStaleness, "Importing markets"),
+      );
       return;
     }
     if (kind === "archive" && file) {
@@ -244,6 +236,26 @@ interface GammaValues {
   gammaRequestsPerSecond: number;
 }
 
+/** Market record files into the store, by the one path (`import upstream`, `import gamma FILE...`). */
+async function importRecords(
+  store: MarketStore,
+  paths: readonly string[],
+  feeds: ReadonlyMap<string, PriceFeed>,
+  maxStalenessSeconds: number,
+  label: string,
+): Promise<void> {
+  const progress = new Progress(label);
+  const report = await importRecordFiles({
+    store,
+    paths,
+    feeds,
+    maxStalenessSeconds,
+    onProgress: (d, t) => progress.update(d, t),
+  });
+  progress.done(`${report.markets} markets`);
+  process.stdout.write(`${formatImportReport(report)}\n`);
+}
+
 async function importGamma(values: GammaValues, files: string[]): Promise<void> {
   const { archiveFrom: from, archiveTo: to } = values;
   const fetching = from !== null || to !== null;
@@ -254,19 +266,11 @@ async function importGamma(values: GammaValues, files: string[]): Promise<void> 
   for (const f of files) requireFile(f, "gamma");
   const feeds = await readFeeds(feedFiles(values.feed));
   await withStore(values.databaseUrl, async (store) => {
-    const progress = new Progress("Importing Gamma records");
     if (!fetching) {
-      const report = await importRecordFiles({
-        store: store.markets,
-        paths: files,
-        feeds,
-        maxStalenessSeconds: values.maxStaleness,
-        onProgress: (d, t) => progress.update(d, t),
-      });
-      progress.done(`${report.markets} markets`);
-      process.stdout.write(`${formatImportReport(report)}\n`);
+      await importRecords(store.markets, files, feeds, values.maxStaleness, "Importing Gamma records");
       return;
     }
+    const progress = new Progress("Importing Gamma records");
     if (from === null || to === null) return; // checked above; narrows the types
     const series = values.coins.flatMap((coin) =>
       coinFacts(coin)
