@@ -11,7 +11,8 @@ import type { MarketEventBatch } from "../store/ports/event-store.ts";
 import type { StoredMarket } from "../store/ports/market-store.ts";
 import type { Store } from "../store/ports/store.ts";
 import type { CoinPrices, CoinPriceSeries } from "./coin-prices.ts";
-import { type KeptEvent, PmxtFile } from "./pmxt-file.ts";
+import { PmxtFile } from "./pmxt-file.ts";
+import type { KeptEvent } from "./pmxt-rows.ts";
 import { StoredSnapshots } from "./stored-snapshots.ts";
 import { download, hourOfFileName, type PmxtInput } from "./pmxt-sources.ts";
 

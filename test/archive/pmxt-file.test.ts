@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type KeptEvent, PmxtFile, PmxtFileError } from "../../src/archive/pmxt-file.ts";
+import { PmxtFile, PmxtFileError } from "../../src/archive/pmxt-file.ts";
+import type { KeptEvent } from "../../src/archive/pmxt-rows.ts";
 import { writePmxtFile } from "../helpers/pmxt-parquet.ts";
 import { strangerRows } from "../helpers/pmxt-hour.ts";
 import {

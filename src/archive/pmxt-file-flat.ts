@@ -1,0 +1,267 @@
+import {
+  type FlatColumn,
+  type FlatParquet,
+  PhysicalType,
+  type PlainValues,
+  UnsupportedParquetError,
+} from "./parquet/flat-parquet.ts";
+import {
+  checkPmxtColumns,
+  DECIMAL_COLUMNS,
+  type DecimalColumn,
+  type KeptEvent,
+  type KeptRun,
+  type PmxtRows,
+  type RowGroupReader,
+  rowEvent,
+  runEnd,
+  scaled,
+  shortest,
+  TEXT_COLUMNS,
+  type TextColumn,
+} from "./pmxt-rows.ts";
+
+/**
+ * PMXT row groups read by the flat Parquet reader (src/archive/parquet/flat-parquet.ts): the `market`
+ * column's pages whole, to find the kept markets' runs; then, column by column, only the pages that
+ * hold a kept row, and of them only the kept rows' values (a dictionary value converted once).
+ *
+ * Memory is bounded by one column chunk's compressed bytes and its decompressed pages (the largest
+ * is `market`, 66 bytes a row: about 70 MB for 1,048,576 rows), plus the kept rows' values of the
+ * row group and the events the caller holds.
+ */
+
+type Convert<T> = (values: PlainValues, i: number) => T;
+
+export class FlatRowGroups implements RowGroupReader {
+  readonly rowGroupRows: number[];
+  private readonly file: FlatParquet;
+
+  /** Reads a file whose columns are PMXT v2's in types this reader converts; else UnsupportedParquetError. */
+  constructor(file: FlatParquet) {
+    this.file = file;
+    checkPmxtColumns((c) => file.columns.has(c));
+    const column = (name: string) => file.columns.get(name) as FlatColumn;
+    const expect = (name: string, ok: boolean) => {
+      if (!ok)
+        throw new UnsupportedParquetError(`column ${name} is of a type the flat reader does not convert`);
+    };
+    for (const name of ["timestamp_received", "timestamp"]) {
+      const c = column(name);
+      expect(name, c.type === PhysicalType.INT64 && (c.timestampUnit ?? "MILLIS") === "MILLIS");
+    }
+    const bytes = (c: FlatColumn) =>
+      c.type === PhysicalType.BYTE_ARRAY || c.type === PhysicalType.FIXED_LEN_BYTE_ARRAY;
+    expect("market", bytes(column("market")));
+    for (const name of TEXT_COLUMNS) expect(name, column(name).type === PhysicalType.BYTE_ARRAY);
+    for (const name of DECIMAL_COLUMNS) expect(name, column(name).decimalScale !== null);
+    const fee = column("fee_rate_bps").type;
+    expect("fee_rate_bps", fee === PhysicalType.INT32 || fee === PhysicalType.INT64);
+    this.rowGroupRows = file.rowGroups.map((g) => g.rows);
+  }
+
+  async readRowGroup(
+    index: number,
+    keep: ReadonlySet<string>,
+    onEvents: (events: KeptEvent[]) => Promise<void>,
+    flushEvery: number,
+  ): Promise<number> {
+    const runs = this.keptRuns(index, keep);
+    if (runs.length === 0) return 0;
+    const rows = new KeptRows(this.file, index, runs);
+    let pending: KeptEvent[] = [];
+    let k = 0;
+    for (const run of runs) {
+      for (let row = run.start; row < run.end; row++, k++)
+        pending.push({ conditionId: run.conditionId, event: rowEvent(rows, k, run.conditionId) });
+      // Handed over at a market's end, so that its two tokens' rows are appended together.
+      if (pending.length >= flushEvery) {
+        await onEvents(pending);
+        pending = [];
+      }
+    }
+    if (pending.length > 0) await onEvents(pending);
+    return k;
+  }
+
+  /** The runs of rows of kept markets in a row group, from its `market` column alone. */
+  private keptRuns(index: number, keep: ReadonlySet<string>): KeptRun[] {
+    const { dictionary, pages } = this.file.chunk(index, "market");
+    const runs: KeptRun[] = [];
+    const ids: string[] = [];
+    let previous = "";
+    let kept = false;
+    for (const ref of pages) {
+      const page = ref.decode();
+      const end = ref.firstRow + ref.rows;
+      if (!page.complete) throw new Error(`rows ${ref.firstRow} to ${end - 1} hold a row without a market`);
+      let same: (a: number, b: number) => boolean;
+      let idOf: (row: number) => string;
+      if (page.dictionaryEncoded) {
+        if (!dictionary) throw new Error("market: a dictionary-encoded page without a dictionary");
+        same = (a, b) => page.valueIndex(a) === page.valueIndex(b);
+        idOf = (row) => {
+          const v = page.valueIndex(row);
+          return (ids[v] ??= dictionary.bytes.toString("latin1", dictionary.start(v), dictionary.end(v)));
+        };
+      } else {
+        const values = page.values;
+        const b = values.bytes;
+        same = (x, y) => {
+          const vx = page.valueIndex(x);
+          const vy = page.valueIndex(y);
+          return b.compare(b, values.start(vx), values.end(vx), values.start(vy), values.end(vy)) === 0;
+        };
+        idOf = (row) => {
+          const v = page.valueIndex(row);
+          return b.toString("latin1", values.start(v), values.end(v));
+        };
+      }
+      for (let row = ref.firstRow; row < end;) {
+        const conditionId = idOf(row);
+        const runStop = runEnd(same, row, end);
+        if (conditionId !== previous) {
+          previous = conditionId;
+          kept = keep.has(conditionId);
+          if (kept) runs.push({ conditionId, start: row, end: runStop });
+        } else if (kept) runs[runs.length - 1].end = runStop;
+        row = runStop;
+      }
+    }
+    return runs;
+  }
+
+  close(): void {
+    this.file.close();
+  }
+}
+
+/** The kept rows' values of a row group, column by column; row k is the k-th kept row. */
+class KeptRows implements PmxtRows {
+  private readonly received: (number | null)[];
+  private readonly timestamps: (number | null)[];
+  private readonly fees: (string | null)[];
+  private readonly texts = {} as Record<TextColumn, (string | null)[]>;
+  private readonly decimals = {} as Record<DecimalColumn, (string | null)[]>;
+
+  constructor(file: FlatParquet, group: number, runs: readonly KeptRun[]) {
+    const total = runs.reduce((n, r) => n + r.end - r.start, 0);
+    const read = <T>(name: string, convert: Convert<T>) => extract(file, group, name, runs, total, convert);
+    this.received = read("timestamp_received", int64);
+    this.timestamps = read("timestamp", int64);
+    const fee = (file.columns.get("fee_rate_bps") as FlatColumn).type;
+    this.fees = read(
+      "fee_rate_bps",
+      fee === PhysicalType.INT32 ? (v, i) => String(v.int32(i)) : (v, i) => String(v.int64(i)),
+    );
+    for (const name of TEXT_COLUMNS) this.texts[name] = read(name, utf8);
+    for (const name of DECIMAL_COLUMNS)
+      this.decimals[name] = read(name, decimalOf(file.columns.get(name) as FlatColumn));
+  }
+
+  receivedMs(i: number): number {
+    return this.received[i] ?? fail(i, "timestamp_received");
+  }
+
+  timestampMs(i: number): number {
+    return this.timestamps[i] ?? fail(i, "timestamp");
+  }
+
+  text(column: TextColumn, i: number): string | null {
+    return this.texts[column][i];
+  }
+
+  decimal(column: DecimalColumn, i: number): string | null {
+    return this.decimals[column][i];
+  }
+
+  feeRateBps(i: number): string | null {
+    return this.fees[i];
+  }
+}
+
+function fail(i: number, column: string): never {
+  throw new Error(`kept row ${i} has no ${column}`);
+}
+
+/**
+ * One column's values at the runs' rows (in order, `total` of them), null where the row has none.
+ * Pages holding none of the rows are skipped undecoded; a dictionary value is converted once.
+ */
+function extract<T>(
+  file: FlatParquet,
+  group: number,
+  name: string,
+  runs: readonly KeptRun[],
+  total: number,
+  convert: Convert<T>,
+): (T | null)[] {
+  const out = new Array<T | null>(total);
+  const { dictionary, pages } = file.chunk(group, name);
+  const converted: (T | undefined)[] = [];
+  let k = 0;
+  let r = 0;
+  let row = runs[0].start;
+  for (const ref of pages) {
+    const pageEnd = ref.firstRow + ref.rows;
+    if (pageEnd <= row) continue;
+    const page = ref.decode();
+    if (page.dictionaryEncoded && !dictionary)
+      throw new Error(`${name}: a dictionary-encoded page without a dictionary`);
+    while (r < runs.length) {
+      const to = Math.min(runs[r].end, pageEnd);
+      if (page.dictionaryEncoded) {
+        const values = dictionary as PlainValues;
+        for (; row < to; row++) {
+          const v = page.valueIndex(row);
+          out[k++] = v < 0 ? null : (converted[v] ??= convert(values, v));
+        }
+      } else {
+        for (; row < to; row++) {
+          const v = page.valueIndex(row);
+          out[k++] = v < 0 ? null : convert(page.values, v);
+        }
+      }
+      if (row < runs[r].end) break; // the run goes on in the next page
+      if (++r < runs.length) row = runs[r].start;
+      if (row >= pageEnd) break;
+    }
+    if (r >= runs.length) break;
+  }
+  if (k !== total) throw new Error(`${name}: ${total - k} kept rows missing from its pages`);
+  return out;
+}
+
+const int64: Convert<number> = (v, i) => v.int64(i);
+
+const utf8: Convert<string> = (v, i) => v.bytes.toString("utf8", v.start(i), v.end(i));
+
+/** A decimal column's values in their shortest text, by the column's physical type. */
+function decimalOf(column: FlatColumn): Convert<string> {
+  const scale = column.decimalScale ?? 0;
+  switch (column.type) {
+    case PhysicalType.INT32:
+      return (v, i) => {
+        const n = v.int32(i);
+        return n >= 0 ? shortest(n, scale) : scaled(String(n), scale);
+      };
+    case PhysicalType.INT64:
+      return (v, i) => {
+        const at = v.start(i);
+        const hi = v.bytes.readInt32LE(at + 4);
+        // Below 2^53 as a number; beyond, or negative, through BigInt.
+        if (hi >= 0 && hi < 0x200000) return shortest(hi * 4294967296 + v.bytes.readUInt32LE(at), scale);
+        return scaled(v.bytes.readBigInt64LE(at).toString(), scale);
+      };
+    default:
+      // Big-endian two's complement of any width.
+      return (v, i) => {
+        const start = v.start(i);
+        const end = v.end(i);
+        if (end === start) return "0";
+        let n = BigInt(`0x${v.bytes.toString("hex", start, end)}`);
+        if (v.bytes[start] & 0x80) n -= 1n << BigInt(8 * (end - start));
+        return n >= 0n && n < 2n ** 53n ? shortest(Number(n), scale) : scaled(n.toString(), scale);
+      };
+  }
+}
