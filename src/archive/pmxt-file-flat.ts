@@ -196,9 +196,10 @@ function extract<T>(
   total: number,
   convert: Convert<T>,
 ): (T | null)[] {
-  const out = new Array<T | null>(total);
+  const out = new Array<T | null>(total).fill(null);
   const { dictionary, pages } = file.chunk(group, name);
-  const converted: (T | undefined)[] = [];
+  // Each dictionary value converted once, in a packed array (a sparse one would be a slow dictionary).
+  const converted = new Array<T | null>(dictionary?.count ?? 0).fill(null);
   let k = 0;
   let r = 0;
   let row = runs[0].start;
@@ -206,21 +207,17 @@ function extract<T>(
     const pageEnd = ref.firstRow + ref.rows;
     if (pageEnd <= row) continue;
     const page = ref.decode();
-    if (page.dictionaryEncoded && !dictionary)
-      throw new Error(`${name}: a dictionary-encoded page without a dictionary`);
+    const { valueOfRow, indices, values, firstRow } = page;
+    if (indices && !dictionary) throw new Error(`${name}: a dictionary-encoded page without a dictionary`);
     while (r < runs.length) {
       const to = Math.min(runs[r].end, pageEnd);
-      if (page.dictionaryEncoded) {
-        const values = dictionary as PlainValues;
-        for (; row < to; row++) {
-          const v = page.valueIndex(row);
-          out[k++] = v < 0 ? null : (converted[v] ??= convert(values, v));
-        }
-      } else {
-        for (; row < to; row++) {
-          const v = page.valueIndex(row);
-          out[k++] = v < 0 ? null : convert(page.values, v);
-        }
+      for (; row < to; row++) {
+        const v = valueOfRow ? valueOfRow[row - firstRow] : row - firstRow;
+        if (v < 0) k++;
+        else if (indices) {
+          const d = indices[v];
+          out[k++] = converted[d] ??= convert(dictionary as PlainValues, d);
+        } else out[k++] = convert(values, v);
       }
       if (row < runs[r].end) break; // the run goes on in the next page
       if (++r < runs.length) row = runs[r].start;

@@ -69,38 +69,36 @@ const KIND = {
 const INT_LIMIT = 2 ** 50;
 const MAX_DECIMAL_DIGITS = 15;
 
+/** decimalScale's digits of the last string it read as a decimal ("0.510": 510). */
+let scannedDigits = 0;
+
 /**
  * The count of decimals of a decimal string written as digits are ("0", "0.510", "150.0", "12": no
  * sign, no exponent, no leading zero but a lone one before the point, at most 15 digits, so that the
- * digits are an exact integer); -1 for any other string.
+ * digits are an exact integer), its digits as one integer left in `scannedDigits`; -1 for any other
+ * string. One pass: this runs on every string of every event an import or a recording writes.
  */
 function decimalScale(s: string): number {
   const n = s.length;
   if (n === 0 || n > MAX_DECIMAL_DIGITS + 1) return -1;
   let point = -1;
+  let v = 0;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
     if (c === 46) {
       if (point >= 0 || i === 0 || i === n - 1) return -1;
       point = i;
     } else if (c < 48 || c > 57) return -1;
+    else v = v * 10 + (c - 48);
   }
   // A leading zero only alone before the point ("0", "0.5"; not "007" or "01.5").
   if (s.charCodeAt(0) === 48 && n > 1 && point !== 1) return -1;
   const digits = point < 0 ? n : n - 1;
   if (digits > MAX_DECIMAL_DIGITS) return -1;
+  scannedDigits = v;
   return point < 0 ? 0 : n - point - 1;
 }
 
-/** The digits of a decimal string (decimalScale's) as one integer: "0.510" is 510. */
-function decimalDigits(s: string, scale: number): number {
-  let v = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c !== 46) v = v * 10 + (c - 48);
-  }
-  return scale >= 0 ? v : 0;
-}
 const HEX = /^(0x)?((?:[0-9a-f]{2})+)$/;
 const STRING_FORM = { text: 0, hex: 1, prefixedHex: 2 } as const;
 
@@ -243,12 +241,6 @@ class DictionaryWriter {
   }
 }
 
-function sameKeys(last: readonly string[] | null, keys: readonly string[]): boolean {
-  if (last === null || last.length !== keys.length) return false;
-  for (let i = 0; i < keys.length; i++) if (keys[i] !== last[i]) return false;
-  return true;
-}
-
 /** The columns of one path of the messages (`price_changes[].size`), made as values need them. */
 class PathWriter {
   private readonly columns: ColumnsWriter;
@@ -273,6 +265,19 @@ class PathWriter {
     this.kinds = columns.column(`${name}:k`);
   }
 
+  /** Whether an object's own keys are, in order, those of the last object written at this path. */
+  private sameShape(record: Record<string, unknown>): boolean {
+    const last = this.lastKeys;
+    if (last === null) return false;
+    let i = 0;
+    for (const k in record) {
+      if (!Object.hasOwn(record, k)) return false;
+      if (i >= last.length || last[i] !== k) return false;
+      i++;
+    }
+    return i === last.length;
+  }
+
   value(v: unknown): void {
     const kinds = this.kinds;
     if (v === null) kinds.byte(KIND.null);
@@ -289,11 +294,11 @@ class PathWriter {
       }
     } else if (typeof v === "string") {
       const scale = decimalScale(v);
-      if (scale === 0 && decimalDigits(v, 0) === this.columns.eventTimestamp) kinds.byte(KIND.eventTimestamp);
+      if (scale === 0 && scannedDigits === this.columns.eventTimestamp) kinds.byte(KIND.eventTimestamp);
       else if (scale >= 0) {
         kinds.byte(KIND.decimal);
         (this.scales ??= this.columns.column(`${this.name}:d`)).byte(scale);
-        (this.digits ??= this.columns.column(`${this.name}:m`)).delta(decimalDigits(v, scale));
+        (this.digits ??= this.columns.column(`${this.name}:m`)).delta(scannedDigits);
       } else {
         kinds.byte(KIND.string);
         (this.strings ??= new DictionaryWriter(this.columns, `${this.name}:s`)).write(v);
@@ -306,9 +311,10 @@ class PathWriter {
     } else if (typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
       kinds.byte(KIND.object);
       const record = v as Record<string, unknown>;
-      const keys = Object.keys(record);
-      // Objects at a path mostly have one shape: its key list is compared, not written out again.
-      if (!sameKeys(this.lastKeys, keys)) {
+      // Objects at a path mostly have one shape: its key list is compared in place (no Object.keys
+      // array made), not written out again.
+      if (!this.sameShape(record)) {
+        const keys = Object.keys(record);
         this.lastKeys = keys;
         this.lastShape = JSON.stringify(keys);
         this.lastFields = keys.map((k) => {
@@ -319,6 +325,7 @@ class PathWriter {
       }
       (this.shapes ??= new DictionaryWriter(this.columns, `${this.name}:o`)).write(this.lastShape);
       const fields = this.lastFields;
+      const keys = this.lastKeys as string[];
       for (let i = 0; i < keys.length; i++) fields[i].value(record[keys[i]]);
     } else {
       throw new TypeError(`an event message holds ${typeof v}, which JSON does not`);
@@ -405,6 +412,19 @@ class DictionaryReader<T = string> {
 }
 
 const asString = (s: string) => s;
+
+/** Decimal texts a path's reader keeps at most. */
+const DECIMAL_TEXTS = 4_096;
+/** Digits below this make an exact key with their scale (below 16): digits * 16 + scale < 2^53. */
+const DECIMAL_KEY_LIMIT = 2 ** 49;
+
+/** The text of a decimal of `digits` with `scale` decimals (510, 3: "0.510"). */
+function decimalText(value: number, scale: number): string {
+  const digits = String(value);
+  if (scale === 0) return digits;
+  const padded = digits.length > scale ? digits : digits.padStart(scale + 1, "0");
+  return `${padded.slice(0, -scale)}.${padded.slice(-scale)}`;
+}
 const asKeys = (s: string) => JSON.parse(s) as string[];
 
 class PathReader {
@@ -419,6 +439,8 @@ class PathReader {
   private shapes?: DictionaryReader<string[]>;
   private lengths?: ColumnReader;
   private items?: PathReader;
+  /** Decimal texts by digits and scale (digits * 16 + scale, for digits below DECIMAL_KEY_LIMIT). */
+  private decimals?: Map<number, string>;
   private readonly fields = new Map<string, PathReader>();
   /** Each key list's readers (by the dictionary's entry, read once a block per shape). */
   private readonly shapeFields = new Map<readonly string[], PathReader[]>();
@@ -452,7 +474,7 @@ class PathReader {
       case KIND.true:
         return true;
       case KIND.eventTimestamp:
-        return String(this.columns.eventTimestamp);
+        return this.columns.eventTimestampText();
       case KIND.eventTimestampNumber:
         return this.columns.eventTimestamp;
       case KIND.int:
@@ -461,10 +483,17 @@ class PathReader {
         return (this.floats ??= this.columns.column(`${this.name}:f`)).float();
       case KIND.decimal: {
         const scale = (this.scales ??= this.columns.column(`${this.name}:d`)).byte();
-        const digits = String((this.digits ??= this.columns.column(`${this.name}:m`)).delta());
-        if (scale === 0) return digits;
-        const padded = digits.length > scale ? digits : digits.padStart(scale + 1, "0");
-        return `${padded.slice(0, -scale)}.${padded.slice(-scale)}`;
+        const digits = (this.digits ??= this.columns.column(`${this.name}:m`)).delta();
+        // A path's decimals repeat (prices on a tick grid): each text is made once.
+        if (digits >= DECIMAL_KEY_LIMIT) return decimalText(digits, scale);
+        const key = digits * 16 + scale;
+        const decimals = (this.decimals ??= new Map());
+        let text = decimals.get(key);
+        if (text === undefined) {
+          if (decimals.size >= DECIMAL_TEXTS) decimals.clear();
+          decimals.set(key, (text = decimalText(digits, scale)));
+        }
+        return text;
       }
       case KIND.string:
         return (this.strings ??= new DictionaryReader(this.columns, `${this.name}:s`, asString)).read();
@@ -479,6 +508,10 @@ class PathReader {
         const keys = (this.shapes ??= new DictionaryReader(this.columns, `${this.name}:o`, asKeys)).read();
         const out: Record<string, unknown> = {};
         const fields = this.fieldsOf(keys);
+        if (!keys.includes("__proto__")) {
+          for (let i = 0; i < keys.length; i++) out[keys[i]] = fields[i].value();
+          return out;
+        }
         for (let i = 0; i < keys.length; i++) {
           const k = keys[i];
           const v = fields[i].value();
@@ -499,6 +532,17 @@ class ColumnsReader {
   private readonly columns = new Map<string, ColumnReader>();
   /** The timestamp of the event whose message is being read. */
   eventTimestamp = Number.NaN;
+  private timestampText = "";
+  private timestampOfText = Number.NaN;
+
+  /** The event's timestamp as text, made once for events in a row that share it. */
+  eventTimestampText(): string {
+    if (this.timestampOfText !== this.eventTimestamp) {
+      this.timestampOfText = this.eventTimestamp;
+      this.timestampText = String(this.eventTimestamp);
+    }
+    return this.timestampText;
+  }
 
   constructor(bytes: Uint8Array) {
     const table = new ByteReader(bytes);

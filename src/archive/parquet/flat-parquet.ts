@@ -86,6 +86,8 @@ export class PlainValues {
   private readonly ends: Int32Array | null;
   readonly width: number;
   private readonly base: number;
+  /** The count of values. */
+  readonly count: number;
 
   constructor(
     bytes: Buffer,
@@ -93,7 +95,9 @@ export class PlainValues {
     ends: Int32Array | null,
     width: number,
     base: number,
+    count: number,
   ) {
+    this.count = count;
     this.bytes = bytes;
     this.starts = starts;
     this.ends = ends;
@@ -125,7 +129,7 @@ export class DataPage {
   readonly firstRow: number;
   readonly rows: number;
   /** The value index of each row of the page, -1 where null; null when every row has a value. */
-  private readonly valueOfRow: Int32Array | null;
+  readonly valueOfRow: Int32Array | null;
   /** Dictionary-encoded: each value's index into the dictionary; null when the page is PLAIN. */
   readonly indices: Int32Array | null;
   readonly values: PlainValues;
@@ -431,7 +435,7 @@ function plainValues(column: FlatColumn, bytes: Buffer, pos: number, count: numb
         column.type === PhysicalType.INT32 ? 4 : column.type === PhysicalType.INT64 ? 8 : column.typeLength;
       if (pos + count * width > bytes.length)
         throw new ParquetFormatError(`column ${column.name}: a page holds fewer values than it says`);
-      return new PlainValues(bytes, null, null, width, pos);
+      return new PlainValues(bytes, null, null, width, pos, count);
     }
     default: {
       const starts = new Int32Array(count);
@@ -446,7 +450,7 @@ function plainValues(column: FlatColumn, bytes: Buffer, pos: number, count: numb
       }
       if (pos > bytes.length)
         throw new ParquetFormatError(`column ${column.name}: a page holds fewer values than it says`);
-      return new PlainValues(bytes, starts, ends, 0, 0);
+      return new PlainValues(bytes, starts, ends, 0, 0, count);
     }
   }
 }
