@@ -45,6 +45,8 @@ const APPEND_EVENTS = 16_384;
 const HOUR_US = 3_600 * MICROS_PER_SECOND;
 /** Snapshots and trades written per transaction. */
 const WRITE_ROWS = 4_096;
+/** Events a run holds in memory for the derivation, at most (about 400 B each). */
+const HELD_EVENTS = 250_000;
 
 export interface PmxtImportOptions {
   store: Pick<Store, "markets" | "trades" | "events" | "imports">;
@@ -53,6 +55,12 @@ export interface PmxtImportOptions {
   /** Hours of the range asked that have no file (their names). */
   missingHours?: readonly string[];
   prices: CoinPrices;
+  /**
+   * Events held in memory for the derivation, at most (250,000, about 100 MB): a market whose events
+   * a run appended, and which had none before, is derived from them rather than read back (HeldEvents).
+   * 0 reads every market back.
+   */
+  heldEvents?: number;
   /** When records are changed (a market whose snapshots are replaced); the system's by default. */
   clock?: Clock;
   fetch?: typeof fetch;
@@ -128,9 +136,10 @@ function emptyReport(missing: readonly string[]): PmxtReport {
 export async function importPmxt(opts: PmxtImportOptions): Promise<PmxtReport> {
   const report = emptyReport(opts.missingHours ?? []);
   const finder = new MarketFinder(opts.store.markets, opts.coins);
+  const held = new HeldEvents(opts.store.events, opts.heldEvents ?? HELD_EVENTS);
   for (const input of opts.inputs) {
     if (input.kind === "path") {
-      await importFile(opts, input.path, finder, report);
+      await importFile(opts, input.path, finder, held, report);
       continue;
     }
     const file = await download(input, opts.fetch);
@@ -139,7 +148,7 @@ export async function importPmxt(opts: PmxtImportOptions): Promise<PmxtReport> {
       continue;
     }
     try {
-      await importFile(opts, file.path, finder, report);
+      await importFile(opts, file.path, finder, held, report);
     } finally {
       file.dispose();
     }
@@ -147,7 +156,7 @@ export async function importPmxt(opts: PmxtImportOptions): Promise<PmxtReport> {
   for (const slug of await opts.store.imports.pendingMarkets(PMXT_ARCHIVE)) {
     const market = await opts.store.markets.getMarket(slug);
     if (market === null) continue;
-    await deriveMarket(opts, market, report);
+    await deriveMarket(opts, market, held, report);
   }
   report.hoursMissing.sort();
   return report;
@@ -162,6 +171,7 @@ async function importFile(
   opts: PmxtImportOptions,
   path: string,
   finder: MarketFinder,
+  held: HeldEvents,
   report: PmxtReport,
 ): Promise<void> {
   const file = await PmxtFile.open(path);
@@ -183,7 +193,7 @@ async function importFile(
         index,
         keep,
         async (events) => {
-          report.events += await appendEvents(opts, events, markets, touched);
+          report.events += await appendEvents(opts, events, markets, held, touched);
         },
         APPEND_EVENTS,
       );
@@ -211,6 +221,7 @@ async function appendEvents(
   opts: PmxtImportOptions,
   kept: readonly KeptEvent[],
   markets: ReadonlyMap<string, StoredMarket>,
+  held: HeldEvents,
   touched: Set<string>,
 ): Promise<number> {
   const byMarket = new Map<number, MarketEventBatch>();
@@ -223,8 +234,79 @@ async function appendEvents(
     }
     batch.events.push(event);
   }
-  for (const batch of byMarket.values()) batch.events.sort((a, b) => a.receivedUs - b.receivedUs);
+  for (const batch of byMarket.values()) {
+    batch.events.sort((a, b) => a.receivedUs - b.receivedUs);
+    await held.add(batch.marketKey, batch.events);
+  }
   return opts.store.events.appendMarketEvents([...byMarket.values()]);
+}
+
+/**
+ * The events a run appends to markets that had none before it, held in memory (up to a budget) so
+ * that deriving such a market need not read its events back from the store and decode them. Held
+ * events stand for the stored ones only when they are the same: the market had no events when the
+ * run first appended to it, and the store holds as many as were appended (none was a duplicate the
+ * store dropped). The store keeps events in receive order, those of one receive time in the order
+ * they were appended, which is the order a stable sort of the held events by receive time gives.
+ * Anything else (a resumed run, an overlapping file, a market recorded live, the budget spent) reads
+ * the market's events back, as every derivation did before.
+ */
+class HeldEvents {
+  private readonly store: PmxtImportOptions["store"]["events"];
+  private readonly budget: number;
+  private readonly held = new Map<number, MarketEvent[]>();
+  private readonly notHeld = new Set<number>();
+  private count = 0;
+
+  constructor(store: PmxtImportOptions["store"]["events"], budget: number) {
+    this.store = store;
+    this.budget = budget;
+  }
+
+  /** Called before the events are appended. */
+  async add(marketKey: number, events: readonly MarketEvent[]): Promise<void> {
+    if (this.notHeld.has(marketKey) || this.budget === 0) return;
+    let list = this.held.get(marketKey);
+    if (!list) {
+      if ((await this.store.marketEventSpan(marketKey)) !== null) {
+        this.notHeld.add(marketKey);
+        return;
+      }
+      this.held.set(marketKey, (list = []));
+    }
+    if (this.count + events.length > this.budget) {
+      this.count -= list.length;
+      this.held.delete(marketKey);
+      this.notHeld.add(marketKey);
+      return;
+    }
+    for (const e of events) list.push(e);
+    this.count += events.length;
+  }
+
+  /** A market's stored events in the store's order, when the held ones are they; else null. Releases them. */
+  take(marketKey: number, stored: number): MarketEvent[] | null {
+    const list = this.held.get(marketKey);
+    if (!list) return null;
+    this.held.delete(marketKey);
+    this.count -= list.length;
+    if (list.length !== stored) return null;
+    // Stable: events of one receive time stay in the order they were appended.
+    return list.sort((a, b) => a.receivedUs - b.receivedUs);
+  }
+}
+
+/** A market's events as the store streams them (blocks of events), from memory or from the store. */
+async function* eventsOf(
+  store: PmxtImportOptions["store"]["events"],
+  marketKey: number,
+  held: MarketEvent[] | null,
+): AsyncIterable<MarketEvent[]> {
+  if (held === null) {
+    yield* store.streamMarketEvents(marketKey);
+    return;
+  }
+  for (let i = 0; i < held.length; i += APPEND_EVENTS) yield held.slice(i, i + APPEND_EVENTS);
 }
 
 /**
@@ -273,6 +355,7 @@ class MarketFinder {
 async function deriveMarket(
   opts: PmxtImportOptions,
   derived: StoredMarket,
+  held: HeldEvents,
   report: PmxtReport,
 ): Promise<void> {
   let market = derived;
@@ -297,7 +380,7 @@ async function deriveMarket(
   const writer = new DerivedWriter(store, market.key, stored, report, async () => {
     market = await touch(store.markets, market, opts.clock ?? systemClock);
   });
-  for await (const block of store.events.streamMarketEvents(market.key)) {
+  for await (const block of eventsOf(store.events, market.key, held.take(market.key, span?.count ?? 0))) {
     for (const event of block) {
       await writer.snapshots(deriver.push(event));
       const trade = tradeOf(event, market);

@@ -411,7 +411,7 @@ describe("import pmxt: the end state does not depend on the order hours are impo
    * A fresh store after one import run per list of files (each given the coin prices of `feeds`, or of
    * every hour); the state of A, B and W and the last report.
    */
-  async function importedInRuns(runs: string[][], feeds?: (() => CoinPrices)[]) {
+  async function importedInRuns(runs: string[][], feeds?: (() => CoinPrices)[], heldEvents?: number) {
     const store = await openTestStore();
     try {
       for (const m of [A, B, W]) await store.markets.upsertMarket(m);
@@ -423,6 +423,7 @@ describe("import pmxt: the end state does not depend on the order hours are impo
           inputs: inputsOf(run),
           prices: feeds?.[i]() ?? pricesFor(),
           clock: IMPORT_CLOCK,
+          heldEvents,
         });
       const markets = await Promise.all([A, B, W].map(async (m) => (await store.markets.getMarket(m.slug))!));
       const state = [];
@@ -456,6 +457,16 @@ describe("import pmxt: the end state does not depend on the order hours are impo
       [A, B, W].map((m) => m.updatedAt),
     );
     assert.deepEqual(reversed.updatedAt, [A.updatedAt, B.updatedAt, IMPORT_CLOCK.nowMicros()]);
+  });
+
+  test("a run's events held in memory for the derivation, or read back from the store, end the same", async () => {
+    const held = await importedInRuns([[files.h0, files.h1]]);
+    const readBack = await importedInRuns([[files.h0, files.h1]], undefined, 0);
+    // Over budget part way: the markets appended to first are held, the rest read back.
+    const partly = await importedInRuns([[files.h0, files.h1]], undefined, 400);
+    assert.deepEqual(held.state, readBack.state);
+    assert.deepEqual(partly.state, readBack.state);
+    assert.ok(held.state.every((m) => m.snapshots.length > 0));
   });
 
   test("a later run given only its own hour's coin prices derives the stored seconds again with theirs", async () => {
