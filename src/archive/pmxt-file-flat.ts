@@ -1,6 +1,8 @@
 import {
+  decodedInOrder,
   type FlatColumn,
   type FlatParquet,
+  type PageRef,
   PhysicalType,
   type PlainValues,
   UnsupportedParquetError,
@@ -66,9 +68,9 @@ export class FlatRowGroups implements RowGroupReader {
     onEvents: (events: KeptEvent[]) => Promise<void>,
     flushEvery: number,
   ): Promise<number> {
-    const runs = this.keptRuns(index, keep);
+    const runs = await this.keptRuns(index, keep);
     if (runs.length === 0) return 0;
-    const rows = new KeptRows(this.file, index, runs);
+    const rows = await KeptRows.read(this.file, index, runs);
     let pending: KeptEvent[] = [];
     let k = 0;
     for (const run of runs) {
@@ -85,16 +87,15 @@ export class FlatRowGroups implements RowGroupReader {
   }
 
   /** The runs of rows of kept markets in a row group, from its `market` column alone. */
-  private keptRuns(index: number, keep: ReadonlySet<string>): KeptRun[] {
+  private async keptRuns(index: number, keep: ReadonlySet<string>): Promise<KeptRun[]> {
     const { dictionary, pages } = this.file.chunk(index, "market");
     const runs: KeptRun[] = [];
     const ids: string[] = [];
     let previous = "";
     let kept = false;
-    for (const ref of pages) {
-      const page = ref.decode();
-      const end = ref.firstRow + ref.rows;
-      if (!page.complete) throw new Error(`rows ${ref.firstRow} to ${end - 1} hold a row without a market`);
+    for await (const page of decodedInOrder([...pages])) {
+      const end = page.firstRow + page.rows;
+      if (!page.complete) throw new Error(`rows ${page.firstRow} to ${end - 1} hold a row without a market`);
       let same: (a: number, b: number) => boolean;
       let idOf: (row: number) => string;
       if (page.dictionaryEncoded) {
@@ -117,7 +118,7 @@ export class FlatRowGroups implements RowGroupReader {
           return b.toString("latin1", values.start(v), values.end(v));
         };
       }
-      for (let row = ref.firstRow; row < end;) {
+      for (let row = page.firstRow; row < end;) {
         const conditionId = idOf(row);
         const runStop = runEnd(same, row, end);
         if (conditionId !== previous) {
@@ -141,22 +142,42 @@ class KeptRows implements PmxtRows {
   private readonly received: (number | null)[];
   private readonly timestamps: (number | null)[];
   private readonly fees: (string | null)[];
-  private readonly texts = {} as Record<TextColumn, (string | null)[]>;
-  private readonly decimals = {} as Record<DecimalColumn, (string | null)[]>;
+  private readonly texts: Record<TextColumn, (string | null)[]>;
+  private readonly decimals: Record<DecimalColumn, (string | null)[]>;
 
-  constructor(file: FlatParquet, group: number, runs: readonly KeptRun[]) {
+  private constructor(
+    received: (number | null)[],
+    timestamps: (number | null)[],
+    fees: (string | null)[],
+    texts: Record<TextColumn, (string | null)[]>,
+    decimals: Record<DecimalColumn, (string | null)[]>,
+  ) {
+    this.received = received;
+    this.timestamps = timestamps;
+    this.fees = fees;
+    this.texts = texts;
+    this.decimals = decimals;
+  }
+
+  static async read(file: FlatParquet, group: number, runs: readonly KeptRun[]): Promise<KeptRows> {
     const total = runs.reduce((n, r) => n + r.end - r.start, 0);
     const read = <T>(name: string, convert: Convert<T>) => extract(file, group, name, runs, total, convert);
-    this.received = read("timestamp_received", int64);
-    this.timestamps = read("timestamp", int64);
     const fee = (file.columns.get("fee_rate_bps") as FlatColumn).type;
-    this.fees = read(
-      "fee_rate_bps",
-      fee === PhysicalType.INT32 ? (v, i) => String(v.int32(i)) : (v, i) => String(v.int64(i)),
-    );
-    for (const name of TEXT_COLUMNS) this.texts[name] = read(name, utf8);
+    const texts = {} as Record<TextColumn, (string | null)[]>;
+    for (const name of TEXT_COLUMNS) texts[name] = await read(name, utf8);
+    const decimals = {} as Record<DecimalColumn, (string | null)[]>;
     for (const name of DECIMAL_COLUMNS)
-      this.decimals[name] = read(name, decimalOf(file.columns.get(name) as FlatColumn));
+      decimals[name] = await read(name, decimalOf(file.columns.get(name) as FlatColumn));
+    return new KeptRows(
+      await read("timestamp_received", int64),
+      await read("timestamp", int64),
+      await read(
+        "fee_rate_bps",
+        fee === PhysicalType.INT32 ? (v, i) => String(v.int32(i)) : (v, i) => String(v.int64(i)),
+      ),
+      texts,
+      decimals,
+    );
   }
 
   receivedMs(i: number): number {
@@ -188,27 +209,35 @@ function fail(i: number, column: string): never {
  * One column's values at the runs' rows (in order, `total` of them), null where the row has none.
  * Pages holding none of the rows are skipped undecoded; a dictionary value is converted once.
  */
-function extract<T>(
+async function extract<T>(
   file: FlatParquet,
   group: number,
   name: string,
   runs: readonly KeptRun[],
   total: number,
   convert: Convert<T>,
-): (T | null)[] {
+): Promise<(T | null)[]> {
   const out = new Array<T | null>(total).fill(null);
   const { dictionary, pages } = file.chunk(group, name);
   // Each dictionary value converted once, in a packed array (a sparse one would be a slow dictionary).
   const converted = new Array<T | null>(dictionary?.count ?? 0).fill(null);
-  let k = 0;
+  // The pages holding a kept row: the others are never decompressed.
+  const wanted: PageRef[] = [];
   let r = 0;
-  let row = runs[0].start;
   for (const ref of pages) {
-    const pageEnd = ref.firstRow + ref.rows;
-    if (pageEnd <= row) continue;
-    const page = ref.decode();
+    const end = ref.firstRow + ref.rows;
+    while (r < runs.length && runs[r].end <= ref.firstRow) r++;
+    if (r >= runs.length) break;
+    if (runs[r].start < end) wanted.push(ref);
+  }
+  let k = 0;
+  r = 0;
+  let row = runs[0].start;
+  for await (const page of decodedInOrder(wanted)) {
+    const pageEnd = page.firstRow + page.rows;
     const { valueOfRow, indices, values, firstRow } = page;
     if (indices && !dictionary) throw new Error(`${name}: a dictionary-encoded page without a dictionary`);
+    row = Math.max(row, firstRow);
     while (r < runs.length) {
       const to = Math.min(runs[r].end, pageEnd);
       for (; row < to; row++) {
@@ -223,7 +252,6 @@ function extract<T>(
       if (++r < runs.length) row = runs[r].start;
       if (row >= pageEnd) break;
     }
-    if (r >= runs.length) break;
   }
   if (k !== total) throw new Error(`${name}: ${total - k} kept rows missing from its pages`);
   return out;

@@ -1,5 +1,13 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from "node:zlib";
+import { promisify } from "node:util";
+import {
+  brotliDecompress,
+  brotliDecompressSync,
+  gunzip,
+  gunzipSync,
+  zstdDecompress,
+  zstdDecompressSync,
+} from "node:zlib";
 import { list, num, struct, text, ThriftReader, type ThriftStruct } from "./thrift.ts";
 
 /**
@@ -52,6 +60,9 @@ const READ_ENCODINGS = new Set<number>(Object.values(ENCODING));
 const CODEC = { UNCOMPRESSED: 0, GZIP: 2, BROTLI: 4, ZSTD: 6 } as const;
 const READ_CODECS = new Set<number>(Object.values(CODEC));
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
+const zstdDecompressAsync = promisify(zstdDecompress);
+const gunzipAsync = promisify(gunzip);
+const brotliDecompressAsync = promisify(brotliDecompress);
 
 export interface FlatColumn {
   name: string;
@@ -166,10 +177,33 @@ export class DataPage {
 }
 
 /** A page of a column chunk, decoded on demand. */
-interface PageRef {
+export interface PageRef {
   firstRow: number;
   rows: number;
   decode(): DataPage;
+  /** decode(), its decompression run on libuv's thread pool (beside the JavaScript thread). */
+  decodeAsync(): Promise<DataPage>;
+}
+
+/**
+ * Pages decoded in their order, up to `ahead` of them decompressing at once on the thread pool: what
+ * lets a reader use the machine's other cores while it converts the pages already decoded.
+ */
+export async function* decodedInOrder(refs: readonly PageRef[], ahead = 8): AsyncGenerator<DataPage> {
+  const inFlight: Promise<DataPage>[] = [];
+  let next = 0;
+  const start = () => {
+    const page = refs[next++].decodeAsync();
+    // Awaited in turn below; a failure before its turn must not count as unhandled meanwhile.
+    page.catch(() => undefined);
+    inFlight.push(page);
+  };
+  while (next < refs.length && inFlight.length < ahead) start();
+  while (inFlight.length > 0) {
+    const page = await (inFlight.shift() as Promise<DataPage>);
+    if (next < refs.length) start();
+    yield page;
+  }
 }
 
 export class FlatParquet {
@@ -327,8 +361,7 @@ class ChunkPages {
     while (next || reader.pos < this.bytes.length) {
       const { header, at } = next ?? this.header(reader);
       next = null;
-      const compressed = num(header, 3) ?? 0;
-      reader.pos = at + compressed;
+      reader.pos = at + (num(header, 3) ?? 0);
       const type = num(header, 1);
       if (type !== PAGE.DATA && type !== PAGE.DATA_V2) continue; // an index page: nothing to read
       const v2 = type === PAGE.DATA_V2;
@@ -338,7 +371,16 @@ class ChunkPages {
       const rows = num(data, 1) ?? 0;
       const firstRow = row;
       row += rows;
-      yield { firstRow, rows, decode: () => this.decode(header, data, at, firstRow, rows, v2) };
+      // A v2 page's levels come before its values, uncompressed; its values may be left uncompressed.
+      const skip = v2 ? (num(data, 6) ?? 0) + (num(data, 5) ?? 0) : 0;
+      const compressed = !v2 || data.get(7) !== false;
+      yield {
+        firstRow,
+        rows,
+        decode: () => this.decode(data, at, firstRow, rows, v2, this.body(header, at, skip, compressed)),
+        decodeAsync: async () =>
+          this.decode(data, at, firstRow, rows, v2, await this.bodyAsync(header, at, skip, compressed)),
+      };
     }
   }
 
@@ -374,16 +416,40 @@ class ChunkPages {
     }
   }
 
-  private decode(
+  private async bodyAsync(
     header: ThriftStruct,
+    at: number,
+    skip: number,
+    compressed: boolean,
+  ): Promise<Buffer> {
+    const raw = this.bytes.subarray(at + skip, at + (num(header, 3) ?? 0));
+    if (!compressed || this.chunk.codec === CODEC.UNCOMPRESSED) return raw;
+    try {
+      switch (this.chunk.codec) {
+        case CODEC.ZSTD:
+          return await zstdDecompressAsync(raw);
+        case CODEC.GZIP:
+          return await gunzipAsync(raw);
+        default:
+          return await brotliDecompressAsync(raw);
+      }
+    } catch (err) {
+      throw new ParquetFormatError(
+        `column ${this.chunk.column.name}: a page does not decompress: ${(err as Error).message}`,
+      );
+    }
+  }
+
+  /** A data page from its header and its values' bytes, decompressed (`body`). */
+  private decode(
     data: ThriftStruct,
     at: number,
     firstRow: number,
     rows: number,
     v2: boolean,
+    body: Buffer,
   ): DataPage {
     const column = this.chunk.column;
-    let body: Buffer;
     let pos = 0;
     let levels: Int32Array | null = null;
     if (v2) {
@@ -392,9 +458,7 @@ class ChunkPages {
       if (repetitionBytes > 0)
         throw new UnsupportedParquetError(`column ${column.name} has repetition levels`);
       if (column.optional) levels = hybrid(this.bytes, at, at + definitionBytes, 1, rows);
-      body = this.body(header, at, definitionBytes, data.get(7) !== false);
     } else {
-      body = this.body(header, at, 0);
       if (column.optional) {
         const encoding = num(data, 3);
         if (encoding === ENCODING.BIT_PACKED) {
