@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { PmxtFile, PmxtFileError } from "../../src/archive/pmxt-file.ts";
 import type { KeptEvent } from "../../src/archive/pmxt-rows.ts";
+import * as parquet from "parquet-wasm";
 import { writePmxtFile } from "../helpers/pmxt-parquet.ts";
 import { strangerRows } from "../helpers/pmxt-hour.ts";
 import {
@@ -73,14 +74,14 @@ function expected(conditionId: string): unknown[] {
 }
 
 describe("PMXT file reading", () => {
-  test("every kept row, spread among other markets' rows, comes back once as the message it was", async () => {
-    const opened = await PmxtFile.open(file, SMALL);
-    rowGroups = opened.rowGroupRows;
-    assert.ok(rowGroups.length >= 3, `${rowGroups.length} row groups`);
+  /** Every kept market's events read from `path` by `reader`, and how often they were handed over. */
+  async function readAll(path: string, reader: "auto" | "flat" | "wasm") {
+    const opened = await PmxtFile.open(path, { ...SMALL, reader });
+    if (path === file) rowGroups = opened.rowGroupRows;
     const got = new Map<string, KeptEvent[]>();
     let kept = 0;
     let handedOver = 0;
-    for (let g = 0; g < rowGroups.length; g++)
+    for (let g = 0; g < opened.rowGroupRows.length; g++)
       kept += await opened.readRowGroup(
         g,
         new Set(streams.keys()),
@@ -95,17 +96,47 @@ describe("PMXT file reading", () => {
         1_000,
       );
     opened.close();
-    const total = [...streams.values()].reduce((n, s) => n + s.length, 0);
-    assert.equal(kept, total);
-    assert.ok(handedOver >= KEPT.length, "events are handed over at each market's end");
-    assert.ok((streams.get(conditionIdOf(KEPT[2]))?.length ?? 0) > 2_000, "a run longer than a batch");
-    for (const id of streams.keys()) {
-      const events = (got.get(id) ?? []).map((e) => ({
-        receivedUs: e.event.receivedUs,
-        message: JSON.parse(JSON.stringify(e.event.message)) as unknown,
-      }));
-      assert.deepEqual(events, expected(id), id);
-    }
+    return { got, kept, handedOver, used: opened.reader };
+  }
+
+  for (const reader of ["flat", "wasm"] as const)
+    test(`every kept row, spread among other markets' rows, comes back once as the message it was (${reader} reader)`, async () => {
+      const { got, kept, handedOver, used } = await readAll(file, reader);
+      assert.equal(used, reader);
+      assert.ok(rowGroups.length >= 3, `${rowGroups.length} row groups`);
+      const total = [...streams.values()].reduce((n, s) => n + s.length, 0);
+      assert.equal(kept, total);
+      assert.ok(handedOver >= KEPT.length, "events are handed over at each market's end");
+      assert.ok((streams.get(conditionIdOf(KEPT[2]))?.length ?? 0) > 2_000, "a run longer than a batch");
+      for (const id of streams.keys()) {
+        const events = (got.get(id) ?? []).map((e) => ({
+          receivedUs: e.event.receivedUs,
+          message: JSON.parse(JSON.stringify(e.event.message)) as unknown,
+        }));
+        assert.deepEqual(events, expected(id), id);
+      }
+    });
+
+  test("the flat reader reads the archive's files; a file in another Parquet dialect is read by parquet-wasm, alike", async () => {
+    const auto = await readAll(file, "auto");
+    assert.equal(auto.used, "flat");
+    const snappy = join(dir, "polymarket_orderbook_2026-07-24T01.parquet");
+    const kept = [...streams.values()].flatMap((s) => s.map(rowOf));
+    writePmxtFile(
+      snappy,
+      archiveOrder([...kept, ...strangerRows(20_000, 3, 2)]),
+      29_000,
+      parquet.Compression.SNAPPY,
+    );
+    const other = await readAll(snappy, "auto");
+    assert.equal(other.used, "wasm");
+    for (const id of streams.keys())
+      assert.deepEqual(
+        (other.got.get(id) ?? []).map((e) => e.event),
+        (auto.got.get(id) ?? []).map((e) => e.event),
+        id,
+      );
+    await assert.rejects(PmxtFile.open(snappy, { reader: "flat" }), /not a readable Parquet file.*codec/);
   });
 
   test("a row group of no kept market gives nothing and hands nothing over", async () => {

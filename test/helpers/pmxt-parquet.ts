@@ -198,9 +198,13 @@ function columnsOf(rows: readonly PmxtRow[]): Record<string, arrow.Vector> {
 }
 
 /** The bytes of a PMXT v2 file of these rows, in row groups of `rowGroupRows` (the archive's: 1,048,576). */
-export function pmxtParquet(rows: readonly PmxtRow[], rowGroupRows = 1_048_576): Uint8Array {
+export function pmxtParquet(
+  rows: readonly PmxtRow[],
+  rowGroupRows = 1_048_576,
+  compression = parquet.Compression.ZSTD,
+): Uint8Array {
   const props = new parquet.WriterPropertiesBuilder()
-    .setCompression(parquet.Compression.ZSTD)
+    .setCompression(compression)
     .setDictionaryEnabled(true)
     .setMaxRowGroupSize(rowGroupRows)
     .build();
@@ -215,6 +219,12 @@ export function pmxtParquet(rows: readonly PmxtRow[], rowGroupRows = 1_048_576):
   return parquet.writeParquet(parquet.Table.fromIPCStream(parts[0]), props);
 }
 
-export function writePmxtFile(path: string, rows: readonly PmxtRow[], rowGroupRows?: number): void {
-  writeFileSync(path, pmxtParquet(rows, rowGroupRows));
+/** A PMXT v2 file (compressed with ZSTD as the archive's, unless another codec is asked). */
+export function writePmxtFile(
+  path: string,
+  rows: readonly PmxtRow[],
+  rowGroupRows?: number,
+  compression?: parquet.Compression,
+): void {
+  writeFileSync(path, pmxtParquet(rows, rowGroupRows, compression));
 }
