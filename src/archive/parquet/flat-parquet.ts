@@ -61,6 +61,11 @@ const CODEC = { UNCOMPRESSED: 0, GZIP: 2, BROTLI: 4, ZSTD: 6 } as const;
 const READ_CODECS = new Set<number>(Object.values(CODEC));
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
 const zstdDecompressAsync = promisify(zstdDecompress);
+/**
+ * Pages smaller than this are decompressed in line: zlib's asynchronous call costs the JavaScript
+ * thread about 70 µs (a stream is set up for it), what decompressing some 64 KiB costs.
+ */
+const ASYNC_PAGE_BYTES = 65_536;
 const gunzipAsync = promisify(gunzip);
 const brotliDecompressAsync = promisify(brotliDecompress);
 
@@ -181,19 +186,26 @@ export interface PageRef {
   firstRow: number;
   rows: number;
   decode(): DataPage;
-  /** decode(), its decompression run on libuv's thread pool (beside the JavaScript thread). */
-  decodeAsync(): Promise<DataPage>;
+  /**
+   * decode(), its decompression run on libuv's thread pool (beside the JavaScript thread) unless the
+   * page is smaller than `inLineBelow` bytes (64 KiB).
+   */
+  decodeAsync(inLineBelow?: number): Promise<DataPage>;
 }
 
 /**
  * Pages decoded in their order, up to `ahead` of them decompressing at once on the thread pool: what
  * lets a reader use the machine's other cores while it converts the pages already decoded.
  */
-export async function* decodedInOrder(refs: readonly PageRef[], ahead = 8): AsyncGenerator<DataPage> {
+export async function* decodedInOrder(
+  refs: readonly PageRef[],
+  ahead = 8,
+  inLineBelow?: number,
+): AsyncGenerator<DataPage> {
   const inFlight: Promise<DataPage>[] = [];
   let next = 0;
   const start = () => {
-    const page = refs[next++].decodeAsync();
+    const page = refs[next++].decodeAsync(inLineBelow);
     // Awaited in turn below; a failure before its turn must not count as unhandled meanwhile.
     page.catch(() => undefined);
     inFlight.push(page);
@@ -387,8 +399,17 @@ class ChunkPages {
         firstRow,
         rows,
         decode: () => this.decode(data, at, firstRow, rows, v2, this.body(header, at, skip, compressed)),
-        decodeAsync: async () =>
-          this.decode(data, at, firstRow, rows, v2, await this.bodyAsync(header, at, skip, compressed)),
+        decodeAsync: async (inLineBelow = ASYNC_PAGE_BYTES) =>
+          this.decode(
+            data,
+            at,
+            firstRow,
+            rows,
+            v2,
+            (num(header, 2) ?? 0) < inLineBelow
+              ? this.body(header, at, skip, compressed)
+              : await this.bodyAsync(header, at, skip, compressed),
+          ),
       };
     }
   }

@@ -145,7 +145,8 @@ async function column(file: FlatParquet, name: string, async: boolean): Promise<
   for (let g = 0; g < file.rowGroups.length; g++) {
     const { dictionary, pages } = file.chunk(g, name);
     const decoded: DataPage[] = [];
-    if (async) for await (const page of decodedInOrder([...pages], 3)) decoded.push(page);
+    // Every page on the thread pool, however small (in use, pages under 64 KiB are decoded in line).
+    if (async) for await (const page of decodedInOrder([...pages], 3, 0)) decoded.push(page);
     else for (const ref of pages) decoded.push(ref.decode());
     for (const page of decoded)
       for (let row = page.firstRow; row < page.firstRow + page.rows; row++) {
