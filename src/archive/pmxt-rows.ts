@@ -108,13 +108,25 @@ export interface PmxtRows {
   feeRateBps(i: number): string | null;
 }
 
+let lastTimestamp = Number.NaN;
+let lastTimestampText = "";
+
+/** A timestamp's text, made once for rows in a row that share it (the entries of one message do). */
+function timestampText(ms: number): string {
+  if (ms !== lastTimestamp) {
+    lastTimestamp = ms;
+    lastTimestampText = String(ms);
+  }
+  return lastTimestampText;
+}
+
 /** The market-channel message of row `i`, as an event received at the row's receive time. */
 export function rowEvent(rows: PmxtRows, i: number, conditionId: string): MarketEvent {
   const receivedMs = rows.receivedMs(i);
   const timestampMs = rows.timestampMs(i);
   const type = rows.text("event_type", i);
   const assetId = rows.text("asset_id", i) ?? "";
-  const timestamp = String(timestampMs);
+  const timestamp = timestampText(timestampMs);
   let message: Record<string, unknown>;
   switch (type) {
     case "book":
