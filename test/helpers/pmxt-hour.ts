@@ -52,12 +52,19 @@ export function keptRows(seed: number, stepMs: number, leadS = 60): PmxtRow[] {
  * condition ids are random, spread among the other markets' rows (every `spacing`-th stranger market
  * of strangerRows(..., spacing) sorts next to a kept one) rather than together.
  */
-export function archiveHour(stepMs: number, leadS: number): { markets: Market[]; rows: PmxtRow[] } {
-  const markets = Array.from({ length: 12 }, (_, k) => market(STRANGER_BASE + 1 + 34 * k, HOUR + 300 * k));
+export function archiveHour(
+  stepMs: number,
+  leadS: number,
+  group = 0,
+): { markets: Market[]; rows: PmxtRow[] } {
+  // Group g (a row group of a file of many): its own ids and the next twelve 5-minute intervals.
+  const markets = Array.from({ length: 12 }, (_, k) =>
+    market(STRANGER_BASE + GROUP_IDS * group + 1 + 34 * k, HOUR + 300 * (12 * group + k)),
+  );
   const rows = markets.flatMap((m, k) =>
     marketStream(
       m,
-      40 + k,
+      40 + 12 * group + k,
       (m.startTime - leadS) * 1000,
       (m.endTime + 10) * 1000,
       stepMs,
@@ -69,16 +76,18 @@ export function archiveHour(stepMs: number, leadS: number): { markets: Market[];
 }
 
 const STRANGER_BASE = 50_000;
+/** Condition ids a group of archiveHour and strangerRows takes (a row group's 200 strangers, spaced by 2). */
+const GROUP_IDS = 1_000;
 
 /**
  * Rows of markets not in the store, cheaply: `price_change` rows of made-up condition ids, 5000 rows
  * a market; `spacing` 2 leaves a free id between two, where archiveHour's markets sort.
  */
-export function strangerRows(count: number, seed: number, spacing = 1): PmxtRow[] {
+export function strangerRows(count: number, seed: number, spacing = 1, group = 0): PmxtRow[] {
   const rng = new Rng(seed);
   const rows: PmxtRow[] = [];
   for (let i = 0; i < count; i++) {
-    const n = STRANGER_BASE + Math.floor(i / 5000) * spacing;
+    const n = STRANGER_BASE + GROUP_IDS * group + Math.floor(i / 5000) * spacing;
     rows.push({
       timestampReceived: HOUR * 1000 + rng.int(0, 3_599_999),
       timestamp: HOUR * 1000 + rng.int(0, 3_599_999),
@@ -95,10 +104,10 @@ export function strangerRows(count: number, seed: number, spacing = 1): PmxtRow[
   return rows;
 }
 
-/** A Chainlink feed file (the upstream importer's columns) over the hour, a tick a second. */
-export function writeHourFeed(path: string): void {
+/** A Chainlink feed file (the upstream importer's columns) over the hour (or `hours`), a tick a second. */
+export function writeHourFeed(path: string, hours = 1): void {
   const lines = ["feed_ts_ms,value,full_accuracy_value,server_ts_ms,recv_ms"];
-  for (let s = HOUR - 600; s < HOUR + 3600; s++) {
+  for (let s = HOUR - 600; s < HOUR + 3600 * hours; s++) {
     const value = 60_000 + (s % 101);
     lines.push(`${s * 1000},${value},${value}000000000000000000,${s * 1000},${s * 1000 + 5}`);
   }

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { closeSync, openSync, writeFileSync, writeSync } from "node:fs";
 import * as arrow from "apache-arrow";
 import * as parquet from "parquet-wasm";
 
@@ -217,6 +217,36 @@ export function pmxtParquet(
   }
   parts.push(arrow.tableToIPC(new arrow.Table(batches), "stream"));
   return parquet.writeParquet(parquet.Table.fromIPCStream(parts[0]), props);
+}
+
+/**
+ * A PMXT v2 file of many row groups written as a stream (each row group's rows built, written and
+ * dropped in turn): a file of a real hour's size (tens of millions of rows) in bounded memory.
+ */
+export async function writePmxtFileInRowGroups(path: string, rowGroups: Iterable<PmxtRow[]>): Promise<void> {
+  const props = new parquet.WriterPropertiesBuilder()
+    .setCompression(parquet.Compression.ZSTD)
+    .setDictionaryEnabled(true)
+    .setMaxRowGroupSize(1_048_576)
+    .build();
+  const groups = rowGroups[Symbol.iterator]();
+  const input = new ReadableStream<parquet.RecordBatch>({
+    pull(controller) {
+      const next = groups.next();
+      if (next.done) controller.close();
+      else {
+        const ipc = arrow.tableToIPC(new arrow.Table(columnsOf(next.value)), "stream");
+        controller.enqueue(parquet.Table.fromIPCStream(ipc).recordBatch(0) as parquet.RecordBatch);
+      }
+    },
+  });
+  const output = (await parquet.transformParquetStream(input, props)) as ReadableStream<Uint8Array>;
+  const out = openSync(path, "w");
+  try {
+    for await (const bytes of output) writeSync(out, bytes);
+  } finally {
+    closeSync(out);
+  }
 }
 
 /** A PMXT v2 file (compressed with ZSTD as the archive's, unless another codec is asked). */
