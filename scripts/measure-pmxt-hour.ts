@@ -86,6 +86,10 @@ try {
     events: number;
     snapshots: number;
   };
+  if (report.rowsRead !== GROUPS * ROWS || report.rowsKept !== kept)
+    throw new Error(
+      `the import read ${report.rowsRead} rows (${report.rowsKept} kept): not the file written`,
+    );
   const mib = Number(/max-rss-kib (\d+)/.exec(stderr)?.[1]) / 1024;
   const growth = bytes() - before;
   console.log(

@@ -235,8 +235,15 @@ export async function writePmxtFileInRowGroups(path: string, rowGroups: Iterable
       const next = groups.next();
       if (next.done) controller.close();
       else {
-        const ipc = arrow.tableToIPC(new arrow.Table(columnsOf(next.value)), "stream");
-        controller.enqueue(parquet.Table.fromIPCStream(ipc).recordBatch(0) as parquet.RecordBatch);
+        // Arrow JS may cut a large table's columns into several batches: each is enqueued.
+        const table = parquet.Table.fromIPCStream(
+          arrow.tableToIPC(new arrow.Table(columnsOf(next.value)), "stream"),
+        );
+        for (let i = 0; i < table.numBatches; i++)
+          controller.enqueue(table.recordBatch(i) as parquet.RecordBatch);
+        // WebAssembly memory is not the garbage collector's to reclaim: without this, about 15 row
+        // groups of 1,048,576 rows exhaust its 4 GiB and the writer's stream ends short, silently.
+        table.free();
       }
     },
   });
