@@ -1,4 +1,5 @@
 import {
+  type DataPage,
   decodedInOrder,
   type FlatColumn,
   type FlatParquet,
@@ -161,20 +162,36 @@ class KeptRows implements PmxtRows {
 
   static async read(file: FlatParquet, group: number, runs: readonly KeptRun[]): Promise<KeptRows> {
     const total = runs.reduce((n, r) => n + r.end - r.start, 0);
-    const read = <T>(name: string, convert: Convert<T>) => extract(file, group, name, runs, total, convert);
     const fee = (file.columns.get("fee_rate_bps") as FlatColumn).type;
-    const texts = {} as Record<TextColumn, (string | null)[]>;
-    for (const name of TEXT_COLUMNS) texts[name] = await read(name, utf8);
-    const decimals = {} as Record<DecimalColumn, (string | null)[]>;
-    for (const name of DECIMAL_COLUMNS)
-      decimals[name] = await read(name, decimalOf(file.columns.get(name) as FlatColumn));
-    return new KeptRows(
-      await read("timestamp_received", int64),
-      await read("timestamp", int64),
-      await read(
+    const columns: [string, Convert<unknown>][] = [
+      ...TEXT_COLUMNS.map((name): [string, Convert<unknown>] => [name, utf8]),
+      ...DECIMAL_COLUMNS.map((name): [string, Convert<unknown>] => [
+        name,
+        decimalOf(file.columns.get(name) as FlatColumn),
+      ]),
+      ["timestamp_received", int64],
+      ["timestamp", int64],
+      [
         "fee_rate_bps",
         fee === PhysicalType.INT32 ? (v, i) => String(v.int32(i)) : (v, i) => String(v.int64(i)),
-      ),
+      ],
+    ];
+    const values = new Map<string, unknown[]>();
+    // The next column's pages decompress on the thread pool while this one's are converted.
+    let next = planColumn(file, group, columns[0][0], runs);
+    for (let c = 0; c < columns.length; c++) {
+      const current = next;
+      if (c + 1 < columns.length) next = planColumn(file, group, columns[c + 1][0], runs);
+      values.set(columns[c][0], await extract(current, runs, total, columns[c][1]));
+    }
+    const texts = {} as Record<TextColumn, (string | null)[]>;
+    for (const name of TEXT_COLUMNS) texts[name] = values.get(name) as (string | null)[];
+    const decimals = {} as Record<DecimalColumn, (string | null)[]>;
+    for (const name of DECIMAL_COLUMNS) decimals[name] = values.get(name) as (string | null)[];
+    return new KeptRows(
+      values.get("timestamp_received") as (number | null)[],
+      values.get("timestamp") as (number | null)[],
+      values.get("fee_rate_bps") as (string | null)[],
       texts,
       decimals,
     );
@@ -209,19 +226,17 @@ function fail(i: number, column: string): never {
  * One column's values at the runs' rows (in order, `total` of them), null where the row has none.
  * Pages holding none of the rows are skipped undecoded; a dictionary value is converted once.
  */
-async function extract<T>(
-  file: FlatParquet,
-  group: number,
-  name: string,
-  runs: readonly KeptRun[],
-  total: number,
-  convert: Convert<T>,
-): Promise<(T | null)[]> {
-  const out = new Array<T | null>(total).fill(null);
+/** A column's pages that hold kept rows, their decoding begun. */
+interface ColumnPlan {
+  name: string;
+  dictionary: PlainValues | null;
+  pages: AsyncGenerator<DataPage>;
+  first: Promise<IteratorResult<DataPage>>;
+}
+
+/** Starts decoding the pages of a column that hold a kept row: the others are never decompressed. */
+function planColumn(file: FlatParquet, group: number, name: string, runs: readonly KeptRun[]): ColumnPlan {
   const { dictionary, pages } = file.chunk(group, name);
-  // Each dictionary value converted once, in a packed array (a sparse one would be a slow dictionary).
-  const converted = new Array<T | null>(dictionary?.count ?? 0).fill(null);
-  // The pages holding a kept row: the others are never decompressed.
   const wanted: PageRef[] = [];
   let r = 0;
   for (const ref of pages) {
@@ -230,10 +245,32 @@ async function extract<T>(
     if (r >= runs.length) break;
     if (runs[r].start < end) wanted.push(ref);
   }
+  const decoded = decodedInOrder(wanted);
+  const first = decoded.next();
+  // Awaited when the column's turn comes; a failure before then must not count as unhandled.
+  first.catch(() => undefined);
+  return { name, dictionary, pages: decoded, first };
+}
+
+/**
+ * One column's values at the runs' rows (in order, `total` of them), null where the row has none; a
+ * dictionary value is converted once.
+ */
+async function extract<T>(
+  plan: ColumnPlan,
+  runs: readonly KeptRun[],
+  total: number,
+  convert: Convert<T>,
+): Promise<(T | null)[]> {
+  const { name, dictionary } = plan;
+  const out = new Array<T | null>(total).fill(null);
+  // Each dictionary value converted once, in a packed array (a sparse one would be a slow dictionary).
+  const converted = new Array<T | null>(dictionary?.count ?? 0).fill(null);
+  let r = 0;
   let k = 0;
-  r = 0;
   let row = runs[0].start;
-  for await (const page of decodedInOrder(wanted)) {
+  for (let step = await plan.first; !step.done; step = await plan.pages.next()) {
+    const page = step.value;
     const pageEnd = page.firstRow + page.rows;
     const { valueOfRow, indices, values, firstRow } = page;
     if (indices && !dictionary) throw new Error(`${name}: a dictionary-encoded page without a dictionary`);
