@@ -27,6 +27,7 @@ if (folder && file) {
     const own = process.cpuUsage();
     const usage = {
       file,
+      startedAt: performance.timeOrigin,
       wallSeconds: performance.now() / 1000,
       cpuSeconds: (own.user + own.system) / 1e6 + childrenSeconds(),
       childrenCpuSeconds: childrenSeconds(),

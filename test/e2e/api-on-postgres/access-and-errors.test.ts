@@ -1,3 +1,3 @@
 import { testOnPostgres } from "../../helpers/api-on-postgres.ts";
 
-testOnPostgres("access-and-errors");
+await testOnPostgres("access-and-errors");

@@ -1,3 +1,3 @@
 import { testOnPostgres } from "../../helpers/api-on-postgres.ts";
 
-testOnPostgres("market-data");
+await testOnPostgres("market-data");
