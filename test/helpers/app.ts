@@ -46,7 +46,7 @@ export interface TestApp {
 
 /**
  * The store API tests run over: an in-memory SQLite database, or with UPDOWN_TEST_STORE=postgres
- * (set by test/e2e/api-on-postgres.test.ts) a fresh schema on the PostgreSQL server of DATABASE_URL.
+ * (set by test/helpers/api-on-postgres.ts) a fresh schema on the PostgreSQL server of DATABASE_URL.
  */
 export async function openTestStore(): Promise<Store> {
   if (process.env.UPDOWN_TEST_STORE === "postgres") {

@@ -72,8 +72,9 @@ export async function openScratchStore(url: string): Promise<PostgresStore> {
 }
 
 /**
- * Names the seeded template databases of one run of tests (test/e2e/api-on-postgres.test.ts sets it
- * for the files it runs, and drops that run's databases after them).
+ * Names the seeded template databases of one run of tests (testOnPostgres in
+ * test/helpers/api-on-postgres.ts sets it for the files it runs, and drops that run's databases after
+ * them).
  */
 export const TEMPLATE_RUN_VARIABLE = "UPDOWN_TEST_PG_TEMPLATE_RUN";
 
