@@ -11,7 +11,7 @@ import { dropRunDatabases, postgresTestUrl, TEMPLATE_RUN_VARIABLE } from "./post
  * of its 4 to 5 minutes, mostly waiting for the CPU): the run could not end before it did. In three,
  * the runner starts them first and they end with the rest.
  */
-export const API_TEST_FILES = {
+const API_TEST_FILES = {
   backtests: [
     "http/routes/backtest.test.ts",
     "http/routes/backtest-replay.test.ts",
