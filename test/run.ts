@@ -18,29 +18,38 @@ import { ROOT, SEEDED_IMAGES_VARIABLE, USAGE_VARIABLE } from "./helpers/paths.ts
 const CONCURRENCY = 6;
 
 /**
- * The longest files, longest first: their wall time in a full run, from each test process's start to
- * its exit.
+ * The longest files, longest first: by their CPU in a full run (the table at the end; on two cores the
+ * run is bound by the CPU, so a file's CPU is its length; its wall time says more about what ran
+ * beside it), the API tests over PostgreSQL a little earlier, since they wait on the database too.
  * A file missing from the tree fails the run, so that this list stays true when tests move.
  */
 const LONGEST_FIRST = [
   "test/cli/commands/import-pmxt.test.ts",
   "test/store/copy.test.ts",
-  "test/e2e/fuzz.test.ts",
-  "test/backtest/jobs/jobs.test.ts",
   "test/e2e/api-on-postgres/backtests.test.ts",
+  "test/http/routes/export-memory.test.ts",
+  "test/e2e/fuzz.test.ts",
   "test/python/client.test.ts",
+  "test/backtest/jobs/jobs.test.ts",
   "test/e2e/api-on-postgres/access-and-errors.test.ts",
   "test/e2e/api-on-postgres/market-data.test.ts",
   "test/client/package.test.ts",
-  "test/http/routes/export-memory.test.ts",
-  "test/http/keyless-limit.test.ts",
-  "test/cli/main.test.ts",
   "test/cli/first-start.test.ts",
+  "test/demo/seed.test.ts",
+  "test/cli/commands/backtest.test.ts",
+  "test/cli/main.test.ts",
   "test/e2e/first-steps.test.ts",
   "test/e2e/workbench.test.ts",
   "test/http/web-page.test.ts",
   "test/cli/files.test.ts",
+  "test/http/keyless-limit.test.ts",
+  "test/e2e/replicas.test.ts",
+  "test/http/routes/backtest.test.ts",
   "test/mcp/mcp.test.ts",
+  "test/cli/commands/serve.test.ts",
+  "test/store/postgres-store.test.ts",
+  "test/store/sqlite-store.test.ts",
+  "test/cli/commands/collect.test.ts",
 ];
 
 /** How many files the closing table lists. */
