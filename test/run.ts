@@ -1,44 +1,69 @@
 /**
  * `npm test`: node's test runner over every test file, six at a time, the longest first.
  *
- * `node --test` sorts the files it finds by path, so the longest file (the API suites over PostgreSQL,
- * `test/e2e/`) started minutes into the run, which could not end before it did. Started first, the long
- * files run beside the many short ones, which fill the gaps. `npm test -- <files or globs>` runs only those, in the same
- * order.
+ * `node --test` sorts the files it finds by path, so the longest files started minutes into the run,
+ * which could not end before they did. Started first, the long files run beside the many short ones,
+ * which fill the gaps. `npm test -- <files or globs>` runs only those, in the same order. At the end,
+ * a table of the files that took the most CPU (test/helpers/file-usage.mjs measures each): on two
+ * cores the run is bound by the CPU, so that is where to look to make it shorter.
  */
-import { globSync, mkdtempSync, rmSync } from "node:fs";
+import { globSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
-import { ROOT, SEEDED_IMAGES_VARIABLE } from "./helpers/paths.ts";
+import { ROOT, SEEDED_IMAGES_VARIABLE, USAGE_VARIABLE } from "./helpers/paths.ts";
 
 /** Files at once: on two cores most of them wait on processes, sockets and databases, not the CPU. */
 const CONCURRENCY = 6;
 
 /**
- * The longest files, longest first: their wall time in a full run, from each test process's start to
- * its exit.
+ * The longest files, longest first: by their CPU in a full run (the table at the end; on two cores the
+ * run is bound by the CPU, so a file's CPU is its length; its wall time says more about what ran
+ * beside it), the API tests over PostgreSQL a little earlier, since they wait on the database too.
  * A file missing from the tree fails the run, so that this list stays true when tests move.
  */
 const LONGEST_FIRST = [
-  "test/e2e/api-on-postgres.test.ts",
   "test/cli/commands/import-pmxt.test.ts",
-  "test/e2e/fuzz.test.ts",
-  "test/client/package.test.ts",
-  "test/demo/seed.test.ts",
   "test/store/copy.test.ts",
+  "test/e2e/api-on-postgres/backtests.test.ts",
+  "test/http/routes/export-memory.test.ts",
+  "test/e2e/fuzz.test.ts",
   "test/python/client.test.ts",
   "test/backtest/jobs/jobs.test.ts",
-  "test/http/routes/export-memory.test.ts",
+  "test/e2e/api-on-postgres/access-and-errors.test.ts",
+  "test/e2e/api-on-postgres/market-data.test.ts",
+  "test/client/package.test.ts",
   "test/cli/first-start.test.ts",
-  "test/e2e/first-steps.test.ts",
-  "test/e2e/workbench.test.ts",
+  "test/demo/seed.test.ts",
   "test/cli/commands/backtest.test.ts",
   "test/cli/main.test.ts",
-  "test/client/client.test.ts",
+  "test/e2e/first-steps.test.ts",
+  "test/e2e/workbench.test.ts",
+  "test/http/web-page.test.ts",
+  "test/cli/files.test.ts",
+  "test/http/keyless-limit.test.ts",
+  "test/e2e/replicas.test.ts",
   "test/http/routes/backtest.test.ts",
+  "test/mcp/mcp.test.ts",
+  "test/cli/commands/serve.test.ts",
+  "test/store/postgres-store.test.ts",
+  "test/store/sqlite-store.test.ts",
+  "test/cli/commands/collect.test.ts",
 ];
+
+/** How many files the closing table lists. */
+const TABLE_ROWS = 20;
+
+/** What test/helpers/file-usage.mjs writes for a file. */
+interface FileUsage {
+  file: string;
+  /** When the file's process started (milliseconds since the epoch). */
+  startedAt: number;
+  wallSeconds: number;
+  cpuSeconds: number;
+  childrenCpuSeconds: number;
+}
 
 /** Stops the run before it starts, with why. */
 function refuse(why: string): never {
@@ -77,7 +102,13 @@ if (patterns.length === 0) {
 // makeTestApp's demo data, seeded by the first process that needs it, read by the others.
 const images = mkdtempSync(join(tmpdir(), "updown-test-run-"));
 process.env[SEEDED_IMAGES_VARIABLE] = images;
-process.on("exit", () => rmSync(images, { recursive: true, force: true }));
+// What each file cost, left there by test/helpers/file-usage.mjs as its process exits.
+const usage = mkdtempSync(join(tmpdir(), "updown-test-usage-"));
+process.env[USAGE_VARIABLE] = usage;
+process.on("exit", () => {
+  rmSync(images, { recursive: true, force: true });
+  rmSync(usage, { recursive: true, force: true });
+});
 // Interrupted (^C reaches the test processes too), the folder goes all the same.
 process.once("SIGINT", () => process.exit(130));
 process.once("SIGTERM", () => process.exit(143));
@@ -87,11 +118,42 @@ run({
   concurrency: CONCURRENCY,
   cwd: ROOT,
   // The modules each file imports are stripped of types and compiled once for the run, not once per file.
-  execArgv: ["--import", join(ROOT, "test", "helpers", "compile-cache.mjs")],
+  execArgv: [
+    "--import",
+    join(ROOT, "test", "helpers", "compile-cache.mjs"),
+    "--import",
+    join(ROOT, "test", "helpers", "file-usage.mjs"),
+  ],
 })
   .on("test:fail", (failed) => {
     // As node --test: a failing todo test does not fail the run.
     if (!failed.todo) process.exitCode = 1;
   })
   .compose(spec)
-  .pipe(process.stdout);
+  .on("end", () => process.stdout.write(usageTable()))
+  .pipe(process.stdout, { end: false });
+
+/** The files that took the most CPU, with the run's totals: where a maintainer looks to make it shorter. */
+function usageTable(): string {
+  const rows = readdirSync(usage)
+    .map((f) => JSON.parse(readFileSync(join(usage, f), "utf8")) as FileUsage)
+    .sort((a, b) => b.cpuSeconds - a.cpuSeconds);
+  const total = rows.reduce((sum, r) => sum + r.cpuSeconds, 0);
+  const children = rows.reduce((sum, r) => sum + r.childrenCpuSeconds, 0);
+  const seconds = (s: number) => s.toFixed(1).padStart(7);
+  const lines = rows
+    .slice(0, TABLE_ROWS)
+    .map(
+      (r) =>
+        `${seconds(r.cpuSeconds)} ${seconds(r.childrenCpuSeconds)} ${seconds((r.startedAt - performance.timeOrigin) / 1000)} ${seconds(r.wallSeconds)}  ${relative(ROOT, r.file)}`,
+    );
+  return [
+    "",
+    `npm test: the ${Math.min(TABLE_ROWS, rows.length)} files of most CPU, in seconds (CPU: user and system time of the file's process and of the processes it started, not of the database servers; started: after the run's start; wall: until the file's process exited)`,
+    "    cpu  of which  started    wall  file",
+    "         children    after",
+    ...lines,
+    `${seconds(total)} ${seconds(children)}         ${seconds(performance.now() / 1000)}  all ${rows.length} files; the run's wall time`,
+    "",
+  ].join("\n");
+}

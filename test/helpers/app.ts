@@ -46,7 +46,7 @@ export interface TestApp {
 
 /**
  * The store API tests run over: an in-memory SQLite database, or with UPDOWN_TEST_STORE=postgres
- * (set by test/e2e/api-on-postgres.test.ts) a fresh schema on the PostgreSQL server of DATABASE_URL.
+ * (set by test/helpers/api-on-postgres.ts) a fresh schema on the PostgreSQL server of DATABASE_URL.
  */
 export async function openTestStore(): Promise<Store> {
   if (process.env.UPDOWN_TEST_STORE === "postgres") {
@@ -84,20 +84,20 @@ async function seedTestDemo(store: Store, exchange: boolean): Promise<void> {
   });
 }
 
-/** The bytes of an in-memory SQLite database seeded by seedTestDemo, by `exchange`. */
-const seededImages = new Map<boolean, Promise<Uint8Array>>();
+/** The bytes of in-memory SQLite databases seeded in this process, by the name of what was seeded. */
+const seededImages = new Map<string, Promise<Uint8Array>>();
 
 /**
- * The bytes seedTestDemo writes, seeded here, or read from the run's folder (SEEDED_IMAGES_VARIABLE)
- * when another process of the run left them there.
+ * The bytes `seed` writes, seeded here, or read from the run's folder (SEEDED_IMAGES_VARIABLE) when
+ * another process of the run left them there under `name`.
  */
-async function seededImage(exchange: boolean): Promise<Uint8Array> {
+async function seededImage(name: string, seed: (store: Store) => Promise<void>): Promise<Uint8Array> {
   const folder = process.env[SEEDED_IMAGES_VARIABLE];
-  const file = folder ? join(folder, `demo-${exchange ? "exchange" : "plain"}.sqlite`) : null;
+  const file = folder ? join(folder, `${name}.sqlite`) : null;
   if (file !== null && existsSync(file)) return readFileSync(file);
   const seeded = new SqliteStore(":memory:");
   await seeded.migrate();
-  await seedTestDemo(seeded, exchange);
+  await seed(seeded);
   const bytes = seeded.db.serialize();
   await seeded.close();
   if (file !== null) {
@@ -110,28 +110,32 @@ async function seededImage(exchange: boolean): Promise<Uint8Array> {
 }
 
 /**
- * A new store holding what seedTestDemo seeds. Seeding costs over a second of CPU, and a test file
- * builds many apps, so over SQLite it is done once a process, and under `npm test` once a run: each
- * store is a copy of the seeded database's bytes (SQLite's serialize and deserialize), as if seeded again. Over PostgreSQL each store
- * is seeded (test/helpers/postgres.ts copies a seeded template database when the run provides one).
+ * A new store holding what `seed` writes, `name` naming it (one name, one seed function, in the whole
+ * suite). Seeding costs about a second of CPU, and a test file builds many apps, so over SQLite it is
+ * done once a process, and under `npm test` once a run: each store is a copy of the seeded database's
+ * bytes (SQLite's serialize and deserialize), as if seeded again. Over PostgreSQL each store is seeded
+ * (test/helpers/postgres.ts copies a seeded template database when the run provides one).
  */
-export async function openSeededTestStore(exchange = false): Promise<Store> {
+export async function openSeededStore(name: string, seed: (store: Store) => Promise<void>): Promise<Store> {
   if (process.env.UPDOWN_TEST_STORE === "postgres") {
     const url = postgresTestUrl();
     if (!url) throw new Error("UPDOWN_TEST_STORE=postgres needs DATABASE_URL=postgres://...");
-    return openSeededScratchStore(url, `demo-${exchange ? "exchange" : "plain"}`, (store) =>
-      seedTestDemo(store, exchange),
-    );
+    return openSeededScratchStore(url, name, seed);
   }
-  let image = seededImages.get(exchange);
+  let image = seededImages.get(name);
   if (image === undefined) {
-    image = seededImage(exchange);
-    seededImages.set(exchange, image);
+    image = seededImage(name, seed);
+    seededImages.set(name, image);
   }
   const store = new SqliteStore(":memory:");
   store.db.deserialize(await image);
   await store.migrate();
   return store;
+}
+
+/** A new store holding what seedTestDemo seeds (openSeededStore). */
+export function openSeededTestStore(exchange = false): Promise<Store> {
+  return openSeededStore(`demo-${exchange ? "exchange" : "plain"}`, (store) => seedTestDemo(store, exchange));
 }
 
 export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp> {

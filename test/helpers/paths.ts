@@ -13,3 +13,6 @@ export const FIXTURES = join(ROOT, "test", "fixtures");
  * other processes read them instead of seeding again (test/helpers/app.ts).
  */
 export const SEEDED_IMAGES_VARIABLE = "UPDOWN_TEST_SEEDED_IMAGES";
+
+/** Names the folder where test/helpers/file-usage.mjs leaves what each test file cost (test/run.ts). */
+export const USAGE_VARIABLE = "UPDOWN_TEST_USAGE";

@@ -54,11 +54,27 @@ export class ScratchSchemas {
 }
 
 /**
+ * `url` with commits that do not wait for the WAL to reach the disk (synchronous_commit=off): what a
+ * transaction wrote is seen by every session all the same, and is lost only if the server crashes,
+ * which the tests of the shared server never do (those that stop one start their own). On a server
+ * that syncs (as a developer's does; .ci/run's runs with fsync=off), the API tests over PostgreSQL
+ * waited on the disk at every commit (WALSync in pg_stat_activity): a backtest of sixty markets
+ * commits sixty times, and in a run beside a benchmark writing large files one of them did not end
+ * within the three minutes the test gives it.
+ */
+function withAsyncCommit(url: string): string {
+  const parsed = new URL(url);
+  const options = [parsed.searchParams.get("options"), "-c synchronous_commit=off"];
+  parsed.searchParams.set("options", options.filter(Boolean).join(" "));
+  return parsed.toString();
+}
+
+/**
  * A migrated store over a schema of its own, dropped when the store closes: what openTestStore gives
  * the API tests when they run over PostgreSQL (UPDOWN_TEST_STORE=postgres).
  */
 export async function openScratchStore(url: string): Promise<PostgresStore> {
-  const schemas = new ScratchSchemas(url);
+  const schemas = new ScratchSchemas(withAsyncCommit(url));
   const store = await schemas.openStore();
   const close = store.close.bind(store);
   let closed = false;
@@ -72,8 +88,9 @@ export async function openScratchStore(url: string): Promise<PostgresStore> {
 }
 
 /**
- * Names the seeded template databases of one run of tests (test/e2e/api-on-postgres.test.ts sets it
- * for the files it runs, and drops that run's databases after them).
+ * Names the seeded template databases of one run of tests (testOnPostgres in
+ * test/helpers/api-on-postgres.ts sets it for the files it runs, and drops that run's databases after
+ * them).
  */
 export const TEMPLATE_RUN_VARIABLE = "UPDOWN_TEST_PG_TEMPLATE_RUN";
 
@@ -136,7 +153,7 @@ function seededTemplate(url: string, template: string, seed: (store: PostgresSto
         if (found.rowCount !== 0) return;
         await client.query(`CREATE DATABASE ${quoted(template)}`);
         try {
-          const store = new PostgresStore(withDatabase(url, template));
+          const store = new PostgresStore(withAsyncCommit(withDatabase(url, template)));
           try {
             await store.migrate();
             await seed(store);
@@ -178,7 +195,7 @@ export async function openSeededScratchStore(
   await seededTemplate(url, template, seed);
   const copy = `${prefix}c_${randomBytes(6).toString("hex")}`;
   await adminQuery(url, `CREATE DATABASE ${quoted(copy)} TEMPLATE ${quoted(template)}`);
-  const store = new PostgresStore(withDatabase(url, copy));
+  const store = new PostgresStore(withAsyncCommit(withDatabase(url, copy)));
   await store.migrate();
   const close = store.close.bind(store);
   let closed = false;

@@ -7,7 +7,7 @@ import { loadPlans } from "../../../src/access/plans.ts";
 import { seedDemo } from "../../../src/demo/seed.ts";
 import { DEFAULT_CONFIG } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
-import { ANCHOR, insertHandMarket, makeTestApp, type TestApp } from "../../helpers/app.ts";
+import { ANCHOR, insertHandMarket, makeTestApp, openSeededStore, type TestApp } from "../../helpers/app.ts";
 
 // The backtest endpoints of DESIGN 3.7 through the app: bodies, the quota, idempotency, runs as jobs,
 // the execution price. Every answer here is also held against openapi.json (makeTestApp).
@@ -26,6 +26,17 @@ function poster(t: TestApp) {
 }
 
 const MARKETS = { coin: "btc", market_type: "5m", market_count: 2 };
+
+/** A store of sixty-one 5m markets of btc (sixty resolved), seeded once for the file (once a run). */
+const openSixtyMarkets = () =>
+  openSeededStore("backtest-btc-5m-61", (store) =>
+    seedDemo(store, {
+      seed: 3,
+      anchor: ANCHOR,
+      counts: { "5m": 61, "15m": 0, "1h": 0, "4h": 0, "24h": 0 },
+      coins: ["btc"],
+    }).then(() => undefined),
+  );
 const CHEAP_UP = { side: "UP", entry: [{ feature: "price_up", op: "<", value: 0.6 }] };
 
 /**
@@ -463,14 +474,8 @@ describe("at most two runs in flight per key", () => {
   let t: TestApp;
   let post: ReturnType<typeof poster>;
   before(async () => {
-    t = await makeTestApp({ seed: false });
     // Sixty resolved markets, so that a run lasts while the next requests arrive.
-    await seedDemo(t.store, {
-      seed: 3,
-      anchor: ANCHOR,
-      counts: { "5m": 61, "15m": 0, "1h": 0, "4h": 0, "24h": 0 },
-      coins: ["btc"],
-    });
+    t = await makeTestApp({ seed: false, store: await openSixtyMarkets() });
     post = poster(t);
   });
   after(() => t.close());
@@ -499,13 +504,8 @@ describe("a fair queue across accounts, and runs in flight limited per account",
   before(async () => {
     t = await makeTestApp({
       seed: false,
+      store: await openSixtyMarkets(),
       config: { backtest: { ...DEFAULT_CONFIG.backtest, workers: 1, runsPerAccount: 20 } },
-    });
-    await seedDemo(t.store, {
-      seed: 3,
-      anchor: ANCHOR,
-      counts: { "5m": 61, "15m": 0, "1h": 0, "4h": 0, "24h": 0 },
-      coins: ["btc"],
     });
     post = poster(t);
   });
@@ -562,14 +562,8 @@ describe("a retried run at the replica that does not hold it (two apps over one 
   let a: TestApp;
   let b: FastifyInstance;
   before(async () => {
-    a = await makeTestApp({ seed: false });
     // Sixty resolved markets, so that the run lasts while the retry arrives.
-    await seedDemo(a.store, {
-      seed: 3,
-      anchor: ANCHOR,
-      counts: { "5m": 61, "15m": 0, "1h": 0, "4h": 0, "24h": 0 },
-      coins: ["btc"],
-    });
+    a = await makeTestApp({ seed: false, store: await openSixtyMarkets() });
     b = await buildApp({ store: a.store, clock: a.clock, plans: loadPlans() });
     await b.ready();
   });

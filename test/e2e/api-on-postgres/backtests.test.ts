@@ -1,0 +1,3 @@
+import { testOnPostgres } from "../../helpers/api-on-postgres.ts";
+
+await testOnPostgres("backtests");
