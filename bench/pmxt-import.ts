@@ -18,9 +18,11 @@ import { archiveHour, writeHourFeed } from "../test/helpers/pmxt-hour.ts";
  * into a fresh SQLite store, events written and snapshots, trades and integrity derived, against
  * DuckDB reading the same 16 columns of the same file in the same run (every column aggregated, so
  * that each is decoded). The ratio is ours over DuckDB's; the target is 0.3. Both rates are printed.
- * Each is the best of BENCH_PMXT_RUNS runs (default 2). A loaded machine flatters the ratio (DuckDB's
- * two threads lose more to the load than the import's one): with a load average at or above the
- * count of CPUs the target is not judged.
+ * Each is the best of BENCH_PMXT_RUNS runs (default 2). Both use the second core (DuckDB its threads,
+ * the import the thread pool that decompresses its pages), so another load on the machine skews the
+ * ratio one way or the other: with a load average at or above the count of CPUs the target is not
+ * judged. The file is written on a worker thread, and DuckDB's instance closed after each read, so
+ * that neither the generator's garbage nor DuckDB's threads are counted in the import.
  */
 
 export interface PmxtImportResult {
