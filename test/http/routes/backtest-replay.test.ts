@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { Store } from "../../../src/store/ports/store.ts";
 import { ANCHOR, makeTestApp, openSeededTestStore, type TestApp } from "../../helpers/app.ts";
+import { ClaimGate } from "../../helpers/claim-gate.ts";
 
 // POST /v1/replay (DESIGN 3.7): PolyHistorical's one-market replay through the app, its body, its
 // answer's shape, and its refusals. Every answer is also held against openapi.json (makeTestApp).
@@ -10,26 +10,7 @@ import { ANCHOR, makeTestApp, openSeededTestStore, type TestApp } from "../../he
 const LIVE = ANCHOR - (ANCHOR % 300);
 const RESOLVED = `btc-updown-5m-${LIVE - 300}`;
 
-/** While it is pending, the app's scheduler cannot claim a run: the run stays queued however fast it would go. */
-let claims: Promise<void> = Promise.resolve();
-
-/** The store, its runs claimed only once `claims` has resolved. */
-function gatedClaims(store: Store): Store {
-  const bound = <T extends object>(target: T, p: string | symbol) => {
-    const value = Reflect.get(target, p, target) as unknown;
-    return typeof value === "function" ? value.bind(target) : value;
-  };
-  const backtests = new Proxy(store.backtests, {
-    get(target, p) {
-      if (p !== "claimRun") return bound(target, p);
-      return async (...args: Parameters<typeof target.claimRun>) => {
-        await claims;
-        return target.claimRun(...args);
-      };
-    },
-  });
-  return new Proxy(store, { get: (target, p) => (p === "backtests" ? backtests : bound(target, p)) });
-}
+const gate = new ClaimGate();
 
 describe("POST /v1/replay", () => {
   let t: TestApp;
@@ -41,7 +22,7 @@ describe("POST /v1/replay", () => {
       headers: { "x-api-key": key, "content-type": "application/json", ...headers },
     });
   before(async () => {
-    t = await makeTestApp({ store: gatedClaims(await openSeededTestStore()), seed: false });
+    t = await makeTestApp({ store: gate.wrap(await openSeededTestStore()), seed: false });
   });
   after(() => t.close());
 
@@ -96,20 +77,15 @@ describe("POST /v1/replay", () => {
   });
 
   test("wait 0: 202 with the run's id and Location, the run then readable by id", async () => {
-    // Held queued until the answer is in: a one-market run on a quiet machine (its worker warm) could
-    // otherwise end before the answer is made, and the answer would rightly be a 200.
-    let release = () => {};
-    claims = new Promise((resolve) => (release = resolve));
-    try {
+    // Held queued until the answer is in (ClaimGate says why).
+    await gate.closedDuring(async () => {
       const res = await post({ ...BODY, wait: 0 });
       assert.equal(res.statusCode, 202, res.body);
       const { data } = res.json();
       assert.equal(res.headers.location, `/v1/backtest-ai/runs/${data.run_id}`);
       assert.equal(data.location, res.headers.location);
       assert.ok(["queued", "running"].includes(data.status));
-    } finally {
-      release();
-    }
+    });
   });
 
   test("bad bodies: 400 naming the field; unknown market 404; a live market 400", async () => {

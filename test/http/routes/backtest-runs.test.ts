@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { makeTestApp, type TestApp } from "../../helpers/app.ts";
+import { makeTestApp, openSeededTestStore, type TestApp } from "../../helpers/app.ts";
+import { ClaimGate } from "../../helpers/claim-gate.ts";
 
 // Sweeps and walk-forward through the API (issue 25, docs/backtests.md "Sweeps"): one job, one
 // generation, the table in the run answer; bad sweeps refused in the error envelope, charging nothing.
@@ -8,10 +9,12 @@ import { makeTestApp, type TestApp } from "../../helpers/app.ts";
 const MARKETS = { coin: "btc", market_type: "5m", market_count: 2 };
 const DEFINITION = { side: "UP", entry: [{ feature: "price_up", op: "<", value: 0.6 }] };
 
+const gate = new ClaimGate();
+
 describe("sweeps through POST /v1/backtest-ai/run and /strategy", () => {
   let t: TestApp;
   before(async () => {
-    t = await makeTestApp();
+    t = await makeTestApp({ store: gate.wrap(await openSeededTestStore()), seed: false });
   });
   after(() => t.close());
 
@@ -110,9 +113,11 @@ describe("sweeps through POST /v1/backtest-ai/run and /strategy", () => {
     assert.deepEqual([b.benchmarks, b.intervals], [a.benchmarks, a.intervals]);
     assert.deepEqual([a.intervals.seed, a.intervals.samples, a.intervals.level], [3, 1000, 0.95]);
     assert.deepEqual([a.sweep, a.walk_forward], [null, null]);
-    // A run still queued answers its research as null.
-    const queued = await post("/v1/backtest-ai/run", { ...MARKETS, definition: DEFINITION, wait: 0 }, key);
-    assert.equal(queued.statusCode, 202);
-    assert.equal(queued.json().benchmarks, null);
+    // A run still queued answers its research as null (held queued until the answer is in: ClaimGate).
+    await gate.closedDuring(async () => {
+      const queued = await post("/v1/backtest-ai/run", { ...MARKETS, definition: DEFINITION, wait: 0 }, key);
+      assert.equal(queued.statusCode, 202);
+      assert.equal(queued.json().benchmarks, null);
+    });
   });
 });

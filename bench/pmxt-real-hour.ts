@@ -16,7 +16,7 @@ import { BIN, ROOT } from "../test/helpers/paths.ts";
  * rows, in the archive's mix of types, spread among 200 other markets' rows. The file is imported by
  * the CLI as a process into a fresh SQLite file holding the markets' records, with a Chainlink feed
  * over their hours. Prints the file's size, the import's time and peak memory, and the database's
- * growth: the figures of docs/archives.md's "Backfill a month". Run: node scripts/measure-pmxt-hour.ts
+ * growth: the figures of docs/archives.md's "Backfill a month". Run: node bench/pmxt-real-hour.ts
  */
 
 const GROUPS = Number(process.env.PMXT_HOUR_ROW_GROUPS ?? 16);
