@@ -51,7 +51,10 @@ export class FlatRowGroups implements RowGroupReader {
     };
     for (const name of ["timestamp_received", "timestamp"]) {
       const c = column(name);
-      expect(name, c.type === PhysicalType.INT64 && (c.timestampUnit ?? "MILLIS") === "MILLIS");
+      expect(
+        name,
+        c.type === PhysicalType.INT64 && ["MILLIS", "MICROS", "NANOS"].includes(c.timestampUnit ?? "MILLIS"),
+      );
     }
     const bytes = (c: FlatColumn) =>
       c.type === PhysicalType.BYTE_ARRAY || c.type === PhysicalType.FIXED_LEN_BYTE_ARRAY;
@@ -169,8 +172,8 @@ class KeptRows implements PmxtRows {
         name,
         decimalOf(file.columns.get(name) as FlatColumn),
       ]),
-      ["timestamp_received", int64],
-      ["timestamp", int64],
+      ["timestamp_received", timeIn(file, "timestamp_received", 1_000_000)],
+      ["timestamp", timeIn(file, "timestamp", 1_000)],
       [
         "fee_rate_bps",
         fee === PhysicalType.INT32 ? (v, i) => String(v.int32(i)) : (v, i) => String(v.int64(i)),
@@ -197,7 +200,7 @@ class KeptRows implements PmxtRows {
     );
   }
 
-  receivedMs(i: number): number {
+  receivedUs(i: number): number {
     return this.received[i] ?? fail(i, "timestamp_received");
   }
 
@@ -294,7 +297,23 @@ async function extract<T>(
   return out;
 }
 
-const int64: Convert<number> = (v, i) => v.int64(i);
+/**
+ * A timestamp column's values in units of 1/`perSecond` s (µs: 1,000,000; ms: 1,000), from the unit
+ * the file wrote them in (the archive's are ms; another writer's, DuckDB's, µs), rounded down.
+ */
+function timeIn(file: FlatParquet, name: string, perSecond: number): Convert<number> {
+  const unit = (file.columns.get(name) as FlatColumn).timestampUnit ?? "MILLIS";
+  const per = unit === "MILLIS" ? 1_000 : unit === "MICROS" ? 1_000_000 : 1_000_000_000;
+  if (per === perSecond) return (v, i) => v.int64(i);
+  if (per < perSecond) return (v, i) => v.int64(i) * (perSecond / per);
+  // Nanoseconds since 1970 pass 2^53: divided exactly, as integers.
+  const divisor = BigInt(per / perSecond);
+  return (v, i) => {
+    const t = v.bytes.readBigInt64LE(v.start(i));
+    const q = t / divisor;
+    return Number(t < 0n && q * divisor !== t ? q - 1n : q);
+  };
+}
 
 const utf8: Convert<string> = (v, i) => v.bytes.toString("utf8", v.start(i), v.end(i));
 

@@ -150,22 +150,24 @@ export class WasmRowGroups implements RowGroupReader {
       const column = arrow.tableFromIPC(batch.intoIPCStream()).getChild("market");
       if (!column) throw new Error("no market column");
       for (const data of column.data) {
+        // The condition id as a fixed-size binary (the archive's) or a binary (another writer's, DuckDB's).
         const bytes = data.values as Uint8Array;
+        const offsets = data.valueOffsets as Int32Array | undefined;
         const width = (data.type as arrow.FixedSizeBinary).byteWidth;
-        const values = Buffer.from(bytes.buffer, bytes.byteOffset, data.length * width);
+        const start = (i: number) => (offsets ? offsets[i] : i * width);
+        const end = (i: number) => (offsets ? offsets[i + 1] : (i + 1) * width);
+        const values = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        const same = (a: number, b: number) =>
+          values.compare(values, start(a), end(a), start(b), end(b)) === 0;
         for (let i = 0; i < data.length;) {
-          const conditionId = values.toString("latin1", i * width, (i + 1) * width);
-          const end = runEnd(
-            (a, b) => values.compare(values, a * width, (a + 1) * width, b * width, (b + 1) * width) === 0,
-            i,
-            data.length,
-          );
+          const conditionId = values.toString("latin1", start(i), end(i));
+          const runStop = runEnd(same, i, data.length);
           if (conditionId !== previous) {
             previous = conditionId;
             kept = keep.has(conditionId);
-            if (kept) runs.push({ conditionId, start: offset + i, end: offset + end });
-          } else if (kept) runs[runs.length - 1].end = offset + end;
-          i = end;
+            if (kept) runs.push({ conditionId, start: offset + i, end: offset + runStop });
+          } else if (kept) runs[runs.length - 1].end = offset + runStop;
+          i = runStop;
         }
         offset += data.length;
       }
@@ -198,12 +200,12 @@ class BatchColumns implements PmxtRows {
     this.c = c;
   }
 
-  receivedMs(i: number): number {
-    return Number((this.c.timestamp_received.values as BigInt64Array)[i]);
+  receivedUs(i: number): number {
+    return timeIn(this.c.timestamp_received, i, 1_000_000n);
   }
 
   timestampMs(i: number): number {
-    return Number((this.c.timestamp.values as BigInt64Array)[i]);
+    return timeIn(this.c.timestamp, i, 1_000n);
   }
 
   feeRateBps(i: number): string | null {
@@ -241,6 +243,17 @@ class BatchColumns implements PmxtRows {
     if (v >> BigInt(stride * 32 - 1)) v -= 1n << BigInt(stride * 32);
     return scaled(v.toString(), scale);
   }
+}
+
+/** A timestamp in units of 1/`perSecond` s from the unit its column has, rounded down. */
+function timeIn(d: arrow.Data, i: number, perSecond: bigint): number {
+  const t = (d.values as BigInt64Array)[i];
+  const unit = (d.type as arrow.Timestamp).unit;
+  const per = [1n, 1_000n, 1_000_000n, 1_000_000_000n][unit];
+  if (per <= perSecond) return Number(t * (perSecond / per));
+  const divisor = per / perSecond;
+  const q = t / divisor;
+  return Number(t < 0n && q * divisor !== t ? q - 1n : q);
 }
 
 function isNull(d: arrow.Data, i: number): boolean {

@@ -100,7 +100,9 @@ export function runEnd(same: (a: number, b: number) => boolean, start: number, l
 
 /** The columns a kept row's message is rebuilt from, at row `i` of a reader's rows. */
 export interface PmxtRows {
-  receivedMs(i: number): number;
+  /** `timestamp_received` in µs (the archive's are whole ms; a file written in µs keeps its µs). */
+  receivedUs(i: number): number;
+  /** `timestamp` in ms. */
   timestampMs(i: number): number;
   text(column: TextColumn, i: number): string | null;
   /** A decimal column's value in its shortest text ("0.5100" -> "0.51"). */
@@ -122,7 +124,7 @@ function timestampText(ms: number): string {
 
 /** The market-channel message of row `i`, as an event received at the row's receive time. */
 export function rowEvent(rows: PmxtRows, i: number, conditionId: string): MarketEvent {
-  const receivedMs = rows.receivedMs(i);
+  const receivedUs = rows.receivedUs(i);
   const timestampMs = rows.timestampMs(i);
   const type = rows.text("event_type", i);
   const assetId = rows.text("asset_id", i) ?? "";
@@ -169,7 +171,7 @@ export function rowEvent(rows: PmxtRows, i: number, conditionId: string): Market
     default:
       throw new Error(`row ${i}: event_type ${String(type)}`);
   }
-  return { receivedUs: receivedMs * 1000, timestampMs, type, message };
+  return { receivedUs, timestampMs, type, message };
 }
 
 /**

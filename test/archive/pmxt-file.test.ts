@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { PmxtFile, PmxtFileError } from "../../src/archive/pmxt-file.ts";
 import type { KeptEvent } from "../../src/archive/pmxt-rows.ts";
+import { DuckDBInstance } from "@duckdb/node-api";
 import * as parquet from "parquet-wasm";
 import { writePmxtFile } from "../helpers/pmxt-parquet.ts";
 import { strangerRows } from "../helpers/pmxt-hour.ts";
@@ -137,6 +138,37 @@ describe("PMXT file reading", () => {
         id,
       );
     await assert.rejects(PmxtFile.open(snappy, { reader: "flat" }), /not a readable Parquet file.*codec/);
+  });
+
+  test("a file of another writer (DuckDB: timestamps in µs, the condition id as a blob) gives the same events", async () => {
+    const duck = join(dir, "polymarket_orderbook_2026-07-24T02.parquet");
+    const db = await DuckDBInstance.create(":memory:");
+    const connection = await db.connect();
+    try {
+      await connection.run(
+        `COPY (SELECT * FROM read_parquet('${file}')) TO '${duck}' (FORMAT parquet, COMPRESSION zstd)`,
+      );
+    } finally {
+      connection.closeSync();
+      db.closeSync();
+    }
+    const ours = await readAll(file, "flat");
+    const theirs = await readAll(duck, "auto");
+    assert.equal(theirs.used, "flat");
+    const wasm = await readAll(duck, "wasm");
+    for (const id of streams.keys()) {
+      const events = (ours.got.get(id) ?? []).map((e) => e.event);
+      assert.deepEqual(
+        (theirs.got.get(id) ?? []).map((e) => e.event),
+        events,
+        id,
+      );
+      assert.deepEqual(
+        (wasm.got.get(id) ?? []).map((e) => e.event),
+        events,
+        `${id}, read by parquet-wasm`,
+      );
+    }
   });
 
   test("a row group of no kept market gives nothing and hands nothing over", async () => {
