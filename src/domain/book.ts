@@ -54,6 +54,19 @@ export function mirrorBook(book: OrderBook): OrderBook {
   };
 }
 
+/** Whether `down` is `up` mirrored (booksEqual(mirrorBook(up), down)), without making the mirror. */
+export function mirrors(up: OrderBook, down: OrderBook): boolean {
+  return mirroredSide(up.asks, down.bids) && mirroredSide(up.bids, down.asks);
+}
+
+function mirroredSide(a: Level[], b: Level[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i].size !== b[i].size || complementPrice(a[i].price) !== b[i].price) return false;
+  }
+  return true;
+}
+
 export function booksEqual(a: OrderBook, b: OrderBook): boolean {
   return sidesEqual(a.bids, b.bids) && sidesEqual(a.asks, b.asks);
 }

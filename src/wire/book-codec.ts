@@ -1,12 +1,4 @@
-import {
-  booksEqual,
-  decimalsOf,
-  type Level,
-  mirrorBook,
-  type OrderBook,
-  pow10,
-  sortBestFirst,
-} from "../domain/book.ts";
+import { decimalsOf, type Level, mirrors, type OrderBook, pow10, sortBestFirst } from "../domain/book.ts";
 
 /**
  * Compact encoding of a snapshot's two order books (DESIGN 5): integer ticks and sizes as varints,
@@ -84,12 +76,23 @@ function writeSide(
   }
 }
 
+/** The book best first: itself when it is already (as derived books are), else sorted. */
+function bestFirst(book: OrderBook): OrderBook {
+  const sorted = (levels: Level[], descending: boolean) => {
+    for (let i = 1; i < levels.length; i++)
+      if (descending ? levels[i].price > levels[i - 1].price : levels[i].price < levels[i - 1].price)
+        return false;
+    return true;
+  };
+  return sorted(book.bids, true) && sorted(book.asks, false) ? book : sortBestFirst(book);
+}
+
 export function encodeBooks(up: OrderBook, down: OrderBook): Uint8Array {
-  const upSorted = sortBestFirst(up);
-  const downSorted = sortBestFirst(down);
+  const upSorted = bestFirst(up);
+  const downSorted = bestFirst(down);
   const pd = maxDecimals([upSorted, downSorted], "price", MAX_PRICE_DECIMALS);
   const sd = maxDecimals([upSorted, downSorted], "size", MAX_SIZE_DECIMALS);
-  const mirrored = booksEqual(mirrorBook(upSorted), downSorted);
+  const mirrored = mirrors(upSorted, downSorted);
   const w = new ByteWriter();
   w.byte(mirrored ? FLAG_MIRRORED : 0);
   w.byte(pd | (sd << 4));
