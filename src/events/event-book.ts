@@ -226,7 +226,8 @@ function present(v: unknown): boolean {
 /** Upstream numbers are decimal strings ("0.51"); Number() gives the nearest double, as the codec expects. */
 export function decimal(v: unknown): number {
   const n = typeof v === "string" ? Number(v) : typeof v === "number" ? v : Number.NaN;
-  if (!Number.isFinite(n) || (typeof v === "string" && v.trim() === "")) {
+  // Number("") and Number("  ") are 0: only a 0 can be such a string (trimmed only then).
+  if (!Number.isFinite(n) || (n === 0 && typeof v === "string" && v.trim() === "")) {
     throw new Error(`not a decimal: ${JSON.stringify(v)}`);
   }
   return n;

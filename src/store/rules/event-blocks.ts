@@ -179,11 +179,19 @@ export function eventIdentity(e: StreamEvent): string {
 }
 
 function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  // Built by concatenation (no arrays of parts): it runs on every event whose receive time another shares.
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + canonicalJson(value[i]);
+    return `${out}]`;
+  }
   if (value !== null && typeof value === "object") {
     const record = value as Record<string, unknown>;
     const keys = Object.keys(record).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`).join(",")}}`;
+    let out = "{";
+    for (let i = 0; i < keys.length; i++)
+      out += `${i === 0 ? "" : ","}${JSON.stringify(keys[i])}:${canonicalJson(record[keys[i]])}`;
+    return `${out}}`;
   }
   if (typeof value === "number" && !Number.isFinite(value)) return String(value);
   return JSON.stringify(value) ?? "undefined";
