@@ -5,7 +5,8 @@
 export class Progress {
   private readonly label: string;
   private readonly tty = process.stderr.isTTY === true;
-  private lastPrint = 0;
+  /** The first update is printed at once (work has begun), then one every few seconds. */
+  private lastPrint = Number.NEGATIVE_INFINITY;
   private readonly started = performance.now();
 
   constructor(label: string) {
