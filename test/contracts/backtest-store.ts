@@ -225,6 +225,9 @@ const BACKTEST_TESTS: StoreTests<BacktestStore, Store> = {
     assert.deepEqual(await bt.listResults("r8-a"), [], "results cleared for the rerun");
     assert.equal(await bt.putResult("r8-a", "runner-a", 1, "m", "{}", ""), false, "the old runner lost it");
     assert.equal(await bt.claimRun("r8-a", "runner-c", 7_000, 8_000), true);
+    // The runner holding it, asking itself (alive, its lease lapsed by a stall), leaves it.
+    assert.deepEqual(await bt.reclaimExpired("runner-c", 9_000, 19_000, 2), { requeued: [], failed: [] });
+    assert.equal((await bt.getRun("r8-a"))?.status, "running");
     const second = await bt.reclaimExpired("runner-d", 9_000, 19_000, 2);
     assert.deepEqual(second, { requeued: [], failed: ["r8-a"] });
     const failed = await bt.getRun("r8-a");

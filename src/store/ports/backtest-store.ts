@@ -170,6 +170,8 @@ export interface BacktestStore {
   /**
    * Runs queued or running whose lease ended before `now`: those started `maxAttempts` times fail,
    * the others are handed to `runner` (queued again, their results cleared). Returns both lists.
+   * `runner`'s own runs are left: the process asking is alive, and a lease of its own that ran out
+   * (its event loop held up longer than the lease) is renewed at its next tick, not failed by itself.
    */
   reclaimExpired(
     runner: string,

@@ -276,9 +276,9 @@ export class PostgresBacktestStore implements BacktestStore {
     return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<Row>(
         `SELECT id, attempts FROM backtest_runs
-         WHERE status IN ('queued', 'running') AND lease_until < $1
+         WHERE status IN ('queued', 'running') AND lease_until < $1 AND runner IS DISTINCT FROM $2
          ORDER BY created_at, id FOR UPDATE SKIP LOCKED`,
-        [now],
+        [now, runner],
       );
       const requeued: string[] = [];
       const failed: string[] = [];

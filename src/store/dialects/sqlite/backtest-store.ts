@@ -250,9 +250,10 @@ export class SqliteBacktestStore implements BacktestStore {
       const expired = this.conn
         .stmt(
           `SELECT id, attempts FROM backtest_runs
-           WHERE status IN ('queued', 'running') AND lease_until < ? ORDER BY created_at, id`,
+           WHERE status IN ('queued', 'running') AND lease_until < ? AND runner IS NOT ?
+           ORDER BY created_at, id`,
         )
-        .all(now) as Row[];
+        .all(now, runner) as Row[];
       const requeued: string[] = [];
       const failed: string[] = [];
       for (const row of expired) {
