@@ -13,6 +13,7 @@ import {
   DECIMAL_COLUMNS,
   type DecimalColumn,
   type KeptEvent,
+  KeptEventBatches,
   type KeptRun,
   type PmxtRows,
   type RowGroupReader,
@@ -75,18 +76,14 @@ export class FlatRowGroups implements RowGroupReader {
     const runs = await this.keptRuns(index, keep);
     if (runs.length === 0) return 0;
     const rows = await KeptRows.read(this.file, index, runs);
-    let pending: KeptEvent[] = [];
+    const batches = new KeptEventBatches(onEvents, flushEvery);
     let k = 0;
     for (const run of runs) {
       for (let row = run.start; row < run.end; row++, k++)
-        pending.push({ conditionId: run.conditionId, event: rowEvent(rows, k, run.conditionId) });
-      // Handed over at a market's end, so that its two tokens' rows are appended together.
-      if (pending.length >= flushEvery) {
-        await onEvents(pending);
-        pending = [];
-      }
+        batches.push({ conditionId: run.conditionId, event: rowEvent(rows, k, run.conditionId) });
+      await batches.marketEnded();
     }
-    if (pending.length > 0) await onEvents(pending);
+    await batches.finish();
     return k;
   }
 

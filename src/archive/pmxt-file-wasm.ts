@@ -4,6 +4,7 @@ import * as parquet from "parquet-wasm";
 import {
   type DecimalColumn,
   type KeptEvent,
+  KeptEventBatches,
   type KeptRun,
   checkPmxtColumns,
   PMXT_COLUMNS,
@@ -83,7 +84,7 @@ export class WasmRowGroups implements RowGroupReader {
   ): Promise<number> {
     const runs = await this.keptRuns(index, keep);
     let kept = 0;
-    let pending: KeptEvent[] = [];
+    const batches = new KeptEventBatches(onEvents, flushEvery);
     for (const span of this.spansOf(runs)) {
       const stream = (await this.file.stream({
         rowGroups: [index],
@@ -104,13 +105,9 @@ export class WasmRowGroups implements RowGroupReader {
             arrow.tableFromIPC(batch.slice(from - offset, to - from).intoIPCStream()),
           );
           for (let row = 0; row < to - from; row++)
-            pending.push({ conditionId: run.conditionId, event: rowEvent(columns, row, run.conditionId) });
+            batches.push({ conditionId: run.conditionId, event: rowEvent(columns, row, run.conditionId) });
           kept += to - from;
-          // Handed over at a market's end, so that its two tokens' runs are appended together.
-          if (to === run.end && pending.length >= flushEvery) {
-            await onEvents(pending);
-            pending = [];
-          }
+          if (to === run.end) await batches.marketEnded();
         }
         batch.free();
         offset = end;
@@ -118,7 +115,7 @@ export class WasmRowGroups implements RowGroupReader {
       if (offset !== span.end) throw new Error("rows missing from a run");
     }
     if (kept !== runs.reduce((n, r) => n + r.end - r.start, 0)) throw new Error("rows missing from a run");
-    if (pending.length > 0) await onEvents(pending);
+    await batches.finish();
     return kept;
   }
 

@@ -69,6 +69,39 @@ export interface RowGroupReader {
   close(): void;
 }
 
+/**
+ * Kept events handed to the caller in parts: only at a market's end (so that its two tokens' runs are
+ * appended together), once `flushEvery` are held; the rest at the row group's end.
+ */
+export class KeptEventBatches {
+  private pending: KeptEvent[] = [];
+  private readonly onEvents: (events: KeptEvent[]) => Promise<void>;
+  private readonly flushEvery: number;
+
+  constructor(onEvents: (events: KeptEvent[]) => Promise<void>, flushEvery: number) {
+    this.onEvents = onEvents;
+    this.flushEvery = flushEvery;
+  }
+
+  push(event: KeptEvent): void {
+    this.pending.push(event);
+  }
+
+  async marketEnded(): Promise<void> {
+    if (this.pending.length >= this.flushEvery) await this.handOver();
+  }
+
+  async finish(): Promise<void> {
+    if (this.pending.length > 0) await this.handOver();
+  }
+
+  private async handOver(): Promise<void> {
+    const events = this.pending;
+    this.pending = [];
+    await this.onEvents(events);
+  }
+}
+
 /** A kept market's rows in a row group: [start, end). */
 export interface KeptRun {
   conditionId: string;
