@@ -1,13 +1,11 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Market } from "../src/domain/market.ts";
 import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
-import { archiveHour, strangerRows, writeHourFeed } from "../test/helpers/pmxt-hour.ts";
+import { archiveHour, importPmxtProcess, strangerRows, writeHourFeed } from "../test/helpers/pmxt-hour.ts";
 import { writePmxtFileInRowGroups } from "../test/helpers/pmxt-parquet.ts";
 import { archiveOrder } from "../test/helpers/pmxt-stream.ts";
-import { BIN, ROOT } from "../test/helpers/paths.ts";
 
 /**
  * The time and disk of `updown import pmxt` on one generated PMXT hour of a real hour's size (the
@@ -53,32 +51,7 @@ try {
   // The database's bytes: its file and its write-ahead log, if one is left.
   const bytes = () => statSync(db).size + (existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0);
   const before = bytes();
-  const t1 = performance.now();
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      join(ROOT, "test/helpers/max-rss.mjs"),
-      BIN,
-      "import",
-      "pmxt",
-      file,
-      "--feed",
-      `btc:${feed}`,
-      "--coins",
-      "btc",
-      "--json",
-      "--database-url",
-      `sqlite:${db}`,
-    ],
-    { cwd: ROOT },
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  const seconds = (performance.now() - t1) / 1000;
+  const { code, stdout, stderr, peakMiB: mib, seconds } = await importPmxtProcess(file, feed, db);
   if (code !== 0) throw new Error(`import pmxt exited ${code}: ${stderr}`);
   const report = JSON.parse(stdout) as {
     rowsRead: number;
@@ -90,7 +63,6 @@ try {
     throw new Error(
       `the import read ${report.rowsRead} rows (${report.rowsKept} kept): not the file written`,
     );
-  const mib = Number(/max-rss-kib (\d+)/.exec(stderr)?.[1]) / 1024;
   const growth = bytes() - before;
   console.log(
     `import pmxt: ${seconds.toFixed(1)} s (${Math.round(report.rowsRead / seconds).toLocaleString("en-US")} rows/s), ` +

@@ -1,6 +1,9 @@
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Market } from "../../src/domain/market.ts";
 import { HAND_MARKET } from "./app.ts";
+import { BIN, ROOT } from "./paths.ts";
 import type { PmxtRow } from "./pmxt-parquet.ts";
 import { ARCHIVE_MIX, conditionIdOf, marketStream, Rng, rowOf } from "./pmxt-stream.ts";
 
@@ -112,4 +115,37 @@ export function writeHourFeed(path: string, hours = 1): void {
     lines.push(`${s * 1000},${value},${value}000000000000000000,${s * 1000},${s * 1000 + 5}`);
   }
   writeFileSync(path, `${lines.join("\n")}\n`);
+}
+
+/** What `updown import pmxt` printed and how much memory it took, run as a process. */
+export interface ImportPmxtProcess {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Peak resident memory (test/helpers/max-rss.mjs), MiB. */
+  peakMiB: number;
+  seconds: number;
+}
+
+/** `updown import pmxt FILE --feed btc:FEED --coins btc --json` into the SQLite file `db`, as a process. */
+export async function importPmxtProcess(file: string, feed: string, db: string): Promise<ImportPmxtProcess> {
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      join(ROOT, "test/helpers/max-rss.mjs"),
+      BIN,
+      ...["import", "pmxt", file, "--feed", `btc:${feed}`, "--coins", "btc", "--json"],
+      ...["--database-url", `sqlite:${db}`],
+    ],
+    { cwd: ROOT },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  const kib = Number(/max-rss-kib (\d+)/.exec(stderr)?.[1]);
+  return { code, stdout, stderr, peakMiB: kib / 1024, seconds: (performance.now() - started) / 1000 };
 }

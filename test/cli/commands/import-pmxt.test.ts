@@ -12,7 +12,13 @@ import { SqliteStore } from "../../../src/store/dialects/sqlite/sqlite-store.ts"
 import type { Store } from "../../../src/store/ports/store.ts";
 import { runUpdown, runUpdownAsync } from "../../helpers/cli.ts";
 import { BIN, ROOT } from "../../helpers/paths.ts";
-import { HOUR_MARKETS, keptRows, strangerRows, writeHourFeed } from "../../helpers/pmxt-hour.ts";
+import {
+  HOUR_MARKETS,
+  importPmxtProcess,
+  keptRows,
+  strangerRows,
+  writeHourFeed,
+} from "../../helpers/pmxt-hour.ts";
 import { writePmxtFile } from "../../helpers/pmxt-parquet.ts";
 import { archiveOrder } from "../../helpers/pmxt-stream.ts";
 
@@ -284,36 +290,11 @@ describe("updown import pmxt: peak memory of a full row group", () => {
     writePmxtFile(file, rows);
     const db = join(dir, "mem.db");
     await (await openStore(db, MARKETS)).close();
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        join(ROOT, "test/helpers/max-rss.mjs"),
-        BIN,
-        "import",
-        "pmxt",
-        file,
-        "--feed",
-        `btc:${feed}`,
-        "--coins",
-        "btc",
-        "--json",
-        "--database-url",
-        `sqlite:${db}`,
-      ],
-      { cwd: ROOT },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+    const { code, stdout, stderr, peakMiB: mib } = await importPmxtProcess(file, feed, db);
     assert.equal(code, 0, stderr);
     const report = JSON.parse(stdout) as { rowsRead: number; rowsKept: number };
     assert.equal(report.rowsRead, 1_048_576);
     assert.equal(report.rowsKept, kept.length);
-    const kib = Number(/max-rss-kib (\d+)/.exec(stderr)?.[1]);
-    const mib = kib / 1024;
     process.stderr.write(
       `import pmxt of 1,048,576 rows (${kept.length} kept): peak RSS ${mib.toFixed(0)} MiB\n`,
     );
