@@ -52,14 +52,19 @@ function pgUid(): number {
 }
 
 /** Runs a PostgreSQL binary, as the postgres user when we are root. */
+/** Where Debian keeps it, which a PATH without the sbin folders does not reach. */
+const RUNUSER = existsSync("/usr/sbin/runuser") ? "/usr/sbin/runuser" : "runuser";
+
 function pgCommand(binary: string, args: string[]): void {
   const command = join(PG_BIN, binary);
   const result =
     process.getuid?.() === 0
-      ? spawnSync("runuser", ["-u", "postgres", "--", command, ...args], { encoding: "utf8" })
+      ? spawnSync(RUNUSER, ["-u", "postgres", "--", command, ...args], { encoding: "utf8" })
       : spawnSync(command, args, { encoding: "utf8" });
   if (result.status !== 0) {
-    throw new Error(`${binary} ${args.join(" ")} failed: ${result.stderr || result.stdout}`);
+    // Not started at all (runuser or the binary not found): the spawn's own error says why.
+    const why = result.error?.message ?? (result.stderr || result.stdout);
+    throw new Error(`${binary} ${args.join(" ")} failed: ${why}`);
   }
 }
 

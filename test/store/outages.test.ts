@@ -182,15 +182,22 @@ describe("one serve process while its Redis and PostgreSQL go away and come back
         pro: { requests_per_minute: 1_000_000, requests_per_day: 100_000_000 },
       }),
     );
-    [pgServer, redisServer] = await Promise.all([startOwnPostgres(), startOwnRedis()]);
+    // Both started, or neither left running: a server started beside one that failed would keep this
+    // process alive after its tests (after() stops only what the assignment below names).
+    const [pg, redis] = await Promise.allSettled([startOwnPostgres(), startOwnRedis()]);
+    if (pg.status === "fulfilled") pgServer = pg.value;
+    if (redis.status === "fulfilled") redisServer = redis.value;
+    if (pg.status === "rejected") throw pg.reason as Error;
+    if (redis.status === "rejected") throw redis.reason as Error;
+    const [ownPg, ownRedis] = [pg.value, redis.value];
     await updown("seed", "--counts", "5m=1,15m=0,1h=2,4h=0,24h=0", "--coins", "btc");
     proKey = (await updown("keys", "create", "--plan", "pro")).trim();
     starterKey = (await updown("keys", "create", "--plan", "starter")).trim();
     clockOffset = minuteStartOffset();
     server = await startServeProcess({
       CLOCK_OFFSET_MS: String(clockOffset),
-      DATABASE_URL: pgServer.url,
-      REDIS_URL: redisServer.url,
+      DATABASE_URL: ownPg.url,
+      REDIS_URL: ownRedis.url,
       PLANS_FILE: join(dir, "plans.json"),
       LOG_LEVEL: "info",
     });
