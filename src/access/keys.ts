@@ -1,4 +1,3 @@
-import { timingSafeEqual } from "node:crypto";
 import { type ApiKeyRecord, generateKey, keyIdOf, keyMatches, type PlanName } from "../domain/api-key.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock, Micros } from "../domain/time.ts";
@@ -30,15 +29,15 @@ export const KEY_RECORD_TTL: Micros = 1_000_000;
 const MAX_CACHED_KEYS = 10_000;
 
 /**
- * A record as kept between store reads. `verified` holds the bytes of the key last shown to match
- * the record's hash: a key presented again is compared with them in constant time instead of hashed
+ * A record as kept between store reads. `verified` holds the key last shown to match the record's
+ * hash: a key presented again is compared with it in constant time instead of hashed
  * again (hashing was the largest cost of a cached page's request). They live in this process's memory
  * only, as long as the entry (a store read starts a new one), like the key in the request that brought it.
  */
 interface CachedRecord {
   record: ApiKeyRecord;
   at: Micros;
-  verified: Buffer | null;
+  verified: string | null;
 }
 
 /**
@@ -90,15 +89,29 @@ export class KeyService {
     if (!presented) return null;
     const id = keyIdOf(presented);
     if (!id) return null;
-    const entry = await this.entryOf(id);
-    if (!entry || !matches(presented, entry) || entry.record.revokedAt !== null) return null;
-    return entry.record;
+    return verified(presented, this.keptEntry(id) ?? (await this.entryOf(id)));
+  }
+
+  /**
+   * authenticate() where it needs no store read: the record of a presented key kept from a read less
+   * than KEY_RECORD_TTL ago, or null for a key that is not valid; undefined where the store must be read.
+   */
+  authenticateKept(presented: string | undefined): ApiKeyRecord | null | undefined {
+    if (!presented) return null;
+    const id = keyIdOf(presented);
+    if (!id) return null;
+    const entry = this.keptEntry(id);
+    return entry === undefined ? undefined : verified(presented, entry);
+  }
+
+  private keptEntry(id: string): CachedRecord | undefined {
+    const now = this.clock.nowMicros();
+    const cached = this.records.get(id);
+    return cached && now >= cached.at && now - cached.at < KEY_RECORD_TTL ? cached : undefined;
   }
 
   private async entryOf(id: string): Promise<CachedRecord | null> {
     const now = this.clock.nowMicros();
-    const cached = this.records.get(id);
-    if (cached && now >= cached.at && now - cached.at < KEY_RECORD_TTL) return cached;
     const record = await this.keys.findApiKey(id);
     // Unknown ids are not kept: guessing is throttled per address, and the map stays bounded by real keys.
     if (!record) {
@@ -121,12 +134,27 @@ export class KeyService {
   }
 }
 
-/** Whether the presented key is the entry's: the bytes verified before, else its hash (then remembered). */
+/** The entry's record if the presented key is its key and it is not revoked. */
+function verified(presented: string, entry: CachedRecord | null): ApiKeyRecord | null {
+  return entry && matches(presented, entry) && entry.record.revokedAt === null ? entry.record : null;
+}
+
+/** Whether the presented key is the entry's: the text verified before, else its hash (then remembered). */
 function matches(presented: string, entry: CachedRecord): boolean {
-  const bytes = Buffer.from(presented, "latin1");
   const { verified } = entry;
-  if (verified !== null && verified.length === bytes.length && timingSafeEqual(verified, bytes)) return true;
+  if (verified !== null && sameText(verified, presented)) return true;
   if (!keyMatches(presented, entry.record)) return false;
-  entry.verified = bytes;
+  entry.verified = presented;
   return true;
+}
+
+/**
+ * Equality of two texts in time that depends on their length only: every code unit is compared, with
+ * no early exit (crypto's timingSafeEqual would want a Buffer made of the key on every request).
+ */
+function sameText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
 }

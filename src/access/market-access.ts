@@ -16,6 +16,13 @@ export interface HiddenSeries {
 /** Start times are Unix seconds; nothing starts after this. */
 const HIDE_ALL = Number.MAX_SAFE_INTEGER;
 
+const cutoffId = (coin: Coin, type: MarketType, count: number) => `${coin}:${type}:${count}`;
+
+/** Whether a market starts inside its series' window (a null cutoff: the window holds every market). */
+function opens(market: Market, cutoff: number | null): boolean {
+  return cutoff === null || market.startTime >= cutoff;
+}
+
 /**
  * Which markets a plan opens (DESIGN 3.3): the free plan sees the latest N markets of each type of the
  * coins its plan names (BTC by default), counted over the markets stored. Windows are recomputed at most once per `ttl`, so a replica sees a
@@ -43,9 +50,9 @@ export class MarketAccess {
    * would otherwise read the record again.
    */
   async find(asked: string): Promise<StoredMarket | null> {
+    const kept = this.findKept(asked);
+    if (kept) return kept;
     const now = this.clock.nowMicros();
-    const cached = this.resolved.get(asked);
-    if (cached && now >= cached.at && now - cached.at < this.ttl) return cached.market;
     const market = await this.markets.getMarket(canonicalSlug(asked) ?? asked.toLowerCase());
     if (market && isResolved(market)) {
       if (this.resolved.size >= 10_000) this.resolved.clear();
@@ -54,27 +61,47 @@ export class MarketAccess {
     return market;
   }
 
+  /** find() where it needs no store read: a resolved market kept from a read less than `ttl` ago. */
+  findKept(asked: string): StoredMarket | undefined {
+    const now = this.clock.nowMicros();
+    const cached = this.resolved.get(asked);
+    return cached && now >= cached.at && now - cached.at < this.ttl ? cached.market : undefined;
+  }
+
+  /** cutoff() where it needs no store read: kept from a read less than `ttl` ago; else undefined. */
+  private keptCutoff(coin: Coin, type: MarketType, count: number): number | null | undefined {
+    if (count === 0) return HIDE_ALL;
+    const now = this.clock.nowMicros();
+    const cached = this.cutoffs.get(cutoffId(coin, type, count));
+    return cached && now - cached.at < this.ttl && now >= cached.at ? cached.startTime : undefined;
+  }
+
   /**
    * The earliest start time inside the window of the latest `count` markets of a coin and type; null
    * when no stored market falls outside it (one more is read to know).
    */
   private async cutoff(coin: Coin, type: MarketType, count: number): Promise<number | null> {
-    if (count === 0) return HIDE_ALL;
+    const kept = this.keptCutoff(coin, type, count);
+    if (kept !== undefined) return kept;
     const now = this.clock.nowMicros();
-    const id = `${coin}:${type}:${count}`;
-    const cached = this.cutoffs.get(id);
-    if (cached && now - cached.at < this.ttl && now >= cached.at) return cached.startTime;
     const latest = await this.markets.latestStartTimes(coin, type, count + 1);
     const startTime = latest.length <= count ? null : latest[count - 1];
-    this.cutoffs.set(id, { at: now, startTime });
+    this.cutoffs.set(cutoffId(coin, type, count), { at: now, startTime });
     return startTime;
   }
 
   async canOpen(plan: PlanName, market: Market): Promise<boolean> {
     const windows = this.plans[plan].history[market.coin];
     if (windows === undefined) return true;
-    const cutoff = await this.cutoff(market.coin, market.marketType, windows[market.marketType]);
-    return cutoff === null || market.startTime >= cutoff;
+    return opens(market, await this.cutoff(market.coin, market.marketType, windows[market.marketType]));
+  }
+
+  /** canOpen() where it needs no store read; undefined where it does. */
+  canOpenKept(plan: PlanName, market: Market): boolean | undefined {
+    const windows = this.plans[plan].history[market.coin];
+    if (windows === undefined) return true;
+    const cutoff = this.keptCutoff(market.coin, market.marketType, windows[market.marketType]);
+    return cutoff === undefined ? undefined : opens(market, cutoff);
   }
 
   /**

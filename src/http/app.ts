@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { maxHeaderSize } from "node:http";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
@@ -32,6 +31,8 @@ import { documentRoutes } from "./documents.ts";
 import { keylessLimit } from "./keyless-limit.ts";
 import { renderLlmsTxt } from "./llms-txt.ts";
 import { Metering } from "./metering.ts";
+import { answerCachedPages } from "./cached-page-answers.ts";
+import { requestIdOf } from "./request-id.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
 import { openApiOptions } from "./openapi.ts";
 import { accountRoutes } from "./routes/account.ts";
@@ -95,13 +96,6 @@ const UNMETERED_CALLER: ApiKeyRecord = {
   perMinuteLimit: null,
   perDayLimit: null,
 };
-
-const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
-
-function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {
-  const given = req.headers["x-request-id"];
-  return typeof given === "string" && REQUEST_ID_RE.test(given) ? given : randomUUID();
-}
 
 /** Turns Fastify's schema-validation error into a message naming the parameter and its rule. */
 function describeValidation(err: FastifyError): ApiError {
@@ -227,17 +221,18 @@ function backtestJobs(app: FastifyInstance, ctx: AppContext): void {
 
 type OnRequest = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
+/** An unmetered app takes every caller for an enterprise key. */
+const unmeteredCaller: OnRequest = async (req) => {
+  req.apiKey = UNMETERED_CALLER;
+};
+
 /**
- * Authentication and counting (DESIGN 3.2), one hook for /v1 and /mcp alike, with one memory of the
- * addresses that keep failing; an unmetered app takes every caller for an enterprise key.
+ * Authentication and counting (DESIGN 3.2), one for /v1 and /mcp alike, with one memory of the
+ * addresses that keep failing; none for an unmetered app.
  */
-function meteringHook(ctx: AppContext): OnRequest {
-  if (ctx.unmetered) {
-    return async (req) => {
-      req.apiKey = UNMETERED_CALLER;
-    };
-  }
-  const metering = new Metering({
+function meteringOf(ctx: AppContext): Metering | null {
+  if (ctx.unmetered) return null;
+  return new Metering({
     keys: ctx.keys,
     limiter: ctx.limiter,
     plans: ctx.plans,
@@ -246,7 +241,6 @@ function meteringHook(ctx: AppContext): OnRequest {
     uncountedPerMinute: ctx.config.uncountedRequestsPerMinute,
     metrics: ctx.metrics,
   });
-  return metering.onRequest;
 }
 
 /** The /v1 API: every route behind authentication and counting (DESIGN 3.2). */
@@ -329,9 +323,11 @@ export const updownApp = fp<AppPluginOptions>(
     });
     webPageRoutes(app, options.webDir);
     opsRoutes(app.withTypeProvider<TypeBoxTypeProvider>(), ctx);
-    const meter = meteringHook(ctx);
+    const metering = meteringOf(ctx);
+    const meter = metering?.onRequest ?? unmeteredCaller;
     await app.register(v1Api(ctx, routes, meter), { prefix: "/v1" });
     await app.register(mcpRoutes(app, meter));
+    if (metering) answerCachedPages(app, ctx, metering);
   },
   { name: "updown-app", fastify: "5.x" },
 );

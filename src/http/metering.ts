@@ -160,6 +160,12 @@ function rateLimitExceeded(plans: Plans, key: ApiKeyRecord, d: LimitDecision, no
   );
 }
 
+/** A request counted: the decision and the limit headers its answer carries. */
+export interface Taken {
+  decision: LimitDecision;
+  headers: Record<string, string>;
+}
+
 /** How a key's requests are counted: its limiter subject, its windows and their policy field. */
 interface CountedAs {
   subject: string;
@@ -199,17 +205,44 @@ export class Metering {
     }
     req.apiKey = key;
 
-    const { subject, windows, policy } = this.countedAs(key);
     const metered = req.routeOptions.config.metered !== false;
-    const decision = metered
-      ? await limiter.limit(subject, windows, 1, nowMs)
-      : await limiter.peek(subject, windows, nowMs);
-    reply.headers(rateLimitHeaders(key.plan, decision, nowMs, policy));
+    if (!metered) {
+      const { subject, windows, policy } = this.countedAs(key);
+      const decision = await limiter.peek(subject, windows, nowMs);
+      reply.headers(rateLimitHeaders(key.plan, decision, nowMs, policy));
+      req.limitDecision = decision;
+      return this.takeUncounted(key, nowMs);
+    }
+    const { decision, headers } = await this.take(key, nowMs);
+    reply.headers(headers);
     req.limitDecision = decision;
-    if (!metered) return this.takeUncounted(key, nowMs);
-    this.count(decision.rejectedBy === null ? "admitted" : `refused_${decision.rejectedBy}`);
+    this.report(decision);
     if (!decision.admitted) throw rateLimitExceeded(plans, key, decision, nowMs);
   };
+
+  /**
+   * Counts one request of `key` in its windows (a refused one counts nowhere, limiter.ts): the
+   * decision and the limit headers its answer carries. The caller reports it with report().
+   */
+  async take(key: ApiKeyRecord, nowMs: number): Promise<Taken> {
+    const { subject, windows, policy } = this.countedAs(key);
+    const decision = await this.options.limiter.limit(subject, windows, 1, nowMs);
+    return { decision, headers: rateLimitHeaders(key.plan, decision, nowMs, policy) };
+  }
+
+  /** take() decided at once, where the limiter can (RateLimiter.limitNow); else null, counting nothing. */
+  takeNow(key: ApiKeyRecord, nowMs: number): Taken | null {
+    const { limiter } = this.options;
+    if (limiter.limitNow === undefined) return null;
+    const { subject, windows, policy } = this.countedAs(key);
+    const decision = limiter.limitNow(subject, windows, 1, nowMs);
+    return { decision, headers: rateLimitHeaders(key.plan, decision, nowMs, policy) };
+  }
+
+  /** A metered request's decision, in the limiter's metrics. */
+  report(decision: LimitDecision): void {
+    this.count(decision.rejectedBy === null ? "admitted" : `refused_${decision.rejectedBy}`);
+  }
 
   private countedAs(key: ApiKeyRecord): CountedAs {
     let counted = this.counted.get(key);

@@ -117,6 +117,10 @@ export class Metrics {
     "updown_store_errors_total",
     "Requests that failed because the store failed, by kind (unavailable, error).",
   );
+  readonly directPageAnswers = new Counter(
+    "updown_page_cache_direct_answers_total",
+    "Repeated requests for a cached page answered before routing (src/http/cached-page-answers.ts); also counted in updown_http_requests_total.",
+  );
   /** Read when rendering: gauges whose value lives elsewhere. */
   private readonly gauges: { name: string; help: string; read: () => number }[] = [];
 
@@ -125,9 +129,13 @@ export class Metrics {
   }
 
   render(): string {
-    const parts = [this.requests, this.latency, this.limiterDecisions, this.storeErrors].map((m) =>
-      m.render(),
-    );
+    const parts = [
+      this.requests,
+      this.latency,
+      this.limiterDecisions,
+      this.storeErrors,
+      this.directPageAnswers,
+    ].map((m) => m.render());
     for (const g of this.gauges)
       parts.push(`# HELP ${g.name} ${g.help}\n# TYPE ${g.name} gauge\n${g.name} ${g.read()}`);
     return `${parts.join("\n")}\n`;

@@ -1,3 +1,4 @@
+import type { StoredMarket } from "../store/ports/market-store.ts";
 import { compress, type Encoding } from "./compression.ts";
 
 /** A rendered response body, the validator that names it, and its compressed forms as made. */
@@ -6,12 +7,37 @@ export interface CachedPage {
   etag: string;
   /** The body in each encoding asked for so far, compressed once each (a promise while it runs). */
   encoded?: Partial<Record<Encoding, Promise<Buffer>>>;
+  /** The same, once each compression has finished: what an answer can send without waiting. */
+  ready?: Partial<Record<Encoding, Buffer>>;
   /** Bytes the cache counts for this page: the body and every finished encoding. */
   bytes?: number;
 }
 
+/** How long a client may keep a resolved market's page: it never changes (only a new version's key). */
+export const PAGE_CACHE_CONTROL = "private, max-age=86400";
+
 /** Keys remembered as asked for once (admits()); past this many the memory starts over. */
 const SEEN_MAX = 1 << 16;
+
+/** Request URLs remembered with the page they name (rememberRequest()); past this many, forgotten. */
+const REQUESTS_MAX = 1 << 14;
+
+/**
+ * What a request URL of the snapshot route was found to name once Fastify had routed, checked and
+ * parsed it: the market as asked in the path, and the page's query as it enters the cache key.
+ */
+export interface PageRequest {
+  slug: string;
+  query: string;
+}
+
+/**
+ * The cache key of a resolved market's page: the exact version of the market (its updated_at and
+ * snapshot count) and the page's query (pageQueryKey).
+ */
+export function pageKey(market: StoredMarket, query: string): string {
+  return `${market.key}:${market.updatedAt}:${market.snapshotCount}:${query}`;
+}
 
 /**
  * Rendered pages of resolved markets, least recently used first out, bounded by total bytes: the
@@ -25,6 +51,10 @@ export class PageCache {
   private readonly maxBytes: number;
   /** Hashes of keys asked for once and not kept (admits()). */
   private readonly seen = new Set<number>();
+  /** Request URLs that named a page served from the cache (cached-page-answers.ts). */
+  private readonly requests = new Map<string, PageRequest>();
+  /** The entry last inserted or moved to the back: the most recently used. */
+  private newest: CachedPage | undefined;
 
   constructor(maxBytes: number) {
     this.maxBytes = maxBytes;
@@ -48,10 +78,12 @@ export class PageCache {
 
   get(key: string): CachedPage | undefined {
     const page = this.entries.get(key);
-    if (page) {
-      // Re-inserting moves the entry to the back of Map's insertion order: most recently used.
+    if (page && page !== this.newest) {
+      // Re-inserting moves the entry to the back of Map's insertion order: most recently used. Not for
+      // the newest already: a delete and a set each time fill the Map's table with holes to rehash.
       this.entries.delete(key);
       this.entries.set(key, page);
+      this.newest = page;
     }
     return page;
   }
@@ -65,6 +97,7 @@ export class PageCache {
     }
     page.bytes = page.body.length;
     this.entries.set(key, page);
+    this.newest = page;
     this.bytes += page.bytes;
     this.evict();
   }
@@ -83,6 +116,7 @@ export class PageCache {
       made.then(
         (bytes) => {
           if (this.entries.get(key) !== page) return;
+          (page.ready ??= {})[encoding] = bytes;
           page.bytes = (page.bytes ?? page.body.length) + bytes.length;
           this.bytes += bytes.length;
           this.evict();
@@ -94,6 +128,20 @@ export class PageCache {
       );
     }
     return pending;
+  }
+
+  /**
+   * Remembers that `url`, routed and checked by the server, named this page query of the market asked
+   * as `slug`, so that the same URL can be answered again without routing it (cached-page-answers.ts).
+   */
+  rememberRequest(url: string, request: PageRequest): void {
+    if (this.maxBytes === 0 || this.requests.has(url)) return;
+    if (this.requests.size >= REQUESTS_MAX) this.requests.clear();
+    this.requests.set(url, request);
+  }
+
+  requestOf(url: string): PageRequest | undefined {
+    return this.requests.get(url);
   }
 
   private evict(): void {

@@ -16,6 +16,11 @@ export interface RateLimiter {
   readonly degraded: boolean;
   /** Adds `cost` to every window of `subject`, or refuses and adds nothing when one has less left. */
   limit(subject: string, windows: readonly RateWindow[], cost: number, nowMs: number): Promise<LimitDecision>;
+  /**
+   * limit() decided at once, for a limiter that needs no round trip (memory.ts); absent on one that
+   * does. A cached page's answer (cached-page-answers.ts) takes it to skip a promise.
+   */
+  limitNow?(subject: string, windows: readonly RateWindow[], cost: number, nowMs: number): LimitDecision;
   /** The windows as they stand, counting nothing; `admitted` tells whether a cost of one would be. */
   peek(subject: string, windows: readonly RateWindow[], nowMs: number): Promise<LimitDecision>;
   close(): Promise<void>;

@@ -62,6 +62,10 @@ export class MemoryLimiter implements RateLimiter {
     cost: number,
     nowMs: number,
   ): Promise<LimitDecision> {
+    return this.limitNow(subject, windows, cost, nowMs);
+  }
+
+  limitNow(subject: string, windows: readonly RateWindow[], cost: number, nowMs: number): LimitDecision {
     checkCost(cost);
     this.sweep(nowMs);
     const used = this.usedIn(subject, windows, nowMs);

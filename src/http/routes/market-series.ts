@@ -9,7 +9,7 @@ import { writeSnapshotJson } from "../../wire/wire.ts";
 import type { MarketStore, StoredMarket } from "../../store/ports/market-store.ts";
 import { negotiate, varyOnEncoding } from "../compression.ts";
 import type { Api, AppContext } from "../context.ts";
-import type { CachedPage } from "../page-cache.ts";
+import { type CachedPage, PAGE_CACHE_CONTROL } from "../page-cache.ts";
 import { openMarket, timeRange } from "../params.ts";
 import { answer, Query, ref, SlugParams, TimeParam, v1Responses } from "../schemas.ts";
 
@@ -127,7 +127,7 @@ export function marketSeriesRoutes(app: Api, ctx: AppContext): void {
       };
       ctx.pageCache.set(key, page);
     }
-    reply.header("etag", page.etag).header("cache-control", "private, max-age=86400");
+    reply.header("etag", page.etag).header("cache-control", PAGE_CACHE_CONTROL);
     varyOnEncoding(reply);
     if (req.headers["if-none-match"] === page.etag) return reply.code(304).send();
     const encoding = negotiate(req.headers["accept-encoding"]);

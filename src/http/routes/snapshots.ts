@@ -13,7 +13,7 @@ import { bookOfMarketAt } from "./book.ts";
 import type { Api, AppContext } from "../context.ts";
 import { negotiate, varyOnEncoding } from "../compression.ts";
 import { notFound } from "../errors.ts";
-import type { CachedPage } from "../page-cache.ts";
+import { type CachedPage, PAGE_CACHE_CONTROL, pageKey } from "../page-cache.ts";
 import { openMarket, timeParam, timeRange } from "../params.ts";
 import {
   answer,
@@ -200,11 +200,12 @@ export function snapshotRoutes(app: Api, ctx: AppContext): void {
     if (!isResolved(market)) return renderPage(ctx, market, q, from, to, sendOnce);
 
     // A resolved market's pages never change; the key names the exact version of the market.
-    const key = `${market.key}:${market.updatedAt}:${market.snapshotCount}:${q.order}:${q.limit}:${q.offset}:${from}:${to}:${q.include_orderbook}`;
+    const query = `${q.order}:${q.limit}:${q.offset}:${from}:${to}:${q.include_orderbook}`;
+    const key = pageKey(market, query);
     let page: CachedPage | undefined = ctx.pageCache.get(key);
     const etag = page?.etag ?? `"${hash("sha1", key, "base64url")}"`;
     reply.header("etag", etag);
-    reply.header("cache-control", "private, max-age=86400");
+    reply.header("cache-control", PAGE_CACHE_CONTROL);
     varyOnEncoding(reply);
     if (req.headers["if-none-match"] === etag) return reply.code(304).send();
     if (!page) {
@@ -213,6 +214,8 @@ export function snapshotRoutes(app: Api, ctx: AppContext): void {
       page = { body: await renderPage(ctx, market, q, from, to, (w) => w.toBuffer()), etag };
       ctx.pageCache.set(key, page);
     }
+    // The same URL, asked again, is answered before routing while the page stays (cached-page-answers.ts).
+    ctx.pageCache.rememberRequest(req.url, { slug: req.params.slug, query });
     const encoding = negotiate(req.headers["accept-encoding"]);
     if (encoding === null) return sendJson(reply, page.body);
     const bytes = await ctx.pageCache.encoded(key, page, encoding);
