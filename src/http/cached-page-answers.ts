@@ -8,7 +8,7 @@ import { ALWAYS_HEADERS, CORS_HEADERS } from "./cors.ts";
 import type { ApiKeyRecord } from "../domain/api-key.ts";
 import type { Encoding } from "./compression.ts";
 import type { Metering, Taken } from "./metering.ts";
-import { PAGE_CACHE_CONTROL, pageKey } from "./page-cache.ts";
+import { PAGE_CACHE_CONTROL, pageKeyOf } from "./page-cache.ts";
 import { requestIdOf } from "./request-id.ts";
 
 /**
@@ -130,7 +130,7 @@ class CachedPageAnswers {
     if (!key) return null;
     const market = ctx.access.findKept(asked.slug);
     if (!market || !isResolved(market) || ctx.access.canOpenKept(key.plan, market) !== true) return null;
-    const page = ctx.pageCache.get(pageKey(market, asked.query));
+    const page = ctx.pageCache.get(pageKeyOf(asked, market));
     if (!page) return null;
     const encoding = negotiate(req.headers["accept-encoding"]);
     const body = encoding === null ? page.body : page.ready?.[encoding];

@@ -29,6 +29,17 @@ const REQUESTS_MAX = 1 << 14;
 export interface PageRequest {
   slug: string;
   query: string;
+  /**
+   * The cache key last made for it and the market record it was made of: MarketAccess hands out the
+   * same record for a second, and a key made again would be a new string to hash on every lookup.
+   */
+  keyOf?: { market: StoredMarket; key: string };
+}
+
+/** pageKey() of the request's query and `market`, made once per market record. */
+export function pageKeyOf(request: PageRequest, market: StoredMarket): string {
+  if (request.keyOf?.market !== market) request.keyOf = { market, key: pageKey(market, request.query) };
+  return request.keyOf.key;
 }
 
 /**
