@@ -474,7 +474,11 @@ async function runSocket(
     const replay = await prepare(ctx, key, subscribedAssets(text), params);
     await charge(ctx, key, counted, replay.cost);
     outcome = "failed";
+    const socket = rawSocket(ws);
     for await (const batch of messagesOf(ctx, replay, gone.signal)) {
+      // A batch's frames leave in one write rather than one system call each (ws writes every frame
+      // as it is sent): the socket is corked while they are queued, and uncorked before any wait.
+      socket.cork();
       for (const message of batch) {
         if (gone.signal.aborted) break;
         ws.send(message);
@@ -482,12 +486,18 @@ async function runSocket(
         const waiting = ws.bufferedAmount;
         if (waiting > session.bufferedHigh) session.bufferedHigh = waiting;
         if (waiting > REPLAY_HIGH_WATER) {
-          // The reader is behind: wait for it rather than buffer (a slow reader slows the replay).
-          session.drainWaits++;
-          ctx.replays.emit("wait", session);
-          await drained(ws, gone.signal);
+          // The kernel takes what it has room for first; what it leaves means the reader is behind:
+          // wait for it rather than buffer (a slow reader slows the replay).
+          socket.uncork();
+          if (ws.bufferedAmount > REPLAY_HIGH_WATER) {
+            session.drainWaits++;
+            ctx.replays.emit("wait", session);
+            await drained(ws, gone.signal);
+          }
+          socket.cork();
         }
       }
+      socket.uncork();
       if (gone.signal.aborted) break;
     }
     if (gone.signal.aborted) return void (outcome = "disconnected");
