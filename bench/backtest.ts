@@ -28,11 +28,15 @@ import { buildApp } from "../src/http/app.ts";
 import { seedDemo } from "../src/demo/seed.ts";
 import type { StoredMarket } from "../src/store/ports/market-store.ts";
 import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
-import { join } from "node:path";
+import { fork } from "node:child_process";
+import { once } from "node:events";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { LoadJob, LoadResult } from "./load.ts";
 
 const THROUGHPUT_TARGET = 0.5;
 const LATENCY_TARGET = 2;
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 /** 2026-07-24T00:20:34Z, as the other benchmarks. */
 const ANCHOR = 1784852434;
 
@@ -236,54 +240,37 @@ const CHURN: StrategyDefinition = {
 };
 
 /**
- * Keeps `n` heavy runs in flight until stopped: each of `n` clients posts a run (waiting up to 25 s
- * for it), polls it lightly (one market's result) if it answered 202, then reads its whole answer, and
- * posts the next.
+ * Keeps `n` heavy runs in flight until stopped, from a process of its own (bench/heavy-runs-client.ts):
+ * reading twenty runs' whole answers is the load generator's work, and in the server's process it
+ * would be timed as the server's (its event loop is the one whose p99 is measured).
  */
 function keepHeavyRunsInFlight(origin: string, key: string, n: number, body: object) {
-  let stopping = false;
-  let completed = 0;
-  const runMs: number[] = [];
-  let first: { trades: number; bytes: number } | null = null;
-  const headers = { "x-api-key": key, "content-type": "application/json" };
-  const client = async () => {
-    while (!stopping) {
-      const t0 = performance.now();
-      const posted = await fetch(`${origin}/v1/backtest-ai/run`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify(body),
-      });
-      if (posted.status === 429) {
-        await posted.arrayBuffer();
-        await new Promise((r) => setTimeout(r, 100));
-        continue;
-      }
-      const answer = (await posted.json()) as { run?: { id: string; status: string } };
-      if (answer.run === undefined) throw new Error(`the run was refused: ${JSON.stringify(answer)}`);
-      let { status } = answer.run;
-      while (status !== "complete" && status !== "failed") {
-        await new Promise((r) => setTimeout(r, 250));
-        const now = await fetch(`${origin}/v1/backtest-ai/runs/${answer.run.id}?results_limit=1`, {
-          headers,
-        });
-        status = ((await now.json()) as { run: { status: string } }).run.status;
-      }
-      const whole = await (await fetch(`${origin}/v1/backtest-ai/runs/${answer.run.id}`, { headers })).text();
-      first ??= {
-        trades: (JSON.parse(whole) as { aggregate: { trades: number } | null }).aggregate?.trades ?? 0,
-        bytes: Buffer.byteLength(whole),
-      };
-      completed++;
-      runMs.push(performance.now() - t0);
-    }
-  };
-  const clients = Array.from({ length: n }, client);
+  const child = fork(join(BENCH_DIR, "heavy-runs-client.ts"), [], {
+    execArgv: [],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const started = once(child, "message");
+  child.send({ type: "start", origin, key, n, body });
   return {
-    async stop() {
-      stopping = true;
-      await Promise.all(clients);
-      return { completed, runMs, first };
+    started,
+    async stop(): Promise<{
+      completed: number;
+      runMs: number[];
+      first: { trades: number; bytes: number } | null;
+    }> {
+      const done = once(child, "message");
+      child.send({ type: "stop" });
+      const [report] = (await done) as [
+        {
+          completed: number;
+          runMs: number[];
+          first: { trades: number; bytes: number } | null;
+          error?: string;
+        },
+      ];
+      child.disconnect();
+      if (report.error !== undefined) throw new Error(`heavy runs: ${report.error}`);
+      return report;
     },
   };
 }
@@ -316,10 +303,13 @@ async function heavyRuns(
     });
     const body = { definition: CHURN, coin: "btc", market_type: "15m", market_count: HEAVY_MARKETS };
     // One run first: the worker threads start and load their code before anything is measured.
-    await keepHeavyRunsInFlight(origin, key, 1, body).stop();
+    const warming = keepHeavyRunsInFlight(origin, key, 1, body);
+    await warming.started;
+    await warming.stop();
     if (o.warmupSeconds > 0) await o.load.run(job(o.warmupSeconds));
     const idle = await o.load.run(job(o.seconds));
     const keeper = keepHeavyRunsInFlight(origin, key, HEAVY_RUNS, body);
+    await keeper.started;
     // Every client's first run posted before measuring, so that twenty are in flight throughout.
     await new Promise((r) => setTimeout(r, 2000));
     const inFlight = await o.load.run(job(o.seconds));
