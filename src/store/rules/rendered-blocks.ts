@@ -69,8 +69,13 @@ export class RenderedBlock {
   /** The stored bytes, whose ends say where each second's JSON ends; null for text alone. */
   private readonly blob: Uint8Array | null;
   private readonly endsAt: number;
-  /** Ends found in text fetched alone, once a read needs them. */
+  /**
+   * Ends found in text fetched alone, as far as reads have needed them: seconds [0, scanned). A page
+   * needs one end inside each of its two partial blocks (and every end only when it has books), so
+   * the text is searched no further than the last second asked for.
+   */
   private found: Int32Array | null = null;
+  private scanned = 0;
 
   constructor(fetched: FetchedRendering, n: number) {
     if (typeof fetched === "string") {
@@ -101,8 +106,22 @@ export class RenderedBlock {
       const p = this.endsAt + 2 * d;
       return this.blob[p] | (this.blob[p + 1] << 8);
     }
-    this.found ??= endsInText(this.text as string, this.n);
-    return this.found[d];
+    return d < this.scanned ? (this.found as Int32Array)[d] : this.endInText(d);
+  }
+
+  /** Second d's end in text fetched alone: each second's JSON is flat and closes with its only brace. */
+  private endInText(d: number): number {
+    const text = this.text as string;
+    const found = (this.found ??= new Int32Array(this.n));
+    let p = this.scanned === 0 ? -1 : found[this.scanned - 1] - 1;
+    while (this.scanned <= d) {
+      p = text.indexOf("}", p + 1);
+      if (p < 0 || p === text.length - 1) {
+        throw new Error(`a rendered block's text does not hold ${this.n} seconds`);
+      }
+      found[this.scanned++] = p + 1;
+    }
+    return found[d];
   }
 
   start(d: number): number {
@@ -114,21 +133,6 @@ export class RenderedBlock {
     if (typeof this.text === "string") w.latin1(this.text, start, end);
     else w.bytes(this.text.subarray(start, end));
   }
-}
-
-/** Where each of n seconds' JSON ends in a rendered text: just past its closing brace. */
-function endsInText(text: string, n: number): Int32Array {
-  const ends = new Int32Array(n);
-  let p = -1;
-  for (let d = 0; d < n; d++) {
-    p = text.indexOf("}", p + 1);
-    if (p < 0) break;
-    ends[d] = p + 1;
-  }
-  if (p < 0 || ends[n - 1] !== text.length) {
-    throw new Error(`a rendered block's text does not hold ${n} seconds`);
-  }
-  return ends;
 }
 
 /** One block's part of a page: rows [from, to) in time order, and its books when the page has them. */
