@@ -6,7 +6,8 @@
  *
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/page-profile.ts [books] [br] [seconds=5]
  *
- * and summarize with bench/profile-summary.ts. Warm pages only (the first page of a resolved 1h
+ * and summarize with bench/profile-summary.ts; `routed` sends every request through Fastify's routing
+ * (cached-page-answers.ts leaves a conditional request to the app). Warm pages only (the first page of a resolved 1h
  * market, from the page cache): the cold ones need the bench's lists.
  */
 import { fork } from "node:child_process";
@@ -78,6 +79,9 @@ async function main(): Promise<void> {
   const [market] = (await store.markets.listMarkets({ resolved: true, limit: 1, offset: 0 })).markets;
   const path = `/v1/markets/${market.slug}/snapshots?offset=0${books ? "&include_orderbook=true" : ""}`;
   const headers: Record<string, string> = { "x-api-key": key, ...(br ? { "accept-encoding": "br" } : {}) };
+  // `routed`: every request through Fastify's routing (an If-None-Match that matches nothing is left
+  // to the app by cached-page-answers.ts), to see what a request costs that the direct answer skips.
+  if (args.includes("routed")) headers["if-none-match"] = '"none"';
   const page = await get(origin + path, headers);
   await get(origin + path, headers);
 
