@@ -19,8 +19,14 @@ export const PAGE_CACHE_CONTROL = "private, max-age=86400";
 /** Keys remembered as asked for once (admits()); past this many the memory starts over. */
 const SEEN_MAX = 1 << 16;
 
-/** Request URLs remembered with the page they name (rememberRequest()); past this many, forgotten. */
-const REQUESTS_MAX = 1 << 14;
+/**
+ * Request URLs remembered with the page they name (rememberRequest()): past this many, all forgotten;
+ * longer ones never remembered. Many spellings of one URL name the same page (parameters in another
+ * order, `offset=000…0`), so what a client can make the server remember is bounded by these two:
+ * at most 8 MiB of URLs, whatever it sends.
+ */
+const REQUESTS_MAX = 1 << 13;
+const REQUEST_URL_MAX = 1024;
 
 /**
  * What a request URL of the snapshot route was found to name once Fastify had routed, checked and
@@ -146,7 +152,7 @@ export class PageCache {
    * as `slug`, so that the same URL can be answered again without routing it (cached-page-answers.ts).
    */
   rememberRequest(url: string, request: PageRequest): void {
-    if (this.maxBytes === 0 || this.requests.has(url)) return;
+    if (this.maxBytes === 0 || url.length > REQUEST_URL_MAX || this.requests.has(url)) return;
     if (this.requests.size >= REQUESTS_MAX) this.requests.clear();
     this.requests.set(url, request);
   }
