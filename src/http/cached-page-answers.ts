@@ -1,12 +1,11 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
+import type { ApiKeyRecord } from "../domain/api-key.ts";
 import { isResolved } from "../domain/market.ts";
 import { presentedKey } from "./api-key-header.ts";
-import { negotiate } from "./compression.ts";
+import { type Encoding, negotiate } from "./compression.ts";
 import type { AppContext } from "./context.ts";
 import { ALWAYS_HEADERS, CORS_HEADERS } from "./cors.ts";
-import type { ApiKeyRecord } from "../domain/api-key.ts";
-import type { Encoding } from "./compression.ts";
 import type { Metering, Taken } from "./metering.ts";
 import { PAGE_CACHE_CONTROL, pageKeyOf } from "./page-cache.ts";
 import { requestIdOf } from "./request-id.ts";
