@@ -12,12 +12,23 @@ export interface OrderBook {
 
 export const EMPTY_BOOK: OrderBook = { bids: [], asks: [] };
 
-/** Upstream sends bids ascending and asks descending (best last); we always serve best first. */
+/**
+ * Upstream sends bids ascending and asks descending (best last); we always serve best first. A book
+ * best first already (as derived books are) is returned as it is, not copied.
+ */
 export function sortBestFirst(book: OrderBook): OrderBook {
+  if (ordered(book.bids, -1) && ordered(book.asks, 1)) return book;
   return {
     bids: [...book.bids].sort((a, b) => b.price - a.price),
     asks: [...book.asks].sort((a, b) => a.price - b.price),
   };
+}
+
+/** Whether the levels' prices run in `direction` (1 ascending, -1 descending); ties allowed. */
+function ordered(levels: readonly Level[], direction: 1 | -1): boolean {
+  for (let i = 1; i < levels.length; i++)
+    if ((levels[i].price - levels[i - 1].price) * direction < 0) return false;
+  return true;
 }
 
 const POW10 = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];

@@ -76,20 +76,9 @@ function writeSide(
   }
 }
 
-/** The book best first: itself when it is already (as derived books are), else sorted. */
-function bestFirst(book: OrderBook): OrderBook {
-  const sorted = (levels: Level[], descending: boolean) => {
-    for (let i = 1; i < levels.length; i++)
-      if (descending ? levels[i].price > levels[i - 1].price : levels[i].price < levels[i - 1].price)
-        return false;
-    return true;
-  };
-  return sorted(book.bids, true) && sorted(book.asks, false) ? book : sortBestFirst(book);
-}
-
 export function encodeBooks(up: OrderBook, down: OrderBook): Uint8Array {
-  const upSorted = bestFirst(up);
-  const downSorted = bestFirst(down);
+  const upSorted = sortBestFirst(up);
+  const downSorted = sortBestFirst(down);
   const pd = maxDecimals([upSorted, downSorted], "price", MAX_PRICE_DECIMALS);
   const sd = maxDecimals([upSorted, downSorted], "size", MAX_SIZE_DECIMALS);
   const mirrored = mirrors(upSorted, downSorted);

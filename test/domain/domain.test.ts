@@ -2,9 +2,12 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { pricePoints, settlementOf, settleWinner } from "../../src/domain/settlement.ts";
 import {
+  booksEqual,
   complementPrice,
   displayedPrice,
+  EMPTY_BOOK,
   mirrorBook,
+  mirrors,
   type OrderBook,
   sortBestFirst,
 } from "../../src/domain/book.ts";
@@ -176,6 +179,38 @@ describe("order books", () => {
       b.asks.map((l) => l.price),
       [0.51, 0.53, 0.99],
     );
+  });
+
+  test("a book best first already is returned as it is", () => {
+    const sorted = sortBestFirst(upstream);
+    assert.notEqual(sorted, upstream, "upstream's order is sorted into a copy");
+    assert.equal(sortBestFirst(sorted), sorted);
+    const ties = {
+      bids: [
+        { price: 0.5, size: 1 },
+        { price: 0.5, size: 2 },
+      ],
+      asks: [],
+    };
+    assert.equal(sortBestFirst(ties), ties);
+  });
+
+  test("mirrors(up, down) is booksEqual(mirrorBook(up), down)", () => {
+    const up = sortBestFirst(upstream);
+    const down = mirrorBook(up);
+    assert.equal(mirrors(up, down), true);
+    const offSize = {
+      ...down,
+      bids: [{ ...down.bids[0], size: down.bids[0].size + 1 }, ...down.bids.slice(1)],
+    };
+    const offPrice = { ...down, asks: [{ ...down.asks[0], price: 0.51 }, ...down.asks.slice(1)] };
+    const shorter = { ...down, asks: down.asks.slice(1) };
+    const swapped = { bids: down.asks, asks: down.bids };
+    for (const other of [offSize, offPrice, shorter, swapped, EMPTY_BOOK]) {
+      assert.equal(mirrors(up, other), booksEqual(mirrorBook(up), other));
+      assert.equal(mirrors(up, other), false);
+    }
+    assert.equal(mirrors(EMPTY_BOOK, EMPTY_BOOK), true);
   });
 
   test("the Down book mirrors the Up book at 1-p in exact decimals", () => {
