@@ -7,6 +7,7 @@ import { isoSeconds } from "../domain/time.ts";
 import type { AppContext } from "./context.ts";
 import { ApiError, notFound, secondsUntil, validationError } from "./errors.ts";
 import { callerOf, requireFeature } from "./params.ts";
+import { JSON_TYPE } from "./media-types.ts";
 
 /**
  * What the backtest routes share (DESIGN 3.7): who the caller is (key, Idempotency-Key, the series
@@ -132,7 +133,7 @@ export async function answering<T>(ctx: AppContext, req: FastifyRequest, work: (
  * Fastify's serializer left out.
  */
 export function sendJson(reply: FastifyReply, json: string) {
-  return reply.type("application/json; charset=utf-8").send(json);
+  return reply.type(JSON_TYPE).send(json);
 }
 
 /** A run answer: 200 once the run finished within `wait`, else 202 with where to poll. */

@@ -9,6 +9,7 @@ import { ALWAYS_HEADERS, CORS_HEADERS } from "./cors.ts";
 import type { Metering, Taken } from "./metering.ts";
 import { PAGE_CACHE_CONTROL, pageKeyOf } from "./page-cache.ts";
 import { requestIdOf } from "./request-id.ts";
+import { JSON_TYPE } from "./media-types.ts";
 
 /**
  * A repeated request for a page the page cache holds, answered from Node's request event without
@@ -146,7 +147,7 @@ class CachedPageAnswers {
     for (const [name, value] of LEADING_HEADERS) headers.push(name, value);
     for (const name in taken.headers) headers.push(name, taken.headers[name]);
     headers.push("etag", page.etag, "cache-control", PAGE_CACHE_CONTROL, "vary", "Accept-Encoding");
-    headers.push("content-type", "application/json; charset=utf-8");
+    headers.push("content-type", JSON_TYPE);
     if (page.encoding !== null) headers.push("content-encoding", page.encoding);
     headers.push("content-length", String(page.body.length));
     res.writeHead(200, headers);

@@ -6,6 +6,7 @@ import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from
 import { type Clock, isoMicros } from "../domain/time.ts";
 import { ALWAYS_HEADERS, CORS_HEADERS } from "./cors.ts";
 import { ApiError, badRequest, errorEnvelope } from "./errors.ts";
+import { JSON_TYPE } from "./media-types.ts";
 
 /**
  * Answers to requests that never reach a route: those Node's HTTP parser refuses (a malformed
@@ -43,7 +44,7 @@ export function rawAnswer(
 ): string {
   const body = JSON.stringify(errorEnvelope(err, requestId, isoMicros(now)));
   const headers: Record<string, string> = {
-    "content-type": "application/json; charset=utf-8",
+    "content-type": JSON_TYPE,
     "content-length": String(Buffer.byteLength(body)),
     "x-request-id": requestId,
     ...ALWAYS_HEADERS,
@@ -138,7 +139,7 @@ export function frameworkErrorHandler(
     void reply
       .code(apiErr.status)
       .headers({ "x-request-id": req.id, ...ALWAYS_HEADERS, ...CORS_HEADERS })
-      .type("application/json; charset=utf-8")
+      .type(JSON_TYPE)
       .send(body);
   };
 }

@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { dirname, extname, join } from "node:path";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { compress, type Encoding, negotiate, varyOnEncoding } from "./compression.ts";
+import { JSON_TYPE } from "./media-types.ts";
 
 /**
  * Files served from memory: rendered once, compressed once per encoding asked for, answered with a
@@ -85,7 +86,7 @@ const CONTENT_TYPES: Record<string, string> = {
   ".js": "application/javascript; charset=utf-8",
   ".css": "text/css; charset=utf-8",
   ".html": "text/html; charset=utf-8",
-  ".json": "application/json; charset=utf-8",
+  ".json": JSON_TYPE,
   ".png": "image/png",
   ".svg": "image/svg+xml",
 };
@@ -120,9 +121,7 @@ export interface DocumentSources {
  * before @fastify/swagger-ui's own handlers (which would serialize or read the disk per request).
  */
 export function documentRoutes(app: FastifyInstance, sources: DocumentSources): void {
-  const openApi = onFirstRequest(() =>
-    servedFile(Buffer.from(sources.openApi()), "application/json; charset=utf-8", DOCUMENT_CACHE),
-  );
+  const openApi = onFirstRequest(() => servedFile(Buffer.from(sources.openApi()), JSON_TYPE, DOCUMENT_CACHE));
   const llmsTxt = onFirstRequest(() =>
     servedFile(Buffer.from(sources.llmsTxt()), "text/plain; charset=utf-8", DOCUMENT_CACHE),
   );

@@ -13,6 +13,7 @@ import type { Api, AppContext } from "../context.ts";
 import { validationError } from "../errors.ts";
 import { openMarket, timeRange } from "../params.ts";
 import { answer, Limit, Offset, Order, Query, ref, SlugParams, TimeParam, v1Responses } from "../schemas.ts";
+import { JSON_TYPE } from "../media-types.ts";
 
 const EventQuery = Query({
   start_time: Type.Optional(TimeParam("Events whose upstream timestamp is at or after")),
@@ -184,6 +185,6 @@ export function eventRoutes(app: Api, ctx: AppContext): void {
     const body =
       `{"slug":${JSON.stringify(market.slug)},"events":[${events.map(eventJson).join(",")}],` +
       `"total":${total},"limit":${q.limit},"offset":${q.offset}}`;
-    return reply.type("application/json; charset=utf-8").send(body);
+    return reply.type(JSON_TYPE).send(body);
   });
 }

@@ -12,6 +12,7 @@ import type { Api, AppContext } from "../context.ts";
 import { type CachedPage, PAGE_CACHE_CONTROL } from "../page-cache.ts";
 import { openMarket, timeRange } from "../params.ts";
 import { answer, Query, ref, SlugParams, TimeParam, v1Responses } from "../schemas.ts";
+import { JSON_TYPE } from "../media-types.ts";
 
 const MAX_POINTS = 20_000;
 
@@ -115,7 +116,7 @@ export function marketSeriesRoutes(app: Api, ctx: AppContext): void {
     const q = req.query;
     const { from, to } = timeRange(q.start_time, q.end_time);
     const market = await openMarket(ctx, req, req.params.slug);
-    reply.type("application/json; charset=utf-8");
+    reply.type(JSON_TYPE);
     if (!isResolved(market)) return reply.send(await renderSeries(ctx, market, q, from, to));
     // As the snapshot pages: a resolved market's series never changes, and the key names its version.
     const key = `series:${market.key}:${market.updatedAt}:${market.snapshotCount}:${q.points}:${from}:${to}`;

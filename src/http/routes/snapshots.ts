@@ -27,6 +27,7 @@ import {
   TimeParam,
   v1Responses,
 } from "../schemas.ts";
+import { JSON_TYPE } from "../media-types.ts";
 
 const PageQuery = Query({
   limit: Limit(1000, 1000),
@@ -163,7 +164,7 @@ async function renderPage<T>(
   return out(w);
 }
 
-const asJson = (reply: FastifyReply) => reply.type("application/json; charset=utf-8");
+const asJson = (reply: FastifyReply) => reply.type(JSON_TYPE);
 
 function sendJson(reply: FastifyReply, body: string | Buffer) {
   return asJson(reply).send(body);
