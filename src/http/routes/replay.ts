@@ -444,6 +444,43 @@ function drained(ws: WebSocket, signal: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * Sends a batch of a replay's messages, in one write rather than one system call each (ws writes
+ * every frame as it is sent): the socket is corked while they are queued. Past the high-water mark
+ * the kernel takes what it has room for first; what it leaves means the reader is behind, and the
+ * replay waits for it rather than buffer (a slow reader slows the replay).
+ */
+async function sendBatch(
+  ctx: AppContext,
+  ws: WebSocket,
+  session: ReplaySession,
+  batch: readonly string[],
+  signal: AbortSignal,
+): Promise<void> {
+  const socket = rawSocket(ws);
+  socket.cork();
+  try {
+    for (const message of batch) {
+      if (signal.aborted) return;
+      ws.send(message);
+      session.sent++;
+      const waiting = ws.bufferedAmount;
+      if (waiting > session.bufferedHigh) session.bufferedHigh = waiting;
+      if (waiting <= REPLAY_HIGH_WATER) continue;
+      socket.uncork();
+      if (ws.bufferedAmount > REPLAY_HIGH_WATER) {
+        session.drainWaits++;
+        ctx.replays.emit("wait", session);
+        await drained(ws, signal);
+      }
+      socket.cork();
+    }
+  } finally {
+    // Whatever ends the batch, what it queued leaves (a close frame after it would wait otherwise).
+    socket.uncork();
+  }
+}
+
 async function runSocket(
   ctx: AppContext,
   log: FastifyBaseLogger,
@@ -474,30 +511,8 @@ async function runSocket(
     const replay = await prepare(ctx, key, subscribedAssets(text), params);
     await charge(ctx, key, counted, replay.cost);
     outcome = "failed";
-    const socket = rawSocket(ws);
     for await (const batch of messagesOf(ctx, replay, gone.signal)) {
-      // A batch's frames leave in one write rather than one system call each (ws writes every frame
-      // as it is sent): the socket is corked while they are queued, and uncorked before any wait.
-      socket.cork();
-      for (const message of batch) {
-        if (gone.signal.aborted) break;
-        ws.send(message);
-        session.sent++;
-        const waiting = ws.bufferedAmount;
-        if (waiting > session.bufferedHigh) session.bufferedHigh = waiting;
-        if (waiting > REPLAY_HIGH_WATER) {
-          // The kernel takes what it has room for first; what it leaves means the reader is behind:
-          // wait for it rather than buffer (a slow reader slows the replay).
-          socket.uncork();
-          if (ws.bufferedAmount > REPLAY_HIGH_WATER) {
-            session.drainWaits++;
-            ctx.replays.emit("wait", session);
-            await drained(ws, gone.signal);
-          }
-          socket.cork();
-        }
-      }
-      socket.uncork();
+      await sendBatch(ctx, ws, session, batch, gone.signal);
       if (gone.signal.aborted) break;
     }
     if (gone.signal.aborted) return void (outcome = "disconnected");
