@@ -7,7 +7,7 @@ import { type Encoding, negotiate } from "./compression.ts";
 import type { AppContext } from "./context.ts";
 import { ALWAYS_HEADERS, CORS_HEADERS } from "./cors.ts";
 import type { Metering, Taken } from "./metering.ts";
-import { PAGE_CACHE_CONTROL, pageKeyOf } from "./page-cache.ts";
+import { PAGE_CACHE_CONTROL, PageCache, pageKeyOf } from "./page-cache.ts";
 import { requestIdOf } from "./request-id.ts";
 import { JSON_TYPE } from "./media-types.ts";
 
@@ -133,7 +133,7 @@ class CachedPageAnswers {
     const page = ctx.pageCache.get(pageKeyOf(asked, market));
     if (!page) return null;
     const encoding = negotiate(req.headers["accept-encoding"]);
-    const body = encoding === null ? page.body : page.ready?.[encoding];
+    const body = encoding === null ? page.body : PageCache.madeIn(page, encoding);
     if (body === undefined) return null;
     return { key, page: { body, encoding, etag: page.etag } };
   }

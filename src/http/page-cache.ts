@@ -5,10 +5,11 @@ import { compress, type Encoding } from "./compression.ts";
 export interface CachedPage {
   body: Buffer;
   etag: string;
-  /** The body in each encoding asked for so far, compressed once each (a promise while it runs). */
-  encoded?: Partial<Record<Encoding, Promise<Buffer>>>;
-  /** The same, once each compression has finished: what an answer can send without waiting. */
-  ready?: Partial<Record<Encoding, Buffer>>;
+  /**
+   * The body in each encoding asked for so far, compressed once each: a promise while it runs, the
+   * bytes once made (what a direct answer can send without waiting, cached-page-answers.ts).
+   */
+  encoded?: Partial<Record<Encoding, Buffer | Promise<Buffer>>>;
   /** Bytes the cache counts for this page: the body and every finished encoding. */
   bytes?: number;
 }
@@ -50,7 +51,7 @@ export function pageKeyOf(request: PageRequest, market: StoredMarket): string {
 
 /**
  * The cache key of a resolved market's page: the exact version of the market (its updated_at and
- * snapshot count) and the page's query (pageQueryKey).
+ * snapshot count) and the page's query as the snapshot route writes it.
  */
 export function pageKey(market: StoredMarket, query: string): string {
   return `${market.key}:${market.updatedAt}:${market.snapshotCount}:${query}`;
@@ -123,7 +124,7 @@ export class PageCache {
    * The page's body in `encoding`, compressed on first use and kept with the page (counted in the
    * budget from then on); concurrent first requests share the one compression.
    */
-  encoded(key: string, page: CachedPage, encoding: Encoding): Promise<Buffer> {
+  encoded(key: string, page: CachedPage, encoding: Encoding): Buffer | Promise<Buffer> {
     const encodings = (page.encoded ??= {});
     let pending = encodings[encoding];
     if (!pending) {
@@ -133,7 +134,7 @@ export class PageCache {
       made.then(
         (bytes) => {
           if (this.entries.get(key) !== page) return;
-          (page.ready ??= {})[encoding] = bytes;
+          encodings[encoding] = bytes;
           page.bytes = (page.bytes ?? page.body.length) + bytes.length;
           this.bytes += bytes.length;
           this.evict();
@@ -155,6 +156,12 @@ export class PageCache {
     if (this.maxBytes === 0 || url.length > REQUEST_URL_MAX || this.requests.has(url)) return;
     if (this.requests.size >= REQUESTS_MAX) this.requests.clear();
     this.requests.set(url, request);
+  }
+
+  /** The page's bytes in `encoding` if they have been made (encoded()), else undefined. */
+  static madeIn(page: CachedPage, encoding: Encoding): Buffer | undefined {
+    const made = page.encoded?.[encoding];
+    return made instanceof Buffer ? made : undefined;
   }
 
   requestOf(url: string): PageRequest | undefined {

@@ -33,6 +33,9 @@ describe("page cache", () => {
     const br = await first;
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(cache.totalBytes, p.body.length + br.length);
+    assert.equal(cache.encoded("p", p, "br"), br, "once made, the bytes themselves");
+    assert.equal(PageCache.madeIn(p, "br"), br);
+    assert.equal(PageCache.madeIn(p, "zstd"), undefined, "not asked for yet");
     const gz = await cache.encoded("p", p, "gzip");
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(cache.totalBytes, p.body.length + br.length + gz.length);
