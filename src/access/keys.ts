@@ -1,6 +1,6 @@
 import { type ApiKeyRecord, generateKey, keyIdOf, keyMatches, type PlanName } from "../domain/api-key.ts";
 import type { Plans } from "../domain/plan.ts";
-import type { Clock, Micros } from "../domain/time.ts";
+import { type Clock, keptWithin, type Micros } from "../domain/time.ts";
 import type { KeyStore } from "../store/ports/key-store.ts";
 
 export interface CreatedKey {
@@ -107,7 +107,7 @@ export class KeyService {
   private keptEntry(id: string): CachedRecord | undefined {
     const now = this.clock.nowMicros();
     const cached = this.records.get(id);
-    return cached && now >= cached.at && now - cached.at < KEY_RECORD_TTL ? cached : undefined;
+    return cached && keptWithin(cached.at, now, KEY_RECORD_TTL) ? cached : undefined;
   }
 
   private async entryOf(id: string): Promise<CachedRecord | null> {

@@ -3,7 +3,7 @@ import type { Coin, Market, MarketType } from "../domain/market.ts";
 import { isResolved, MARKET_TYPES } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
 import { canonicalSlug } from "../domain/slug.ts";
-import type { Clock, Micros } from "../domain/time.ts";
+import { type Clock, keptWithin, type Micros } from "../domain/time.ts";
 import type { MarketStore, StoredMarket } from "../store/ports/market-store.ts";
 
 /** A series whose markets starting before `startTime` the plan does not open. */
@@ -65,7 +65,7 @@ export class MarketAccess {
   findKept(asked: string): StoredMarket | undefined {
     const now = this.clock.nowMicros();
     const cached = this.resolved.get(asked);
-    return cached && now >= cached.at && now - cached.at < this.ttl ? cached.market : undefined;
+    return cached && keptWithin(cached.at, now, this.ttl) ? cached.market : undefined;
   }
 
   /** cutoff() where it needs no store read: kept from a read less than `ttl` ago; else undefined. */
@@ -73,7 +73,7 @@ export class MarketAccess {
     if (count === 0) return HIDE_ALL;
     const now = this.clock.nowMicros();
     const cached = this.cutoffs.get(cutoffId(coin, type, count));
-    return cached && now - cached.at < this.ttl && now >= cached.at ? cached.startTime : undefined;
+    return cached && keptWithin(cached.at, now, this.ttl) ? cached.startTime : undefined;
   }
 
   /**

@@ -82,6 +82,14 @@ function timeOfDay(sec: number): { h: number; m: number; s: number } {
 }
 
 /** ISO 8601 UTC at second precision: `2026-07-24T00:00:00Z`. */
+/**
+ * Whether something kept at `at` is still good at `now` for `ttl`: not older than that, and not from
+ * the future (a clock set back must not keep it forever).
+ */
+export function keptWithin(at: Micros, now: Micros, ttl: Micros): boolean {
+  return now >= at && now - at < ttl;
+}
+
 export function isoSeconds(sec: number): string {
   return `${isoSecondsBody(sec)}Z`;
 }

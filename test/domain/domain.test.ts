@@ -22,10 +22,17 @@ import {
   polymarketSlug,
   polymarketSlugSeries,
 } from "../../src/domain/slug.ts";
-import { isoMicros, isoSeconds, parseIsoMicros, parseUserTime } from "../../src/domain/time.ts";
+import { isoMicros, isoSeconds, keptWithin, parseIsoMicros, parseUserTime } from "../../src/domain/time.ts";
 import { Rng } from "../../src/demo/demo.ts";
 
 describe("time", () => {
+  test("something kept is good for its ttl, from when it was kept, never from the future", () => {
+    assert.equal(keptWithin(1000, 1000, 10), true);
+    assert.equal(keptWithin(1000, 1009, 10), true);
+    assert.equal(keptWithin(1000, 1010, 10), false, "the ttl is over");
+    assert.equal(keptWithin(1000, 999, 10), false, "a clock set back does not keep it");
+  });
+
   test("formats microseconds exactly, as integers", () => {
     assert.equal(isoMicros(1774975800_943587), "2026-03-31T16:50:00.943587Z");
     assert.equal(isoMicros(0), "1970-01-01T00:00:00.000000Z");
