@@ -33,6 +33,7 @@ import { renderLlmsTxt } from "./llms-txt.ts";
 import { Metering } from "./metering.ts";
 import { answerCachedPages } from "./cached-page-answers.ts";
 import { requestIdOf } from "./request-id.ts";
+import { requestCompleted } from "./request-log.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
 import { openApiOptions } from "./openapi.ts";
 import { accountRoutes } from "./routes/account.ts";
@@ -189,15 +190,13 @@ function requestHooks(app: FastifyInstance, ctx: AppContext, routes: RouteTable)
   // After authentication (so that a counted request's 400 carries its limit headers), before the schema.
   app.addHook("preValidation", strictInput);
   app.addHook("onResponse", (req, reply, done) => {
-    const elapsed = reply.elapsedTime;
-    // One line a request (Fastify's own request logging, two lines, is off).
-    req.log.info(
-      { method: req.method, url: req.url, statusCode: reply.statusCode, responseTime: elapsed },
-      "request completed",
-    );
-    const route = req.routeOptions.url ?? "unmatched";
-    ctx.metrics.requests.inc({ route, method: req.method, status: String(reply.statusCode) });
-    ctx.metrics.latency.observe({ route }, elapsed / 1000);
+    requestCompleted(req.log, ctx.metrics, {
+      route: req.routeOptions.url ?? "unmatched",
+      method: req.method,
+      url: req.url,
+      statusCode: reply.statusCode,
+      elapsedMs: reply.elapsedTime,
+    });
     done();
   });
   ctx.metrics.gauge(

@@ -9,6 +9,7 @@ import { ALWAYS_HEADERS, CORS_HEADERS } from "./cors.ts";
 import type { Metering, Taken } from "./metering.ts";
 import { PAGE_CACHE_CONTROL, PageCache, pageKeyOf } from "./page-cache.ts";
 import { requestIdOf } from "./request-id.ts";
+import { requestCompleted } from "./request-log.ts";
 import { JSON_TYPE } from "./media-types.ts";
 
 /**
@@ -95,21 +96,13 @@ class CachedPageAnswers {
     if (found === null) return void this.fastify(req, res);
     const { metering } = this;
     const nowMs = Math.floor(this.ctx.clock.nowMicros() / 1000);
+    // A refusal counted nothing: Fastify counts it again and answers the 429.
+    const answer = (taken: Taken) =>
+      taken.decision.admitted ? this.write(req, res, found.page, taken, startedAt) : this.fastify(req, res);
     const taken = metering.takeNow(found.key, nowMs);
-    if (taken !== null) {
-      // A refusal counted nothing: Fastify counts it again and answers the 429.
-      if (taken.decision.admitted) this.write(req, res, found.page, taken, startedAt);
-      else this.fastify(req, res);
-      return;
-    }
-    metering.take(found.key, nowMs).then(
-      (shared) =>
-        shared.decision.admitted
-          ? this.write(req, res, found.page, shared, startedAt)
-          : this.fastify(req, res),
-      // The shared limiter failed (it answers from memory while Redis is away): the app answers as it would.
-      () => this.fastify(req, res),
-    );
+    if (taken !== null) return answer(taken);
+    // The shared limiter failed (it answers from memory while Redis is away): the app answers as it would.
+    metering.take(found.key, nowMs).then(answer, () => this.fastify(req, res));
   }
 
   /**
@@ -152,13 +145,14 @@ class CachedPageAnswers {
     headers.push("content-length", String(page.body.length));
     res.writeHead(200, headers);
     res.end(page.body);
-    const elapsed = performance.now() - startedAt;
-    this.app.log.info(
-      { reqId: requestId, method: "GET", url: req.url, statusCode: 200, responseTime: elapsed },
-      "request completed",
+    const elapsedMs = performance.now() - startedAt;
+    const url = req.url as string;
+    requestCompleted(
+      this.app.log,
+      ctx.metrics,
+      { route: ROUTE, method: "GET", url, statusCode: 200, elapsedMs },
+      requestId,
     );
-    ctx.metrics.requests.inc({ route: ROUTE, method: "GET", status: "200" });
-    ctx.metrics.latency.observe({ route: ROUTE }, elapsed / 1000);
     ctx.metrics.directPageAnswers.inc();
   }
 }
