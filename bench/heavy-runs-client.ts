@@ -16,10 +16,19 @@ interface Start {
   body: object;
 }
 
+/** What the clients did, sent to the parent once they have stopped. */
+export interface HeavyRunsReport {
+  completed: number;
+  runMs: number[];
+  /** The first run's trades and the bytes of its whole answer. */
+  first: { trades: number; bytes: number } | null;
+  error?: string;
+}
+
 let stopping = false;
 let completed = 0;
 const runMs: number[] = [];
-let first: { trades: number; bytes: number } | null = null;
+let first: HeavyRunsReport["first"] = null;
 
 async function client(origin: string, headers: Record<string, string>, body: object): Promise<void> {
   while (!stopping) {
@@ -65,9 +74,10 @@ process.on("message", (raw) => {
     process.send?.({ type: "started" });
   } else {
     stopping = true;
+    const report = (error?: string): HeavyRunsReport => ({ completed, runMs, first, error });
     Promise.all(clients).then(
-      () => process.send?.({ completed, runMs, first }),
-      (err: unknown) => process.send?.({ completed, runMs, first, error: String(err) }),
+      () => process.send?.(report()),
+      (err: unknown) => process.send?.(report(String(err))),
     );
   }
 });
