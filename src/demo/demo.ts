@@ -179,12 +179,16 @@ export function perSecondSigma(coin: Coin): number {
   return paramsOf(coin).annualVolatility / Math.sqrt(SECONDS_PER_YEAR);
 }
 
-/** One coin's prices for every second of [from, to], on both settlement feeds. */
+/**
+ * One coin's prices for every second of [from, to], on both settlement feeds. Its volatility is not a
+ * field: read it with perSecondSigma(coin). Node 24.21's V8 now and then (under load, with Maglev and
+ * TurboFan both at work) gave the paths of two coins one shared box for that double, so the first
+ * coin's path read the second's volatility: see docs/decisions.md, "A V8 bug in the demo's volatility".
+ */
 export interface CoinPath {
   coin: Coin;
   from: number;
   to: number;
-  sigma: number;
   chainlink: Float64Array;
   binance: Float64Array;
 }
@@ -218,7 +222,7 @@ export function buildCoinPath(seed: number, coin: Coin, from: number, to: number
     binance[i] = roundTo(p * (1 + basis(from + i)), params.binanceDecimals);
     logPrice -= sigma * rng.normal();
   }
-  return { coin, from, to, sigma, chainlink, binance };
+  return { coin, from, to, chainlink, binance };
 }
 
 /** Binance trades a few bps off the Chainlink aggregate; two slow waves keep the gap smooth. */
@@ -490,13 +494,14 @@ export function* marketSeconds(
 ): Generator<DemoSecond> {
   const prices = feedSeries(path, SETTLEMENT_FEED[market.marketType]);
   const startPrice = priceAt(path, SETTLEMENT_FEED[market.marketType], market.startTime);
+  const sigma = perSecondSigma(market.coin);
   const last = Math.min(market.endTime - 1, anchor);
   const book = new BookModel(Rng.named(seed, `book:${market.slug}`));
   let lastUp: number | null = null;
   let lastDown: number | null = null;
   for (let t = market.startTime; t <= last; t++) {
     const coinPrice = prices[t - path.from];
-    const up = book.next(upProbability(coinPrice, startPrice, path.sigma, market.endTime - t));
+    const up = book.next(upProbability(coinPrice, startPrice, sigma, market.endTime - t));
     const down = mirrorBook(up);
     // The books never leave the midpoint rule, but the last trade is what Polymarket falls back on.
     const priceUp: number = displayedPrice(up, lastUp) ?? lastUp ?? 0.5;
