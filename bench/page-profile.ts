@@ -10,6 +10,8 @@
  * (cached-page-answers.ts leaves a conditional request to the app). Warm pages only (the first page of a resolved 1h
  * market, from the page cache): the cold ones need the bench's lists.
  */
+// The service's V8 flags (src/v8.ts) first, so that the bench measures the engine as it serves.
+import "../src/v8.ts";
 import { fork } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";

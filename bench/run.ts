@@ -60,6 +60,8 @@
  *
  * Always exits 0 once it has run, whether targets pass or fail; non-zero only if it crashed.
  */
+// The service's V8 flags (src/v8.ts) first, so that the bench measures the engine as it serves.
+import "../src/v8.ts";
 import { type ChildProcess, fork } from "node:child_process";
 import {
   existsSync,

@@ -1,5 +1,7 @@
 // Preloaded into every test file's process (package.json's `test`): the modules each file imports are
 // stripped of types and compiled once for the whole run, not once per file.
+// The service's V8 flags (src/v8.ts), so that the tests run the engine as production does.
+import "../../src/v8.ts";
 import { enableCompileCache } from "node:module";
 
 enableCompileCache();
