@@ -12,7 +12,7 @@ import { setFlagsFromString } from "node:v8";
  * is dropped at its first deoptimization, but code entered from a hot loop (OSR) stays cached and is
  * entered again by the next call. Without Maglev OSR the fault is not reproduced: the forced case in
  * test/v8.test.ts keeps the number, and the demo's old code gave 0 of 300 runs differing under load
- * where it gave 14 of 300 before. Maglev itself stays: without it, warm pages cost 83 to 92 µs of CPU
+ * where it gave 14 of 300 before. Maglev itself stays: without it, warm pages cost 83 to 98 µs of CPU
  * against 64 to 79 with it, and with this flag 66 to 82. Every entry point imports this first, before
  * the code it protects runs hot: bin/updown.mjs, each test process (test/helpers/compile-cache.mjs)
  * and the bench.
