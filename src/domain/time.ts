@@ -81,7 +81,6 @@ function timeOfDay(sec: number): { h: number; m: number; s: number } {
   return { h: Math.floor(inDay / 3600), m: Math.floor((inDay % 3600) / 60), s: inDay % 60 };
 }
 
-/** ISO 8601 UTC at second precision: `2026-07-24T00:00:00Z`. */
 /**
  * Whether something kept at `at` is still good at `now` for `ttl`: not older than that, and not from
  * the future (a clock set back must not keep it forever).
@@ -90,6 +89,7 @@ export function keptWithin(at: Micros, now: Micros, ttl: Micros): boolean {
   return now >= at && now - at < ttl;
 }
 
+/** ISO 8601 UTC at second precision: `2026-07-24T00:00:00Z`. */
 export function isoSeconds(sec: number): string {
   return `${isoSecondsBody(sec)}Z`;
 }

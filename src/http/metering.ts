@@ -173,6 +173,11 @@ interface CountedAs {
   policy: string;
 }
 
+/** A decision on `key`'s request with the limit headers its answer carries. */
+function takenAs(key: ApiKeyRecord, counted: CountedAs, decision: LimitDecision, nowMs: number): Taken {
+  return { decision, headers: rateLimitHeaders(key.plan, decision, nowMs, counted.policy) };
+}
+
 /**
  * Authentication and counting for /v1 (DESIGN 3.2), as one onRequest hook: authenticate, throttle
  * the addresses that keep failing (failures only), count in both windows (or only look, and cap in
@@ -225,18 +230,17 @@ export class Metering {
    * decision and the limit headers its answer carries. The caller reports it with report().
    */
   async take(key: ApiKeyRecord, nowMs: number): Promise<Taken> {
-    const { subject, windows, policy } = this.countedAs(key);
-    const decision = await this.options.limiter.limit(subject, windows, 1, nowMs);
-    return { decision, headers: rateLimitHeaders(key.plan, decision, nowMs, policy) };
+    const counted = this.countedAs(key);
+    const decision = await this.options.limiter.limit(counted.subject, counted.windows, 1, nowMs);
+    return takenAs(key, counted, decision, nowMs);
   }
 
   /** take() decided at once, where the limiter can (RateLimiter.limitNow); else null, counting nothing. */
   takeNow(key: ApiKeyRecord, nowMs: number): Taken | null {
     const { limiter } = this.options;
     if (limiter.limitNow === undefined) return null;
-    const { subject, windows, policy } = this.countedAs(key);
-    const decision = limiter.limitNow(subject, windows, 1, nowMs);
-    return { decision, headers: rateLimitHeaders(key.plan, decision, nowMs, policy) };
+    const counted = this.countedAs(key);
+    return takenAs(key, counted, limiter.limitNow(counted.subject, counted.windows, 1, nowMs), nowMs);
   }
 
   /** A metered request's decision, in the limiter's metrics. */

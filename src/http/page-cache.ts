@@ -152,10 +152,10 @@ export class PageCache {
    * Remembers that `url`, routed and checked by the server, named this page query of the market asked
    * as `slug`, so that the same URL can be answered again without routing it (cached-page-answers.ts).
    */
-  rememberRequest(url: string, request: PageRequest): void {
+  rememberRequest(url: string, slug: string, query: string): void {
     if (this.maxBytes === 0 || url.length > REQUEST_URL_MAX || this.requests.has(url)) return;
     if (this.requests.size >= REQUESTS_MAX) this.requests.clear();
-    this.requests.set(url, request);
+    this.requests.set(url, { slug, query });
   }
 
   /** The page's bytes in `encoding` if they have been made (encoded()), else undefined. */

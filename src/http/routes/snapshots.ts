@@ -216,7 +216,7 @@ export function snapshotRoutes(app: Api, ctx: AppContext): void {
       ctx.pageCache.set(key, page);
     }
     // The same URL, asked again, is answered before routing while the page stays (cached-page-answers.ts).
-    ctx.pageCache.rememberRequest(req.url, { slug: req.params.slug, query });
+    ctx.pageCache.rememberRequest(req.url, req.params.slug, query);
     const encoding = negotiate(req.headers["accept-encoding"]);
     if (encoding === null) return sendJson(reply, page.body);
     const bytes = await ctx.pageCache.encoded(key, page, encoding);
