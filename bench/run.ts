@@ -82,7 +82,8 @@ import { KeyService } from "../src/access/keys.ts";
 import { loadPlans } from "../src/access/plans.ts";
 import type { MarketType } from "../src/domain/market.ts";
 import { systemClock } from "../src/domain/time.ts";
-import { buildApp } from "../src/http/app.ts";
+import { buildApp, serverOver } from "../src/http/app.ts";
+import { buildContext } from "../src/http/context.ts";
 import { serverLog } from "../src/log.ts";
 import { Rng } from "../src/demo/demo.ts";
 import { seedDemo } from "../src/demo/seed.ts";
@@ -776,7 +777,18 @@ async function main(): Promise<void> {
     // destination (to a file here, so that the report stays readable; lines counted at the end).
     const logPath = join(tmp, "requests.log");
     const requestLog = serverLog("info", openSync(logPath, "w"));
-    const app = await buildApp({ store, loggerInstance: requestLog.logger });
+    const ctx = buildContext({ store });
+    // A page read on a page reader thread is read through that thread's own connection.
+    const readElsewhere = ctx.pageReaders.read.bind(ctx.pageReaders);
+    ctx.pageReaders.read = (market, ask) => {
+      const reading = readElsewhere(market, ask);
+      if (reading !== null) {
+        const total = market.snapshotCount;
+        countRead(market.key, { ...ask, total });
+      }
+      return reading;
+    };
+    const app = await serverOver(ctx, { loggerInstance: requestLog.logger });
     const { key } = await new KeyService(store.keys, systemClock, loadPlans()).create({
       plan: "enterprise",
       account: "bench",

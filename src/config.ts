@@ -44,6 +44,8 @@ export interface Config {
   logLevel: string;
   /** Bytes of rendered snapshot pages of resolved markets kept in memory. */
   pageCacheBytes: number;
+  /** Threads reading pages of resolved markets beside the request thread (http/page-readers.ts). */
+  pageReaders: number;
   /** File exports streaming at once in this process: per key, and all keys together. */
   exports: { perKey: number; perProcess: number };
   /** The coins the service knows: the API's coin values, the demo data, what the collector records. */
@@ -103,6 +105,7 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     metricsToken: v.metricsToken,
     logLevel: v.logLevel,
     pageCacheBytes: v.pageCacheMb * 1024 * 1024,
+    pageReaders: v.pageReaders,
     exports: { perKey: v.exportsPerKey, perProcess: v.exportsPerProcess },
     coins: v.coins,
     seedDemo: v.seedDemo,

@@ -242,6 +242,13 @@ const SERVICE_OPTIONS = {
     default: 128,
     doc: "memory (MB) for rendered snapshot pages of resolved markets, each kept from its second request; 0 disables the cache",
   }),
+  pageReaders: option({
+    env: "PAGE_READERS",
+    flags: ["--page-readers"],
+    type: integer(0, 64),
+    default: 1,
+    doc: "threads that read pages of resolved markets not in the page cache, each with its own database connection, while the request thread serves other requests (SQLite files only: PostgreSQL's reads do not hold a thread); 0 reads them on the request thread",
+  }),
   exportsPerKey: option({
     env: "EXPORTS_PER_KEY",
     flags: ["--exports-per-key"],

@@ -218,6 +218,19 @@ function backtestJobs(app: FastifyInstance, ctx: AppContext): void {
   app.addHook("onClose", () => scheduler.close());
 }
 
+/**
+ * The page reader threads live as long as the app: started when it is ready (not waited for: pages are
+ * read on the request thread until a thread is), and stopped when it closes.
+ */
+function pageReaders(app: FastifyInstance, ctx: AppContext): void {
+  ctx.pageReaders.useLogger(app.log);
+  app.addHook("onReady", (done) => {
+    void ctx.pageReaders.start();
+    done();
+  });
+  app.addHook("onClose", () => ctx.pageReaders.close());
+}
+
 type OnRequest = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /** An unmetered app takes every caller for an enterprise key. */
@@ -285,6 +298,7 @@ export const updownApp = fp<AppPluginOptions>(
     app.addHook("onRoute", (route) => routes.add(route.url, route.method));
     requestHooks(app, ctx, routes);
     backtestJobs(app, ctx);
+    pageReaders(app, ctx);
     errorHandling(app, ctx, routes);
     compressAnswers(app);
     if (!ctx.unmetered) {

@@ -1,4 +1,3 @@
-import type { FastifyReply } from "fastify";
 import type { JsonBytes } from "../wire/json-bytes.ts";
 
 const MIN_CAPACITY = 64 * 1024;
@@ -27,13 +26,6 @@ export class BodyBuffers {
 
   constructor(maxFreeBytes = 64 * 1024 * 1024) {
     this.maxFreeBytes = maxFreeBytes;
-  }
-
-  /** Sends the bytes written into w as the reply's body from a lent buffer. */
-  send(reply: FastifyReply, w: JsonBytes): FastifyReply {
-    const { body, release } = this.lend(w);
-    reply.raw.once("finish", release);
-    return reply.send(body);
   }
 
   /**
@@ -67,7 +59,11 @@ export class BodyBuffers {
     return { body: lent.subarray(0, written.length), release };
   }
 
-  private giveBack(buffer: Buffer): void {
+  /**
+   * Takes a buffer back to lend again: one this lent (its release does it), or one a page reader thread
+   * was sent back (page-reader-thread.ts: the same memory, come back as a new ArrayBuffer).
+   */
+  giveBack(buffer: Buffer): void {
     if (this.freeBytes + buffer.length > this.maxFreeBytes) return;
     let list = this.free.get(buffer.length);
     if (!list) {

@@ -17,6 +17,7 @@ import type { Store } from "../store/ports/store.ts";
 import { Metrics } from "./metrics.ts";
 import { BodyBuffers } from "./body-buffers.ts";
 import { PageCache } from "./page-cache.ts";
+import { PageReaders } from "./page-readers.ts";
 import { ReplaySessions, type Sleep } from "./replay.ts";
 
 /** What the app is built from: its dependencies, each with a default merged here and nowhere else. */
@@ -58,6 +59,8 @@ export interface AppContext {
   access: MarketAccess;
   quota: QuotaService;
   pageCache: PageCache;
+  /** Threads that read pages of resolved markets beside this one (none: every page is read here). */
+  pageReaders: PageReaders;
   /** Buffers lent to bodies sent once and not kept. */
   bodies: BodyBuffers;
   metrics: Metrics;
@@ -108,6 +111,7 @@ export function buildContext(options: AppOptions): AppContext {
     access: new MarketAccess(store.markets, plans, clock),
     quota,
     pageCache: new PageCache(config.pageCacheBytes),
+    pageReaders: new PageReaders(store.url, config.pageReaders),
     bodies: new BodyBuffers(),
     metrics: new Metrics(),
     unmetered: options.unmetered ?? false,

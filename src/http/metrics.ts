@@ -121,6 +121,10 @@ export class Metrics {
     "updown_page_cache_direct_answers_total",
     "Repeated requests for a cached page answered before routing (src/http/cached-page-answers.ts); also counted in updown_http_requests_total.",
   );
+  readonly threadPageReads = new Counter(
+    "updown_page_reader_thread_reads_total",
+    "Pages of resolved markets read on a page reader thread (src/http/page-readers.ts) rather than the request thread.",
+  );
   /** Read when rendering: gauges whose value lives elsewhere. */
   private readonly gauges: { name: string; help: string; read: () => number }[] = [];
 
@@ -135,6 +139,7 @@ export class Metrics {
       this.limiterDecisions,
       this.storeErrors,
       this.directPageAnswers,
+      this.threadPageReads,
     ].map((m) => m.render());
     for (const g of this.gauges)
       parts.push(`# HELP ${g.name} ${g.help}\n# TYPE ${g.name} gauge\n${g.name} ${g.read()}`);

@@ -4,9 +4,11 @@ import { type Static, Type } from "typebox";
 import { isResolved } from "../../domain/market.ts";
 import { isoMicros } from "../../domain/time.ts";
 import { JsonBytes } from "../../wire/json-bytes.ts";
-import { marketToWire, snapshotJson, writeSnapshotJson } from "../../wire/wire.ts";
+import { marketToWire, snapshotJson } from "../../wire/wire.ts";
 import type { StoredMarket } from "../../store/ports/market-store.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
+import type { LentPage } from "../page-readers.ts";
+import { readSnapshotPage } from "../snapshot-page.ts";
 import { snapshotOf } from "../../events/derive.ts";
 import { BookEncodingError } from "../../wire/book-codec.ts";
 import { bookOfMarketAt } from "./book.ts";
@@ -102,8 +104,8 @@ const atSchema = {
 };
 
 /**
- * Pages are written into one shared writer (rendering is synchronous); the caller copies the bytes out
- * (a page the cache keeps) or sends the writer's buffer and gives it a free one (body-buffers.ts).
+ * Pages read on this thread are written into one shared writer (writing is synchronous) and its
+ * buffer lent to the body (body-buffers.ts), which is given back once the answer has gone.
  */
 const pageBytes = new JsonBytes(1 << 20);
 
@@ -115,53 +117,61 @@ const marketJson = new WeakMap<StoredMarket, Uint8Array>();
 function marketBytes(market: StoredMarket): Uint8Array {
   let bytes = marketJson.get(market);
   if (!bytes) {
-    bytes = Buffer.from(JSON.stringify(marketToWire(market)));
+    // Its own ArrayBuffer, not a slice of Buffer's pool: a read sent to a page reader thread copies
+    // the whole ArrayBuffer under the view.
+    bytes = new TextEncoder().encode(JSON.stringify(marketToWire(market)));
     marketJson.set(market, bytes);
   }
   return bytes;
 }
 
 /**
- * Renders a page into the shared writer and hands it to `out`, which copies the bytes out (or sends
- * them) before anything else can write there.
+ * A page's bytes in a lent buffer: a resolved market's read on a page reader thread when one is
+ * ready (page-readers.ts), anything else (and a read a thread failed, whose error is then raised here
+ * where every store error is mapped and logged) read on this thread.
  */
-async function renderPage<T>(
+async function pageOf(
   ctx: AppContext,
   market: StoredMarket,
   q: PageQuery,
   from: number | undefined,
   to: number | undefined,
-  out: (w: JsonBytes) => T,
-): Promise<T> {
-  const ranged = from !== undefined || to !== undefined;
-  const total = ranged ? await ctx.store.markets.countSnapshots(market.key, from, to) : market.snapshotCount;
-  const query = {
-    order: q.order,
-    limit: q.limit,
-    offset: q.offset,
-    from,
-    to,
-    books: q.include_orderbook,
-    total,
+): Promise<LentPage> {
+  const page = {
+    key: market.key,
+    snapshotCount: market.snapshotCount,
+    resolved: isResolved(market),
+    json: marketBytes(market),
   };
-  const empty = q.offset >= total;
-  // A resolved market's page is copied from its rendered blocks; a live market's is written from rows,
-  // without first asking for blocks it does not have (snapshotPage still serves one that has them).
-  const rendered =
-    empty || !isResolved(market) ? null : await ctx.store.markets.renderedPage(market.key, query);
-  const rows = empty || rendered ? [] : await ctx.store.markets.snapshotPage(market.key, query);
+  const ask = { order: q.order, limit: q.limit, offset: q.offset, from, to, books: q.include_orderbook };
+  const elsewhere = page.resolved ? ctx.pageReaders.read(page, ask) : null;
+  if (elsewhere !== null) {
+    try {
+      const read = await elsewhere;
+      ctx.metrics.threadPageReads.inc();
+      return read;
+    } catch {
+      // The thread failed the read or was lost: read here.
+    }
+  }
+  const text = await readSnapshotPage(ctx.store.markets, page, ask);
   const w = pageBytes;
   w.reset();
-  w.ascii('{"market":');
-  w.bytes(marketBytes(market));
-  w.ascii(',"snapshots":[');
-  if (rendered) rendered(w);
-  for (let i = 0; i < rows.length; i++) {
-    if (i > 0) w.byte(44);
-    writeSnapshotJson(w, rows[i], q.include_orderbook);
-  }
-  w.ascii(`],"total":${total},"limit":${q.limit},"offset":${q.offset}}`);
-  return out(w);
+  text(w);
+  return ctx.bodies.lend(w);
+}
+
+/** A page sent once and not kept: its lent buffer goes back when the answer has been handed to the OS. */
+function sendOnce(reply: FastifyReply, page: LentPage) {
+  reply.raw.once("finish", page.release);
+  return sendJson(reply, page.body);
+}
+
+/** A page to keep: its bytes copied out of the lent buffer, which goes back at once. */
+function kept(page: LentPage): Buffer {
+  const body = Buffer.from(page.body);
+  page.release();
+  return body;
 }
 
 const asJson = (reply: FastifyReply) => reply.type(JSON_TYPE);
@@ -196,9 +206,8 @@ export function snapshotRoutes(app: Api, ctx: AppContext): void {
     const q = req.query;
     const { from, to } = timeRange(q.start_time, q.end_time);
     const market = await openMarket(ctx, req, req.params.slug);
-    // A page not kept is sent from a lent buffer (body-buffers.ts), compressed by the onSend hook.
-    const sendOnce = (w: JsonBytes) => ctx.bodies.send(asJson(reply), w);
-    if (!isResolved(market)) return renderPage(ctx, market, q, from, to, sendOnce);
+    // A page not kept is sent from a lent buffer, compressed by the onSend hook.
+    if (!isResolved(market)) return sendOnce(reply, await pageOf(ctx, market, q, from, to));
 
     // A resolved market's pages never change; the key names the exact version of the market.
     const query = `${q.order}:${q.limit}:${q.offset}:${from}:${to}:${q.include_orderbook}`;
@@ -211,8 +220,8 @@ export function snapshotRoutes(app: Api, ctx: AppContext): void {
     if (req.headers["if-none-match"] === etag) return reply.code(304).send();
     if (!page) {
       // Kept from its second request (PageCache.admits); the first is sent once.
-      if (!ctx.pageCache.admits(key)) return renderPage(ctx, market, q, from, to, sendOnce);
-      page = { body: await renderPage(ctx, market, q, from, to, (w) => w.toBuffer()), etag };
+      if (!ctx.pageCache.admits(key)) return sendOnce(reply, await pageOf(ctx, market, q, from, to));
+      page = { body: kept(await pageOf(ctx, market, q, from, to)), etag };
       ctx.pageCache.set(key, page);
     }
     // The same URL, asked again, is answered before routing while the page stays (cached-page-answers.ts).

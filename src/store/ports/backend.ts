@@ -12,6 +12,12 @@ export interface Backend {
   /** The URL prefixes it opens (`sqlite:`, `postgres://`...), as messages name them. */
   readonly schemes: readonly string[];
   /**
+   * Whether a read holds the thread that makes it until it is done (node:sqlite's calls are
+   * synchronous): the server then reads pages of resolved markets on threads of their own, each with
+   * its own connection (src/http/page-readers.ts). A driver that waits on a socket leaves the thread free.
+   */
+  readonly readsHoldThread: boolean;
+  /**
    * A store over the database `url` names, not yet migrated (nothing is read until a call). The
    * dialect's code and driver are loaded here, so a process loads only the kind it opens.
    */

@@ -36,6 +36,7 @@ function identityOf(url: URL): string {
 export const POSTGRES_BACKEND: Backend = {
   name: "postgres",
   schemes: ["postgres://", "postgresql://"],
+  readsHoldThread: false,
   open: async (url, options) => {
     const { PostgresStore } = await import("./pg-store.ts");
     return new PostgresStore(url, { timeouts: options });

@@ -30,6 +30,7 @@ const UNAVAILABLE_RESULTS = new Set([
 export const SQLITE_BACKEND: Backend = {
   name: "sqlite",
   schemes: ["sqlite:"],
+  readsHoldThread: true,
   open: async (url) => {
     const { SqliteStore } = await import("./sqlite-store.ts");
     return new SqliteStore(sqlitePathOf(url));
