@@ -20,6 +20,8 @@ import { combinations } from "./sweep.ts";
 import { applyOverrides, type BacktestRequest, type Endpoint, readBacktestBody } from "./request.ts";
 import type { MarketResult } from "./engine.ts";
 import {
+  isFinished,
+  type LentJson,
   type RenderedRunAnswer,
   renderComparedRun,
   renderRunAnswer,
@@ -86,6 +88,16 @@ export interface Caller {
   hidden: HiddenSeries[];
 }
 
+/**
+ * Reads a run's answer (`renderRunAnswer` over the page of its results) somewhere else than this
+ * thread; null when it cannot now (the answer is then rendered here), a rejection when it failed.
+ */
+export type RunAnswerReader = (
+  run: RunRecord,
+  strategy: StrategyRecord | null,
+  page: ResultsPage,
+) => Promise<LentJson> | null;
+
 /** A run POST's outcome: finished within `wait` or not, and the answer's bytes. */
 export interface RunOutcomeAnswer {
   complete: boolean;
@@ -147,6 +159,7 @@ const refuse = (refusal: Refusal): never => {
 export class BacktestService {
   private readonly o: BacktestServiceOptions;
   readonly limits: RunLimits;
+  private answerReader: RunAnswerReader | null = null;
 
   constructor(options: BacktestServiceOptions) {
     this.o = options;
@@ -475,9 +488,31 @@ export class BacktestService {
     return { complete: answer.done, answer };
   }
 
-  private async rendered(run: RunRecord, strategy: StrategyRecord | null, limit: number, offset: number) {
-    const results = await this.o.store.backtests.listResults(run.id, limit, offset);
+  /**
+   * Reads run answers elsewhere from now on (the server's page reader threads): a run's answer with
+   * every market is megabytes of stored results joined and encoded, which would hold up every other
+   * request on this thread.
+   */
+  readAnswersWith(reader: RunAnswerReader): void {
+    this.answerReader = reader;
+  }
+
+  private async rendered(
+    run: RunRecord,
+    strategy: StrategyRecord | null,
+    limit: number,
+    offset: number,
+  ): Promise<RenderedRunAnswer> {
     const page: ResultsPage = { total: run.marketsDone, limit, offset };
+    const elsewhere = this.answerReader?.(run, strategy, page) ?? null;
+    if (elsewhere !== null) {
+      try {
+        return { runId: run.id, done: isFinished(run), json: await elsewhere };
+      } catch {
+        // The reader failed or was lost: rendered here, where a store error is raised as any other.
+      }
+    }
+    const results = await this.o.store.backtests.listResults(run.id, limit, offset);
     return renderRunAnswer(run, strategy, results, page);
   }
 

@@ -477,11 +477,21 @@ export interface ResultsPage {
 }
 
 /** A run answer's bytes, and the run's id and status for the route (Location, 200 or 202). */
-export interface RenderedRunAnswer {
+export interface RenderedRunAnswer<Json = string | LentJson> {
   runId: string;
   done: boolean;
-  json: string;
+  /** The answer's JSON: as text, or as bytes lent by a page reader thread (src/http/page-readers.ts). */
+  json: Json;
 }
+
+/** JSON bytes in a buffer lent to an answer: `release` once they have been sent. */
+export interface LentJson {
+  body: Buffer;
+  release(): void;
+}
+
+/** Whether a run has finished (complete or failed): its answer will not change. */
+export const isFinished = (run: RunRecord): boolean => run.status === "complete" || run.status === "failed";
 
 /**
  * `{run, strategy, generated_strategy, aggregate, results, results_page, unresolved, benchmarks,
@@ -494,7 +504,7 @@ export function renderRunAnswer(
   strategy: StrategyRecord | null,
   results: readonly string[],
   page: ResultsPage,
-): RenderedRunAnswer {
+): RenderedRunAnswer<string> {
   const generated =
     strategy !== null && strategy.source !== "definition"
       ? JSON.stringify(parseStoredDefinition(run.definition))
@@ -509,7 +519,7 @@ export function renderRunAnswer(
     `,"results_page":${JSON.stringify(page)}` +
     `,"unresolved":${run.unresolved ?? "[]"}` +
     `,${researchJson(run)}}`;
-  return { runId: run.id, done: run.status === "complete" || run.status === "failed", json };
+  return { runId: run.id, done: isFinished(run), json };
 }
 
 const NO_RESEARCH_JSON = '"benchmarks":null,"intervals":null,"sweep":null,"walk_forward":null';

@@ -100,6 +100,12 @@ export function buildContext(options: AppOptions): AppContext {
   const plans = options.plans ?? loadPlans(config.plansFile);
   const store = options.store;
   const quota = new QuotaService(store.quota, clock, plans);
+  const metrics = new Metrics();
+  const pageReaders = new PageReaders(store.url, config.pageReaders, {
+    onRead: (kind) => metrics.threadPageReads.inc({ kind }),
+  });
+  const backtests = backtestsOf(store, config, clock, quota);
+  backtests.readAnswersWith((run, strategy, page) => pageReaders.readRun(run, strategy, page));
   return {
     store,
     clock,
@@ -111,11 +117,11 @@ export function buildContext(options: AppOptions): AppContext {
     access: new MarketAccess(store.markets, plans, clock),
     quota,
     pageCache: new PageCache(config.pageCacheBytes),
-    pageReaders: new PageReaders(store.url, config.pageReaders),
+    pageReaders,
     bodies: new BodyBuffers(),
-    metrics: new Metrics(),
+    metrics,
     unmetered: options.unmetered ?? false,
-    backtests: backtestsOf(store, config, clock, quota),
+    backtests,
     sleep: options.sleep ?? realSleep,
     replays: new ReplaySessions(),
   };

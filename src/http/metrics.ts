@@ -123,7 +123,7 @@ export class Metrics {
   );
   readonly threadPageReads = new Counter(
     "updown_page_reader_thread_reads_total",
-    "Pages of resolved markets read on a page reader thread (src/http/page-readers.ts) rather than the request thread.",
+    "Reads a page reader thread answered (src/http/page-readers.ts) rather than the request thread, by kind: snapshots (a page of a resolved market) or run (a run's answer).",
   );
   /** Read when rendering: gauges whose value lives elsewhere. */
   private readonly gauges: { name: string; help: string; read: () => number }[] = [];

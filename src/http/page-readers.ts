@@ -1,7 +1,9 @@
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../log.ts";
 import { backendOf } from "../store/backends.ts";
-import type { ReaderMessage, ReadMessage } from "./page-reader-thread.ts";
+import type { LentJson, ResultsPage } from "../backtest/wire.ts";
+import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
+import type { PageRead, ReaderMessage, ReadMessage } from "./page-reader-thread.ts";
 import type { PageAsk, PageMarket } from "./snapshot-page.ts";
 
 /**
@@ -20,16 +22,15 @@ import type { PageAsk, PageMarket } from "./snapshot-page.ts";
  */
 
 /** A page's bytes in a buffer lent by a reader thread; `release` once nothing reads them any more. */
-export interface LentPage {
-  body: Buffer;
-  release(): void;
-}
+export type LentPage = LentJson;
 
 /** Buffers sent back with a thread's next read at most; more are left to the collector. */
 const MAX_RETURNED = 64;
 
-/** Options for tests: the thread's script (default page-reader-thread.ts). */
 export interface PageReadersOptions {
+  /** Told of each read a thread answered (the server counts them in its metrics). */
+  onRead?: (kind: PageRead["kind"]) => void;
+  /** The thread's script (default page-reader-thread.ts); tests give threads that fail. */
   script?: URL;
 }
 
@@ -134,12 +135,12 @@ class ReaderThread {
     });
   }
 
-  read(market: PageMarket, ask: PageAsk): Promise<LentPage> {
+  read(read: PageRead): Promise<LentPage> {
     const worker = this.worker as Worker;
     const id = this.nextId++;
     const returned = this.returned;
     this.returned = [];
-    const message: ReadMessage = { id, market, ask, returned };
+    const message: ReadMessage = { id, read, returned };
     if (this.pending.size === 0) worker.ref();
     return new Promise((done, fail) => {
       this.pending.set(id, { done, fail });
@@ -172,6 +173,7 @@ class ReaderThread {
 export class PageReaders {
   private readonly threads: ReaderThread[];
   private log: Logger | null = null;
+  private readonly onRead: PageReadersOptions["onRead"];
 
   /**
    * `url`: the store's (`Store.url`); null, or a store whose reads do not hold the thread, makes no
@@ -181,6 +183,7 @@ export class PageReaders {
     const readsHoldThread = url !== null && backendOf(url)?.readsHoldThread === true;
     const n = readsHoldThread ? threads : 0;
     const script = options.script ?? THREAD_SCRIPT;
+    this.onRead = options.onRead;
     this.threads = Array.from({ length: n }, () => new ReaderThread(url as string, script, () => this.log));
   }
 
@@ -199,11 +202,31 @@ export class PageReaders {
    * rejection means the thread failed the read or was lost: the caller reads it then.
    */
   read(market: PageMarket, ask: PageAsk): Promise<LentPage> | null {
+    return this.onThread({ kind: "snapshots", market, ask });
+  }
+
+  /**
+   * A run's answer with a page of its results (`renderRunAnswer`), read on a thread as `read` reads a
+   * page of snapshots: null when no thread is ready, a rejection when the thread failed or was lost.
+   */
+  readRun(run: RunRecord, strategy: StrategyRecord | null, page: ResultsPage): Promise<LentPage> | null {
+    return this.onThread({ kind: "run", run, strategy, page });
+  }
+
+  private onThread(read: PageRead): Promise<LentPage> | null {
     let best: ReaderThread | null = null;
     for (const t of this.threads) {
       if (t.available() && (best === null || t.inFlight < best.inFlight)) best = t;
     }
-    return best === null ? null : best.read(market, ask);
+    if (best === null) return null;
+    const reading = best.read(read);
+    const onRead = this.onRead;
+    return onRead === undefined
+      ? reading
+      : reading.then((page) => {
+          onRead(read.kind);
+          return page;
+        });
   }
 
   /**

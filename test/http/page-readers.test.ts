@@ -28,7 +28,8 @@ interface Served {
   app: FastifyInstance;
   ctx: AppContext;
   get(url: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
-  threadReads(): number;
+  /** Reads the page reader threads answered, of a kind (default snapshots). */
+  threadReads(kind?: "snapshots" | "run"): number;
 }
 
 describe("page reader threads", () => {
@@ -57,8 +58,9 @@ describe("page reader threads", () => {
       ctx,
       get: (url, headers = {}) =>
         app.inject({ method: "GET", url, headers: { "x-api-key": key, ...headers } }),
-      threadReads: () => {
-        const line = ctx.metrics.render().match(/^updown_page_reader_thread_reads_total (\d+)$/m);
+      threadReads: (kind = "snapshots") => {
+        const series = new RegExp(`^updown_page_reader_thread_reads_total\\{kind="${kind}"\\} (\\d+)$`, "m");
+        const line = ctx.metrics.render().match(series);
         return line ? Number(line[1]) : 0;
       },
     };
@@ -93,6 +95,26 @@ describe("page reader threads", () => {
     }
     rmSync(dir, { recursive: true, force: true });
   });
+
+  /** A run of two markets posted to `served`, waited for; it must be complete. */
+  async function postRun(served: Served): Promise<{ id: string; status: string }> {
+    const posted = await served.app.inject({
+      method: "POST",
+      url: "/v1/backtest-ai/run",
+      payload: {
+        coin: "btc",
+        market_type: "5m",
+        market_count: 2,
+        definition: { side: "UP", entry: [{ feature: "price_up", op: "<", value: 0.6 }] },
+        wait: 60,
+      },
+      headers: { "x-api-key": key },
+    });
+    assert.equal(posted.statusCode, 200, posted.body);
+    const { run } = posted.json() as { run: { id: string; status: string } };
+    assert.equal(run.status, "complete");
+    return run;
+  }
 
   /** Pages across block edges, both orders, with and without books, ranged and past the end. */
   function pageUrls(): string[] {
@@ -142,6 +164,23 @@ describe("page reader threads", () => {
     assert.equal(threaded.threadReads(), 2 * urls.length + 1);
   });
 
+  test("a run's answer read on a thread is the answer rendered on the request thread", async () => {
+    const threaded = await serve(1);
+    const here = await serve(0);
+    const run = await postRun(threaded);
+    for (const query of ["", "?results_limit=1", "?results_limit=1&results_offset=1", "?results_offset=5"]) {
+      const url = `/v1/backtest-ai/runs/${run.id}${query}`;
+      const a = await threaded.get(url);
+      const b = await here.get(url);
+      assert.equal(a.statusCode, 200, a.body);
+      assert.equal(a.headers["content-type"], b.headers["content-type"]);
+      assert.ok(a.rawPayload.equals(b.rawPayload), url);
+    }
+    // The POST's own answer was read on the thread too, then the four GETs.
+    assert.equal(threaded.threadReads("run"), 5);
+    assert.equal(here.threadReads("run"), 0);
+  });
+
   test("a live market's page is read on the request thread", async () => {
     const threaded = await serve(1);
     const here = await serve(0);
@@ -154,7 +193,7 @@ describe("page reader threads", () => {
     assert.equal(threaded.threadReads(), 0);
   });
 
-  test("a read the thread fails, or a thread that dies, is read on the request thread", async () => {
+  test("a read the thread fails, or a thread that dies, is read on the request thread (pages and run answers)", async () => {
     const here = await serve(0);
     for (const script of ["failing.ts", "exiting.ts"]) {
       const threaded = await serve(
@@ -167,7 +206,13 @@ describe("page reader threads", () => {
         assert.equal(a.statusCode, 200, `${script} ${url}: ${a.body}`);
         assert.ok(a.rawPayload.equals(b.rawPayload), `${script} ${url}`);
       }
+      const run = await postRun(threaded);
+      const url = `/v1/backtest-ai/runs/${run.id}`;
+      const a = await threaded.get(url);
+      assert.equal(a.statusCode, 200, `${script} ${url}: ${a.body}`);
+      assert.ok(a.rawPayload.equals((await here.get(url)).rawPayload), `${script} ${url}`);
       assert.equal(threaded.threadReads(), 0, script);
+      assert.equal(threaded.threadReads("run"), 0, script);
     }
   });
 

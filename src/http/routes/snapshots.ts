@@ -147,9 +147,7 @@ async function pageOf(
   const elsewhere = page.resolved ? ctx.pageReaders.read(page, ask) : null;
   if (elsewhere !== null) {
     try {
-      const read = await elsewhere;
-      ctx.metrics.threadPageReads.inc();
-      return read;
+      return await elsewhere;
     } catch {
       // The thread failed the read or was lost: read here.
     }
