@@ -247,7 +247,7 @@ const SERVICE_OPTIONS = {
     flags: ["--page-readers"],
     type: integer(0, 64),
     default: 1,
-    doc: "threads that read pages of resolved markets not in the page cache, each with its own database connection, while the request thread serves other requests (SQLite files only: PostgreSQL's reads do not hold a thread); 0 reads them on the request thread",
+    doc: "threads that read pages of resolved markets not in the page cache, and backtest run answers, each with its own database connection, while the request thread serves other requests (SQLite files only: PostgreSQL's reads do not hold a thread); 0 reads them on the request thread",
   }),
   exportsPerKey: option({
     env: "EXPORTS_PER_KEY",

@@ -219,15 +219,12 @@ function backtestJobs(app: FastifyInstance, ctx: AppContext): void {
 }
 
 /**
- * The page reader threads live as long as the app: started when it is ready (not waited for: pages are
- * read on the request thread until a thread is), and stopped when it closes.
+ * The page reader threads live as long as the app: each starts at the first read asked of it (pages
+ * are read on the request thread until it is ready; a server that never reads one never pays a
+ * thread's 50 MB), and stops when the app closes.
  */
 function pageReaders(app: FastifyInstance, ctx: AppContext): void {
   ctx.pageReaders.useLogger(app.log);
-  app.addHook("onReady", (done) => {
-    void ctx.pageReaders.start();
-    done();
-  });
   app.addHook("onClose", () => ctx.pageReaders.close());
 }
 

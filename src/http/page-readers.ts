@@ -231,7 +231,8 @@ export class PageReaders {
 
   /**
    * Starts the threads not started yet; resolves when each is ready or has failed to start. The
-   * server starts them when it is ready, without waiting: until a thread is, pages are read here.
+   * server does not wait for them: a thread starts at the first read asked of it, and until it is
+   * ready, pages are read on the request thread.
    */
   async start(): Promise<void> {
     await Promise.all(this.threads.map((t) => t.started()));
