@@ -7,11 +7,12 @@ import type { PageRead, ReaderMessage, ReadMessage } from "./page-reader-thread.
 import type { PageAsk, PageMarket } from "./snapshot-page.ts";
 
 /**
- * Pages of resolved markets read on threads of their own, where the store's reads hold the thread that
- * makes them (SQLite: `Backend.readsHoldThread`). A page not in the page cache is a few store reads and
- * about 100 KB written (2 MB with books); on the request thread that time is taken from every other
- * request, while a reader thread does it on another core as the request thread goes on (issue 20: cold
- * pages; docs/decisions.md "Cold pages on reader threads").
+ * Pages of resolved markets and run answers read on threads of their own, where the store's reads hold
+ * the thread that makes them (SQLite: `Backend.readsHoldThread`). A page not in the page cache is a few
+ * store reads and about 100 KB written (2 MB with books), a run's answer up to megabytes of stored
+ * results joined; on the request thread that time is taken from every other request, while a reader
+ * thread does it on another core as the request thread goes on (issue 20: cold pages;
+ * docs/decisions.md "Cold pages on reader threads").
  *
  * What a reader thread reads is what the request thread would: the same function (snapshot-page.ts)
  * over its own connection to the same database, sent the market's record as the request thread has it.
@@ -41,7 +42,7 @@ class ReaderThread {
   private ready = false;
   /** Who waits for the thread to be ready or to have failed (start()). */
   private startWaiters: (() => void)[] = [];
-  /** Set when a thread died before it was ready: the store cannot be opened from a thread. */
+  /** Set when a thread died before it was ready (the store cannot be opened from a thread), or closed. */
   failedToStart = false;
   private nextId = 1;
   private readonly pending = new Map<number, { done: (p: LentPage) => void; fail: (e: Error) => void }>();
