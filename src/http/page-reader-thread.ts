@@ -5,14 +5,14 @@ import { BodyBuffers } from "./body-buffers.ts";
 import { readSnapshotPage, type PageAsk, type PageMarket } from "./snapshot-page.ts";
 import { renderRunAnswer, type ResultsPage } from "../backtest/wire.ts";
 import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
-import type { Store } from "../store/ports/store.ts";
 
 /**
  * A page reader thread (page-readers.ts starts them): its own connection to the store the server
  * opened, reading and writing pages of resolved markets and run answers while the request thread goes
- * on with other requests. Messages in: a read, with the buffers of earlier pages sent back (transferred) to write
- * pages into again. Out: `ready` once the store is open, then per read `page` (the page's buffer,
- * transferred, and its length) or `failed`; `unopened` instead of `ready` when the store cannot be opened.
+ * on with other requests. Messages in: a read, with the buffers of earlier pages sent back
+ * (transferred) to write pages into again. Out: `ready` once the store is open (`unopened` instead
+ * when it cannot be opened), then per read `page` (the page's buffer, transferred, and its length) or
+ * `failed`.
  */
 
 /** What a thread reads: a page of a market's snapshots, or a run's answer with a page of its results. */
@@ -46,26 +46,27 @@ try {
   const w = new JsonBytes(1 << 20);
   // Pages are written into w and its buffer sent as it is (no copy): w continues in a free buffer.
   const buffers = new BodyBuffers();
-  /** Reads what is asked; the result writes it whole into w (once w is free: reads may interleave). */
-  const written = async (store: Store, read: PageRead): Promise<(w: JsonBytes) => void> => {
+  /** Reads what is asked; what it gives writes it whole into w, synchronously, so reads may interleave. */
+  const reading = async (read: PageRead): Promise<(w: JsonBytes) => void> => {
     if (read.kind === "snapshots") return readSnapshotPage(store.markets, read.market, read.ask);
     const { run, strategy, page } = read;
     const results = await store.backtests.listResults(run.id, page.limit, page.offset);
     const { json } = renderRunAnswer(run, strategy, results, page);
     return (w) => w.utf8(json);
   };
+  const answer = async (m: ReadMessage): Promise<void> => {
+    const write = await reading(m.read);
+    w.reset();
+    write(w);
+    const { body } = buffers.lend(w);
+    const buffer = body.buffer as ArrayBuffer;
+    post({ type: "page", id: m.id, body: buffer, length: body.length }, [buffer]);
+  };
   port.on("message", (m: ReadMessage) => {
     for (const b of m.returned) buffers.giveBack(Buffer.from(b));
-    written(store, m.read).then(
-      (page) => {
-        w.reset();
-        page(w);
-        const { body } = buffers.lend(w);
-        post({ type: "page", id: m.id, body: body.buffer as ArrayBuffer, length: body.length }, [
-          body.buffer as ArrayBuffer,
-        ]);
-      },
-      (err: unknown) => post({ type: "failed", id: m.id, message: String((err as Error)?.message ?? err) }),
+    // A read that fails, in the store or in writing, is the request thread's to read again.
+    answer(m).catch((err: unknown) =>
+      post({ type: "failed", id: m.id, message: String((err as Error)?.message ?? err) }),
     );
   });
   port.once("close", () => void store.close());
