@@ -816,6 +816,9 @@ async function main(): Promise<void> {
     console.log(
       `page scenarios: wrk, ${WRK_THREADS} thread, ${WRK_CONNECTIONS} connections, against the server and the baseline alike`,
     );
+    console.log(
+      `page reader threads: ${ctx.pageReaders.size} (the server's default; cold pages are read on them, src/http/page-readers.ts)`,
+    );
     const coldPages = writeColdLists(
       wrk,
       tmp,
