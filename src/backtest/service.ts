@@ -19,9 +19,9 @@ import type { RunScheduler } from "./jobs/scheduler.ts";
 import { combinations } from "./sweep.ts";
 import { applyOverrides, type BacktestRequest, type Endpoint, readBacktestBody } from "./request.ts";
 import type { MarketResult } from "./engine.ts";
+import type { LentJson } from "../wire/json-bytes.ts";
 import {
   isFinished,
-  type LentJson,
   type RenderedRunAnswer,
   renderComparedRun,
   renderRunAnswer,

@@ -1,6 +1,7 @@
 import { type TSchema, Type } from "typebox";
 import { isoMicros, isoSeconds } from "../domain/time.ts";
 import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
+import type { LentJson } from "../wire/json-bytes.ts";
 import { parseStoredDefinition } from "./definition.ts";
 import { describeDefinition } from "./describe.ts";
 import { type MarketResult, round } from "./engine.ts";
@@ -482,12 +483,6 @@ export interface RenderedRunAnswer<Json = string | LentJson> {
   done: boolean;
   /** The answer's JSON: as text, or as bytes lent by a page reader thread (src/http/page-readers.ts). */
   json: Json;
-}
-
-/** JSON bytes in a buffer lent to an answer: `release` once they have been sent. */
-export interface LentJson {
-  body: Buffer;
-  release(): void;
 }
 
 /** Whether a run has finished (complete or failed): its answer will not change. */

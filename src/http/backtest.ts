@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { BacktestRefusal, type Caller, type Refusal, type RunOutcomeAnswer } from "../backtest/service.ts";
 import { MAX_SWEEP_AXES, MAX_SWEEP_COMBINATIONS } from "../backtest/sweep.ts";
-import type { LentJson } from "../backtest/wire.ts";
+import type { LentJson } from "../wire/json-bytes.ts";
+import { sendLent } from "./body-buffers.ts";
 import { cheapestPlanWith } from "../domain/plan.ts";
 import { isoSeconds } from "../domain/time.ts";
 import type { AppContext } from "./context.ts";
@@ -134,10 +135,8 @@ export async function answering<T>(ctx: AppContext, req: FastifyRequest, work: (
  * Fastify's serializer left out.
  */
 export function sendJson(reply: FastifyReply, json: string | LentJson) {
-  if (typeof json === "string") return reply.type(JSON_TYPE).send(json);
-  // Bytes lent by a page reader thread go back once the answer has been handed to the OS.
-  reply.raw.once("finish", json.release);
-  return reply.type(JSON_TYPE).send(json.body);
+  reply.type(JSON_TYPE);
+  return typeof json === "string" ? reply.send(json) : sendLent(reply, json);
 }
 
 /** A run answer: 200 once the run finished within `wait`, else 202 with where to poll. */

@@ -1,4 +1,5 @@
-import type { JsonBytes } from "../wire/json-bytes.ts";
+import type { FastifyReply } from "fastify";
+import type { JsonBytes, LentJson } from "../wire/json-bytes.ts";
 
 const MIN_CAPACITY = 64 * 1024;
 
@@ -35,7 +36,7 @@ export class BodyBuffers {
    * far smaller starts the writer over at the power of two above twice its size (at least 64 KiB), so
    * that a lent buffer stays within a few times its page. Returns how to give the lent buffer back.
    */
-  lend(w: JsonBytes): { body: Buffer; release: () => void } {
+  lend(w: JsonBytes): LentJson {
     const capacity = w.buf.length;
     const nextCapacity =
       w.pos >= capacity / 8
@@ -83,4 +84,10 @@ export class BodyBuffers {
   get idleBytes(): number {
     return this.freeBytes;
   }
+}
+
+/** Sends lent bytes as the reply's body; they go back once the answer has been handed to the OS. */
+export function sendLent(reply: FastifyReply, lent: LentJson): FastifyReply {
+  reply.raw.once("finish", lent.release);
+  return reply.send(lent.body);
 }

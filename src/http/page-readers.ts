@@ -1,7 +1,8 @@
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../log.ts";
 import { backendOf } from "../store/backends.ts";
-import type { LentJson, ResultsPage } from "../backtest/wire.ts";
+import type { ResultsPage } from "../backtest/wire.ts";
+import type { LentJson } from "../wire/json-bytes.ts";
 import type { RunRecord, StrategyRecord } from "../store/ports/backtest-store.ts";
 import type { PageRead, ReaderMessage, ReadMessage } from "./page-reader-thread.ts";
 import type { PageAsk, PageMarket } from "./snapshot-page.ts";
@@ -22,9 +23,6 @@ import type { PageAsk, PageMarket } from "./snapshot-page.ts";
  * store error is raised, mapped and logged where every other one is.
  */
 
-/** A page's bytes in a buffer lent by a reader thread; `release` once nothing reads them any more. */
-export type LentPage = LentJson;
-
 /** Buffers sent back with a thread's next read at most; more are left to the collector. */
 const MAX_RETURNED = 64;
 
@@ -43,9 +41,9 @@ class ReaderThread {
   /** Who waits for the thread to be ready or to have failed (start()). */
   private startWaiters: (() => void)[] = [];
   /** Set when a thread died before it was ready (the store cannot be opened from a thread), or closed. */
-  failedToStart = false;
+  private down = false;
   private nextId = 1;
-  private readonly pending = new Map<number, { done: (p: LentPage) => void; fail: (e: Error) => void }>();
+  private readonly pending = new Map<number, { done: (p: LentJson) => void; fail: (e: Error) => void }>();
   private returned: ArrayBuffer[] = [];
   private readonly url: string;
   private readonly script: URL;
@@ -64,13 +62,13 @@ class ReaderThread {
   /** Whether it takes reads now; starts the thread on first being asked. */
   available(): boolean {
     if (this.ready) return true;
-    if (this.worker === null && !this.failedToStart) this.start();
+    if (this.worker === null && !this.down) this.start();
     return false;
   }
 
   /** Resolves once the thread is ready, or has failed to start (it then stays down). */
   started(): Promise<void> {
-    if (this.available() || this.failedToStart) return Promise.resolve();
+    if (this.available() || this.down) return Promise.resolve();
     return new Promise((resolve) => this.startWaiters.push(resolve));
   }
 
@@ -87,12 +85,10 @@ class ReaderThread {
     const lost = (err: Error) => {
       if (this.worker !== worker) return;
       this.worker = null;
-      if (!this.ready) this.failedToStart = true;
+      if (!this.ready) this.down = true;
       this.ready = false;
       this.returned = [];
-      const after = this.failedToStart
-        ? "pages are read on the request thread"
-        : "it starts again on the next page";
+      const after = this.down ? "pages are read on the request thread" : "it starts again on the next page";
       this.log()?.warn({ err: err.message }, `a page reader thread stopped; ${after}`);
       this.failAll(err);
       this.settled();
@@ -111,7 +107,7 @@ class ReaderThread {
     }
     if (m.type === "unopened") {
       // The thread could not open the store: it stays down, and pages are read on the request thread.
-      this.failedToStart = true;
+      this.down = true;
       this.log()?.warn(
         { err: m.message },
         "a page reader thread could not open the store; pages are read on the request thread",
@@ -136,7 +132,7 @@ class ReaderThread {
     });
   }
 
-  read(read: PageRead): Promise<LentPage> {
+  read(read: PageRead): Promise<LentJson> {
     const worker = this.worker as Worker;
     const id = this.nextId++;
     const returned = this.returned;
@@ -166,7 +162,7 @@ class ReaderThread {
 
   /** Closed for good: it does not start again. */
   close(): Promise<void> {
-    this.failedToStart = true;
+    this.down = true;
     return this.stop();
   }
 }
@@ -202,7 +198,7 @@ export class PageReaders {
    * The page read on the least busy thread that is ready; null when none is (the caller reads it). A
    * rejection means the thread failed the read or was lost: the caller reads it then.
    */
-  read(market: PageMarket, ask: PageAsk): Promise<LentPage> | null {
+  read(market: PageMarket, ask: PageAsk): Promise<LentJson> | null {
     return this.onThread({ kind: "snapshots", market, ask });
   }
 
@@ -210,11 +206,11 @@ export class PageReaders {
    * A run's answer with a page of its results (`renderRunAnswer`), read on a thread as `read` reads a
    * page of snapshots: null when no thread is ready, a rejection when the thread failed or was lost.
    */
-  readRun(run: RunRecord, strategy: StrategyRecord | null, page: ResultsPage): Promise<LentPage> | null {
+  readRun(run: RunRecord, strategy: StrategyRecord | null, page: ResultsPage): Promise<LentJson> | null {
     return this.onThread({ kind: "run", run, strategy, page });
   }
 
-  private onThread(read: PageRead): Promise<LentPage> | null {
+  private onThread(read: PageRead): Promise<LentJson> | null {
     let best: ReaderThread | null = null;
     for (const t of this.threads) {
       if (t.available() && (best === null || t.inFlight < best.inFlight)) best = t;

@@ -1,6 +1,4 @@
-import type { SortOrder } from "../domain/snapshot.ts";
-import type { Micros } from "../domain/time.ts";
-import type { MarketStore } from "../store/ports/market-store.ts";
+import type { MarketStore, SnapshotQuery } from "../store/ports/market-store.ts";
 import type { JsonBytes } from "../wire/json-bytes.ts";
 import { writeSnapshotJson } from "../wire/wire.ts";
 
@@ -10,16 +8,8 @@ import { writeSnapshotJson } from "../wire/wire.ts";
  * (page-readers.ts), so that a page is the same bytes wherever it is read.
  */
 
-/** A page as asked, checked and in the store's terms. */
-export interface PageAsk {
-  order: SortOrder;
-  limit: number;
-  offset: number;
-  /** Inclusive bounds on snapshot time; both absent for a page of the whole market. */
-  from?: Micros;
-  to?: Micros;
-  books: boolean;
-}
+/** A page as asked, checked and in the store's terms; `total` is worked out here. */
+export type PageAsk = Omit<SnapshotQuery, "total">;
 
 /** As much of a market as reading its page needs (a reader thread is sent this, not the record). */
 export interface PageMarket {
@@ -46,15 +36,7 @@ export async function readSnapshotPage(
 ): Promise<PageText> {
   const ranged = ask.from !== undefined || ask.to !== undefined;
   const total = ranged ? await markets.countSnapshots(market.key, ask.from, ask.to) : market.snapshotCount;
-  const query = {
-    order: ask.order,
-    limit: ask.limit,
-    offset: ask.offset,
-    from: ask.from,
-    to: ask.to,
-    books: ask.books,
-    total,
-  };
+  const query: SnapshotQuery = { ...ask, total };
   const empty = ask.offset >= total;
   const rendered = empty || !market.resolved ? null : await markets.renderedPage(market.key, query);
   const rows = empty || rendered ? [] : await markets.snapshotPage(market.key, query);

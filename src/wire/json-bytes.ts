@@ -1,4 +1,13 @@
 /**
+ * JSON bytes in a buffer lent to an answer (src/http/body-buffers.ts, or a page reader thread's):
+ * `release` once they have been sent, and not before, since the buffer is then written again.
+ */
+export interface LentJson {
+  body: Buffer;
+  release(): void;
+}
+
+/**
  * A growable byte buffer that JSON text is written into directly, so that a page of snapshots
  * becomes bytes without building (and then UTF-8 encoding) one long string. Meant to be reused:
  * `reset()` and write, then copy the bytes out with `toBuffer()`.

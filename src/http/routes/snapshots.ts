@@ -3,16 +3,16 @@ import type { FastifyReply } from "fastify";
 import { type Static, Type } from "typebox";
 import { isResolved } from "../../domain/market.ts";
 import { isoMicros } from "../../domain/time.ts";
-import { JsonBytes } from "../../wire/json-bytes.ts";
+import { JsonBytes, type LentJson } from "../../wire/json-bytes.ts";
 import { marketToWire, snapshotJson } from "../../wire/wire.ts";
 import type { StoredMarket } from "../../store/ports/market-store.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
-import type { LentPage } from "../page-readers.ts";
 import { readSnapshotPage } from "../snapshot-page.ts";
 import { snapshotOf } from "../../events/derive.ts";
 import { BookEncodingError } from "../../wire/book-codec.ts";
 import { bookOfMarketAt } from "./book.ts";
 import type { Api, AppContext } from "../context.ts";
+import { sendLent } from "../body-buffers.ts";
 import { negotiate, varyOnEncoding } from "../compression.ts";
 import { notFound } from "../errors.ts";
 import { type CachedPage, PAGE_CACHE_CONTROL, pageKey } from "../page-cache.ts";
@@ -136,7 +136,7 @@ async function pageOf(
   q: PageQuery,
   from: number | undefined,
   to: number | undefined,
-): Promise<LentPage> {
+): Promise<LentJson> {
   const page = {
     key: market.key,
     snapshotCount: market.snapshotCount,
@@ -159,14 +159,11 @@ async function pageOf(
   return ctx.bodies.lend(w);
 }
 
-/** A page sent once and not kept: its lent buffer goes back when the answer has been handed to the OS. */
-function sendOnce(reply: FastifyReply, page: LentPage) {
-  reply.raw.once("finish", page.release);
-  return sendJson(reply, page.body);
-}
+/** A page sent once and not kept, from its lent buffer. */
+const sendOnce = (reply: FastifyReply, page: LentJson) => sendLent(asJson(reply), page);
 
 /** A page to keep: its bytes copied out of the lent buffer, which goes back at once. */
-function kept(page: LentPage): Buffer {
+function kept(page: LentJson): Buffer {
   const body = Buffer.from(page.body);
   page.release();
   return body;
