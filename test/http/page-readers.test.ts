@@ -116,6 +116,27 @@ describe("page reader threads", () => {
     return run;
   }
 
+  /** The warnings `readers` logs, as they come. */
+  function warningsOf(readers: PageReaders): string[] {
+    const warnings: string[] = [];
+    const ignore = () => {};
+    readers.useLogger({
+      debug: ignore,
+      info: ignore,
+      error: ignore,
+      warn: (_f, message) => warnings.push(message),
+    });
+    return warnings;
+  }
+
+  /** The first ten snapshots of the biggest resolved market, its JSON a stand-in. */
+  const smallPage = () => ({
+    key: resolved[0].key,
+    snapshotCount: 10,
+    resolved: true,
+    json: new Uint8Array([110, 117, 108, 108]),
+  });
+
   /** Pages across block edges, both orders, with and without books, ranged and past the end. */
   function pageUrls(): string[] {
     const [big, other] = resolved;
@@ -216,18 +237,37 @@ describe("page reader threads", () => {
     }
   });
 
+  test("a thread that dies is started again at the next read, and says so in the log", async () => {
+    const readers = new PageReaders(`sqlite:${file}`, 1, { script: new URL("exiting.ts", FIXTURES) });
+    const warnings = warningsOf(readers);
+    const market = smallPage();
+    const ask = { order: "desc" as const, limit: 10, offset: 0, books: false };
+    for (let death = 1; death <= 2; death++) {
+      // Resolves once a thread is ready: after the first death, that is a thread started again.
+      await readers.start();
+      const reading = readers.read(market, ask);
+      assert.ok(reading, `a ready thread takes the read (${death})`);
+      await assert.rejects(reading, /exited \(3\)/);
+      assert.equal(warnings.length, death);
+      assert.match(warnings[death - 1], /starts again on the next page/);
+    }
+    await readers.close();
+  });
+
   test("a thread that cannot open the store leaves every page to the request thread", async () => {
     // A folder that cannot be made: its parent is a file.
     const readers = new PageReaders(`sqlite:${join(file, "x.db")}`, 1);
     assert.equal(readers.size, 1);
+    const warnings = warningsOf(readers);
     await readers.start();
-    const market = {
-      key: resolved[0].key,
-      snapshotCount: 10,
-      resolved: true,
-      json: new Uint8Array([110, 117, 108, 108]),
-    };
+    assert.deepEqual(warnings, [
+      "a page reader thread could not open the store; pages are read on the request thread",
+    ]);
+    const market = smallPage();
     assert.equal(readers.read(market, { order: "desc", limit: 10, offset: 0, books: false }), null);
+    // And it is not tried again.
+    await readers.start();
+    assert.equal(warnings.length, 1);
     await readers.close();
   });
 
