@@ -1,11 +1,15 @@
 import { pow10 } from "../domain/book.ts";
 import { BookEncodingError, BookReader } from "./book-codec.ts";
+import { wasmBookWriter } from "./book-json-wasm.ts";
 import { JsonBytes } from "./json-bytes.ts";
 
 /**
  * Books as JSON, written straight from their compact encoding (book-codec.ts): the same bytes as
  * JSON.stringify of decodeBooks()'s books, without building them. What the snapshot route sends with
  * include_orderbook, a level's price text looked up by tick, its size printed from integer units.
+ * The books Polymarket sends (sizes of two decimals, prices of at most four) are written by the
+ * WebAssembly of book-json.wat (book-json-wasm.ts); this JavaScript writes the rest, and is the
+ * reference the WebAssembly is tested against byte for byte.
  */
 
 // Price texts repeat across every snapshot (at most 10^decimals of them), so each level's opening,
@@ -309,6 +313,19 @@ const ASKS_KEY = Uint8Array.from(',"asks":', (c) => c.charCodeAt(0));
  * offset in `w` where the Up book ends (where `between` starts).
  */
 export function writeBooksJson(w: JsonBytes, blob: Uint8Array, between: Uint8Array): number {
+  const wasm = wasmBookWriter();
+  const written = wasm?.write(blob, between);
+  if (!wasm || !written) return writeBooksJsonScript(w, blob, between);
+  const { start, end, mid } = written;
+  const at = w.pos;
+  w.reserve(end - start);
+  w.buf.set(wasm.bytes.subarray(start, end), at);
+  w.pos = at + (end - start);
+  return at + (mid - start);
+}
+
+/** writeBooksJson in JavaScript alone: for the books the WebAssembly leaves, and to test it against. */
+export function writeBooksJsonScript(w: JsonBytes, blob: Uint8Array, between: Uint8Array): number {
   const r = new BookReader(blob);
   w.bytes(BIDS_OPEN);
   writeSideJson(w, r, true, 0);

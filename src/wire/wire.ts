@@ -2,6 +2,7 @@ import { type Static, type TSchema, Type } from "typebox";
 import type { OrderBook } from "../domain/book.ts";
 import { encodeBooks } from "./book-codec.ts";
 import { writeBooksJson } from "./book-json.ts";
+import { type BookTails, wasmBookWriter } from "./book-json-wasm.ts";
 import { writeIsoMicros } from "./iso-bytes.ts";
 import { JsonBytes } from "./json-bytes.ts";
 import {
@@ -391,6 +392,7 @@ const PRICE_DOWN = ascii(',"price_down":');
 const ORDERBOOK_UP = ascii(',"orderbook_up":');
 const ORDERBOOK_DOWN = ascii(',"orderbook_down":');
 const EMPTY_BOOKS = ascii(',"orderbook_up":{"bids":[],"asks":[]},"orderbook_down":{"bids":[],"asks":[]}}');
+const BOOK_TAILS: BookTails = { up: ORDERBOOK_UP, down: ORDERBOOK_DOWN, empty: EMPTY_BOOKS };
 
 /**
  * Writes one snapshot as JSON bytes. With books, a snapshot whose books were not recorded carries two
@@ -436,6 +438,25 @@ export function writeSnapshotTail(w: JsonBytes, books: Uint8Array | null, withBo
     writeBooksJson(w, books, ORDERBOOK_DOWN);
     w.byte(125);
   }
+}
+
+/**
+ * Seconds of a resolved market's block with their books, from their rendered heads (without the
+ * closing brace) and book blobs: writeSnapshotTail's bytes after each head, comma-separated (a comma
+ * before the first too when `comma`). Second k's head is `text[spans[4k], spans[4k + 1])`, its blob
+ * `books[spans[4k + 2], spans[4k + 3])` (none when empty). Written by the WebAssembly
+ * (book-json-wasm.ts) in one call for a whole block rather than a call per second; answers how many
+ * seconds it wrote, from the first, and the caller writes the rest (none where it could not run).
+ */
+export function writeSecondsWithBooks(
+  w: JsonBytes,
+  text: string | Uint8Array,
+  books: Uint8Array | null,
+  spans: Int32Array,
+  count: number,
+  comma: boolean,
+): number {
+  return wasmBookWriter()?.seconds(w, text, books, spans, count, comma, BOOK_TAILS) ?? 0;
 }
 
 const snapshotScratch = new JsonBytes(1 << 14);

@@ -1,6 +1,6 @@
 import { JsonBytes } from "../../wire/json-bytes.ts";
 import type { SnapshotRow } from "../../domain/snapshot.ts";
-import { writeSnapshotHead, writeSnapshotTail } from "../../wire/wire.ts";
+import { writeSecondsWithBooks, writeSnapshotHead, writeSnapshotTail } from "../../wire/wire.ts";
 
 /**
  * A block's snapshots kept rendered (issue 14: cold pages): the JSON of each of its seconds without
@@ -128,6 +128,11 @@ export class RenderedBlock {
     return d === 0 ? 0 : this.end(d - 1) + 1;
   }
 
+  /** The text whole (its seconds at start(d)..end(d)). */
+  get source(): Uint8Array | string {
+    return this.text;
+  }
+
   /** Writes text[start, end) (ASCII). */
   write(w: JsonBytes, start: number, end: number): void {
     if (typeof this.text === "string") w.latin1(this.text, start, end);
@@ -144,6 +149,29 @@ export interface RenderedStep {
   books: { bytes: Uint8Array | null; bookStart: Int32Array } | null;
 }
 
+/** Per second of a step with books: its head's start and end (without the brace) and its blob's. */
+let spans = new Int32Array(4 * 256);
+
+/**
+ * Writes a step's seconds with their books in one call where it can (writeSecondsWithBooks); answers
+ * how many of its seconds, in page order, it wrote.
+ */
+function writeStepWithBooks(w: JsonBytes, step: RenderedStep, newestFirst: boolean, comma: boolean): number {
+  const { block, from, to } = step;
+  const { bytes, bookStart } = step.books as NonNullable<RenderedStep["books"]>;
+  const count = to - from;
+  if (spans.length < 4 * count) spans = new Int32Array(4 * count);
+  for (let k = 0; k < count; k++) {
+    const i = newestFirst ? to - 1 - k : from + k;
+    const d = block.n - 1 - i;
+    spans[4 * k] = block.start(d);
+    spans[4 * k + 1] = block.end(d) - 1;
+    spans[4 * k + 2] = bytes === null ? 0 : bookStart[i];
+    spans[4 * k + 3] = bytes === null ? 0 : bookStart[i + 1];
+  }
+  return writeSecondsWithBooks(w, block.source, bytes, spans, count, comma);
+}
+
 /** Writes a page's snapshots (comma-separated, no brackets) from the steps, given in time order. */
 export function writeRenderedPage(w: JsonBytes, steps: readonly RenderedStep[], newestFirst: boolean): void {
   let first = true;
@@ -158,7 +186,10 @@ export function writeRenderedPage(w: JsonBytes, steps: readonly RenderedStep[], 
       first = false;
       continue;
     }
-    for (let k = 0; k < to - from; k++) {
+    // With books, the WebAssembly writes what it can of the step; this loop writes the rest.
+    const written = step.books === null ? 0 : writeStepWithBooks(w, step, newestFirst, !first);
+    if (written > 0) first = false;
+    for (let k = written; k < to - from; k++) {
       const i = newestFirst ? to - 1 - k : from + k;
       const d = n - 1 - i;
       if (!first) w.byte(44);
