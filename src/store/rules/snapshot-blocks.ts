@@ -157,6 +157,36 @@ export function decodeBlock(prices: Uint8Array): BlockColumns {
   return { n, times, coin, up, down, bookStart };
 }
 
+/**
+ * Where each second's books lie in a block's `books` (decodeBlock's bookStart), read past the times and
+ * prices without decoding them: what a page with books needs of the prices beside its rendered seconds.
+ */
+export function bookStartsOf(prices: Uint8Array): Int32Array {
+  if (prices[0] !== FORMAT) throw new Error(`unknown snapshot block format ${prices[0]}`);
+  let p = 1;
+  let n = 0;
+  for (let mul = 1; ; mul *= 128) {
+    const b = prices[p++];
+    n += (b & 127) * mul;
+    if (b < 128) break;
+  }
+  // n varint time steps (a byte ends each: the one below 128), then n × 3 float64 prices.
+  for (let ended = 0; ended < n && p < prices.length;) if (prices[p++] < 128) ended++;
+  p += 24 * n;
+  const bookStart = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    let b = prices[p++];
+    let v = b & 127;
+    for (let mul = 128; b >= 128; mul *= 128) {
+      b = prices[p++];
+      v += (b & 127) * mul;
+    }
+    bookStart[i + 1] = bookStart[i] + v;
+  }
+  if (p > prices.length) throw new Error("a snapshot block's prices end early");
+  return bookStart;
+}
+
 /** Rows [from, to) of a decoded block, books as views of `books` (null when not asked for). */
 export function blockRows(
   c: BlockColumns,
@@ -558,7 +588,7 @@ export function readRenderedPage(src: BlockSource, q: SnapshotQuery): Promise<Pa
         made.push({ first: b.first, prices: b.prices, rendered: fetched });
       }
       const rendered = new RenderedBlock(fetched, b.n);
-      const books = q.books ? { bytes: b.books, bookStart: decodeBlock(b.prices).bookStart } : null;
+      const books = q.books ? { bytes: b.books, bookStart: bookStartsOf(b.prices) } : null;
       return { block: rendered, from: step.from, to: step.to, books };
     });
     if (made.length > 0) {
