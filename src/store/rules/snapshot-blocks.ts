@@ -152,9 +152,23 @@ export function decodeBlock(prices: Uint8Array): BlockColumns {
     up[i] = view.getFloat64(p + 8, true);
     down[i] = view.getFloat64(p + 16, true);
   }
+  return { n, times, coin, up, down, bookStart: bookStartsAt(prices, p, n) };
+}
+
+/** The n varint book lengths at `p` as where each second's books start (n + 1 offsets). */
+function bookStartsAt(prices: Uint8Array, p: number, n: number): Int32Array {
   const bookStart = new Int32Array(n + 1);
-  for (let i = 0; i < n; i++) bookStart[i + 1] = bookStart[i] + varint();
-  return { n, times, coin, up, down, bookStart };
+  for (let i = 0; i < n; i++) {
+    let b = prices[p++];
+    let v = b & 127;
+    for (let mul = 128; b >= 128; mul *= 128) {
+      b = prices[p++];
+      v += (b & 127) * mul;
+    }
+    bookStart[i + 1] = bookStart[i] + v;
+  }
+  if (p > prices.length) throw new Error("a snapshot block's prices end early");
+  return bookStart;
 }
 
 /**
@@ -172,19 +186,7 @@ export function bookStartsOf(prices: Uint8Array): Int32Array {
   }
   // n varint time steps (a byte ends each: the one below 128), then n × 3 float64 prices.
   for (let ended = 0; ended < n && p < prices.length;) if (prices[p++] < 128) ended++;
-  p += 24 * n;
-  const bookStart = new Int32Array(n + 1);
-  for (let i = 0; i < n; i++) {
-    let b = prices[p++];
-    let v = b & 127;
-    for (let mul = 128; b >= 128; mul *= 128) {
-      b = prices[p++];
-      v += (b & 127) * mul;
-    }
-    bookStart[i + 1] = bookStart[i] + v;
-  }
-  if (p > prices.length) throw new Error("a snapshot block's prices end early");
-  return bookStart;
+  return bookStartsAt(prices, p + 24 * n, n);
 }
 
 /** Rows [from, to) of a decoded block, books as views of `books` (null when not asked for). */
