@@ -22,6 +22,8 @@ interface WasmApi {
 interface BookJsonExports {
   memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
   mid: { readonly value: number };
+  secondsDone: { readonly value: number };
+  secondsEnd: { readonly value: number };
   books(blob: number, end: number, out: number, between: number, betweenLength: number): number;
   seconds(spans: number, count: number, out: number, comma: number, tail: number): number;
 }
@@ -78,32 +80,6 @@ export interface BookTails {
   empty: Uint8Array;
 }
 
-export interface WasmBookWriter {
-  /**
-   * Writes the books of `blob` as writeBooksJson does into the module's memory; answers where they
-   * are in `bytes` and where the Up book ends, or null for a blob it leaves to the JavaScript.
-   */
-  write(blob: Uint8Array, between: Uint8Array): { start: number; end: number; mid: number } | null;
-  /**
-   * Writes seconds of a rendered block with their books into `w`, as the page writes them one by one
-   * (rendered-blocks.ts): per second `k` of `count`, a comma (before the first too when `comma`), the
-   * head `text[spans[4k], spans[4k + 1])` and the books `books[spans[4k + 2], spans[4k + 3])` (none
-   * when empty) with the tails around them. Answers how many seconds it wrote, from the first: fewer
-   * than `count` when a blob is the JavaScript's, whose caller then writes the rest.
-   */
-  seconds(
-    w: JsonBytes,
-    text: string | Uint8Array,
-    books: Uint8Array | null,
-    spans: Int32Array,
-    count: number,
-    comma: boolean,
-    tails: BookTails,
-  ): number;
-  /** The module's memory, where write's answers point (valid until the next write). */
-  readonly bytes: Uint8Array;
-}
-
 function put(bytes: Uint8Array, at: number, text: string): void {
   for (let i = 0; i < text.length; i++) bytes[at + i] = text.charCodeAt(i);
 }
@@ -152,8 +128,9 @@ function fillTables(bytes: Uint8Array, words: Int32Array, tables: readonly Price
   });
 }
 
-class WasmBooks implements WasmBookWriter {
-  readonly bytes: Buffer;
+/** The module's instance on this thread, its memory laid out and filled. */
+export class WasmBooks {
+  private readonly bytes: Buffer;
   private readonly words: Int32Array;
   private readonly at: ReturnType<typeof layout>;
   private lastBetween: Uint8Array | null = null;
@@ -173,7 +150,11 @@ class WasmBooks implements WasmBookWriter {
     fillTables(this.bytes, this.words, this.at.tables);
   }
 
-  write(blob: Uint8Array, between: Uint8Array): { start: number; end: number; mid: number } | null {
+  /**
+   * Writes the books of `blob` into `w` as writeBooksJson does; answers where in `w` the Up book ends
+   * (where `between` starts), or null, with nothing written, for a blob it leaves to the JavaScript.
+   */
+  write(w: JsonBytes, blob: Uint8Array, between: Uint8Array): number | null {
     const at = this.at;
     if (blob.length > MAX_BLOB) return null;
     if (between !== this.lastBetween) {
@@ -183,9 +164,20 @@ class WasmBooks implements WasmBookWriter {
     }
     this.bytes.set(blob, at.input);
     const end = this.exports.books(at.input, at.input + blob.length, at.output, at.between, between.length);
-    return end < 0 ? null : { start: at.output, end, mid: this.exports.mid.value };
+    if (end < 0) return null;
+    const start = w.pos;
+    w.bytes(this.bytes.subarray(at.output, end));
+    return start + (this.exports.mid.value - at.output);
   }
 
+  /**
+   * Writes seconds of a rendered block with their books into `w`, as the page writes them one by one
+   * (rendered-blocks.ts): per second `k` of `count`, a comma (before the first too when `comma`), the
+   * head `text[spans[4k], spans[4k + 1])` and the books `books[spans[4k + 2], spans[4k + 3])` (none
+   * when empty) with the tails around them. A second whose books it does not take (or whose span lies
+   * outside its inputs) is handed to `writeOne(k, comma)`, the JavaScript's, and it goes on after it.
+   * Answers false, having written nothing, when the block is more than its memory holds.
+   */
   seconds(
     w: JsonBytes,
     text: string | Uint8Array,
@@ -194,18 +186,18 @@ class WasmBooks implements WasmBookWriter {
     count: number,
     comma: boolean,
     tails: BookTails,
-  ): number {
+    writeOne: (k: number, comma: boolean) => void,
+  ): boolean {
     const { bytes, words, at } = this;
     const bookBytes = books?.length ?? 0;
-    if (text.length > MAX_TEXT || bookBytes > MAX_BOOKS || !this.placeTails(tails)) return 0;
+    if (text.length > MAX_TEXT || bookBytes > MAX_BOOKS || !this.placeTails(tails)) return false;
     if (typeof text === "string") bytes.write(text, at.text, text.length, "latin1");
     else bytes.set(text, at.text);
     if (books !== null) bytes.set(books, at.books);
     const fixed = tails.up.length + tails.down.length + tails.empty.length + 64;
     let done = 0;
     while (done < count) {
-      // As many seconds as the output has room for, bounded as in write(); a span outside the text
-      // or the books stops the call there, and the caller writes the rest.
+      // As many seconds as the output has room for, bounded as in write(), up to one it cannot take.
       let room = SECONDS_OUT;
       let k = done;
       for (; k < count && k - done < MAX_SECONDS; k++) {
@@ -223,13 +215,21 @@ class WasmBooks implements WasmBookWriter {
         words[to + 2] = at.books + bs;
         words[to + 3] = at.books + be;
       }
-      if (k === done) return done;
-      const end = this.exports.seconds(at.spans, k - done, at.secondsOut, comma || done > 0 ? 1 : 0, TAIL);
-      if (end < 0) return done;
-      w.bytes(bytes.subarray(at.secondsOut, end));
-      done = k;
+      if (k > done) {
+        const end = this.exports.seconds(at.spans, k - done, at.secondsOut, comma || done > 0 ? 1 : 0, TAIL);
+        if (end >= 0) {
+          w.bytes(bytes.subarray(at.secondsOut, end));
+          done = k;
+          continue;
+        }
+        // It stopped before a blob it leaves: the seconds before that one are written whole.
+        w.bytes(bytes.subarray(at.secondsOut, this.exports.secondsEnd.value));
+        done += this.exports.secondsDone.value;
+      }
+      writeOne(done, comma || done > 0);
+      done++;
     }
-    return done;
+    return true;
   }
 
   /** Puts the tail texts in memory once (they are constants of wire.ts); false when they do not fit. */
@@ -248,16 +248,16 @@ class WasmBooks implements WasmBookWriter {
   }
 }
 
-function instantiate(): WasmBookWriter {
+function instantiate(): WasmBooks {
   const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
   const module = new wasm.Module(Buffer.from(BOOK_JSON_WASM, "base64"));
   return new WasmBooks(new wasm.Instance(module).exports as BookJsonExports);
 }
 
-let writer: WasmBookWriter | null | undefined;
+let writer: WasmBooks | null | undefined;
 
 /** The thread's writer, made at first use; null where WebAssembly cannot run. */
-export function wasmBookWriter(): WasmBookWriter | null {
+export function wasmBookWriter(): WasmBooks | null {
   if (writer === undefined) {
     try {
       writer = instantiate();

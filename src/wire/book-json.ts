@@ -313,15 +313,7 @@ const ASKS_KEY = Uint8Array.from(',"asks":', (c) => c.charCodeAt(0));
  * offset in `w` where the Up book ends (where `between` starts).
  */
 export function writeBooksJson(w: JsonBytes, blob: Uint8Array, between: Uint8Array): number {
-  const wasm = wasmBookWriter();
-  const written = wasm?.write(blob, between);
-  if (!wasm || !written) return writeBooksJsonScript(w, blob, between);
-  const { start, end, mid } = written;
-  const at = w.pos;
-  w.reserve(end - start);
-  w.buf.set(wasm.bytes.subarray(start, end), at);
-  w.pos = at + (end - start);
-  return at + (mid - start);
+  return wasmBookWriter()?.write(w, blob, between) ?? writeBooksJsonScript(w, blob, between);
 }
 
 /** writeBooksJson in JavaScript alone: for the books the WebAssembly leaves, and to test it against. */

@@ -23,6 +23,9 @@
   (global $src (mut i32) (i32.const 0))
   ;; Where the Up book ends in the output (where `between` starts).
   (global $mid (export "mid") (mut i32) (i32.const 0))
+  ;; When `seconds` answers -1: how many seconds it wrote whole, and where their bytes end.
+  (global $secondsDone (export "secondsDone") (mut i32) (i32.const 0))
+  (global $secondsEnd (export "secondsEnd") (mut i32) (i32.const 0))
 
   ;; One side as a JSON array of levels: reads from $src, writes at $q; answers the end of what it
   ;; wrote, or -1 for a side the JavaScript must write (or reject). With $keep (not 0), it also keeps
@@ -266,13 +269,16 @@
   ;; `,"orderbook_up":`, the books with `,"orderbook_down":` between, and the brace; or, for a second
   ;; without books, the empty books and the brace. $spans holds per second four addresses: the head's
   ;; start and end, the blob's start and end. $tail holds the three texts' addresses and lengths (up,
-  ;; down, empty). Answers the output's end, or -1 when a blob is the JavaScript's.
+  ;; down, empty). Answers the output's end, or -1 when a blob is the JavaScript's, with the seconds
+  ;; before it (whole, their bytes up to $secondsEnd) counted in $secondsDone.
   (func (export "seconds") (param $spans i32) (param $count i32) (param $q i32) (param $comma i32)
         (param $tail i32) (result i32)
     (local $k i32) (local $s i32) (local $hs i32) (local $he i32) (local $bs i32) (local $be i32)
+    (local $at i32)
     (block $done
       (loop $second
         (br_if $done (i32.ge_u (local.get $k) (local.get $count)))
+        (local.set $at (local.get $q))
         (if (i32.or (local.get $k) (local.get $comma)) (then
           (i32.store8 (local.get $q) (i32.const 44))
           (local.set $q (i32.add (local.get $q) (i32.const 1)))))
@@ -289,7 +295,10 @@
             (local.set $q (call $books (local.get $bs) (local.get $be)
               (i32.add (local.get $q) (i32.load offset=4 (local.get $tail)))
               (i32.load offset=8 (local.get $tail)) (i32.load offset=12 (local.get $tail))))
-            (if (i32.lt_s (local.get $q) (i32.const 0)) (then (return (i32.const -1))))
+            (if (i32.lt_s (local.get $q) (i32.const 0)) (then
+              (global.set $secondsDone (local.get $k))
+              (global.set $secondsEnd (local.get $at))
+              (return (i32.const -1))))
             (i32.store8 (local.get $q) (i32.const 125))
             (local.set $q (i32.add (local.get $q) (i32.const 1))))
           (else

@@ -445,8 +445,9 @@ export function writeSnapshotTail(w: JsonBytes, books: Uint8Array | null, withBo
  * closing brace) and book blobs: writeSnapshotTail's bytes after each head, comma-separated (a comma
  * before the first too when `comma`). Second k's head is `text[spans[4k], spans[4k + 1])`, its blob
  * `books[spans[4k + 2], spans[4k + 3])` (none when empty). Written by the WebAssembly
- * (book-json-wasm.ts) in one call for a whole block rather than a call per second; answers how many
- * seconds it wrote, from the first, and the caller writes the rest (none where it could not run).
+ * (book-json-wasm.ts) in one call for a block rather than a call per second; a second whose books it
+ * does not take is written by `writeOne(k, comma)`. Answers false, having written nothing, where it
+ * cannot run: the caller then writes every second.
  */
 export function writeSecondsWithBooks(
   w: JsonBytes,
@@ -455,8 +456,9 @@ export function writeSecondsWithBooks(
   spans: Int32Array,
   count: number,
   comma: boolean,
-): number {
-  return wasmBookWriter()?.seconds(w, text, books, spans, count, comma, BOOK_TAILS) ?? 0;
+  writeOne: (k: number, comma: boolean) => void,
+): boolean {
+  return wasmBookWriter()?.seconds(w, text, books, spans, count, comma, BOOK_TAILS, writeOne) ?? false;
 }
 
 const snapshotScratch = new JsonBytes(1 << 14);

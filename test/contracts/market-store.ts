@@ -24,7 +24,11 @@ function rows(fromSecond: number, count: number, books: boolean): SnapshotRow[] 
   }));
 }
 
-/** Seconds with holes and books that differ second to second (every fifth without). */
+/**
+ * Seconds with holes and books that differ second to second (every fifth without). Most books have
+ * sizes of two decimals, as Polymarket's, which the WebAssembly book writer takes; every thirteenth
+ * has whole sizes, which it leaves to the JavaScript, so a rendered page goes both ways within a block.
+ */
 function longRows(fromSecond: number, count: number): SnapshotRow[] {
   return Array.from({ length: count }, (_, i) => ({
     time: (fromSecond + i + Math.floor(i / 97) * 2) * 1e6 + (i % 3) * 1000,
@@ -36,7 +40,7 @@ function longRows(fromSecond: number, count: number): SnapshotRow[] {
         ? null
         : encodeBooks(
             { bids: [{ price: 0.5, size: i + 1 }], asks: [{ price: 0.52, size: (i % 9) + 1 }] },
-            { bids: [{ price: 0.48, size: 2 }], asks: [{ price: 0.5, size: i + 1 }] },
+            { bids: [{ price: 0.48, size: i % 13 === 6 ? 2 : 2.25 }], asks: [{ price: 0.5, size: i + 1 }] },
           ),
   }));
 }

@@ -66,7 +66,10 @@ describe("book JSON in WebAssembly", () => {
       { bids: [{ price: 0.5, size: 10 }], asks: [{ price: 0.51, size: 20.25 }] },
       { bids: [{ price: 0.49, size: 20.25 }], asks: [{ price: 0.5, size: 10 }] },
     );
-    assert.ok(wasm.write(blob, DOWN), "a mirrored book of two decimals is the WebAssembly's");
+    assert.ok(
+      wasm.write(new JsonBytes(16), blob, DOWN) !== null,
+      "a mirrored book of two decimals is the WebAssembly's",
+    );
   });
 
   test("writes the JavaScript's bytes for every book it takes: prices of 0 to 4 decimals, sizes to 2^31 - 1 hundredths", () => {
@@ -90,7 +93,10 @@ describe("book JSON in WebAssembly", () => {
             [...b.bids, ...b.asks].map((l) => Math.round(l.size * 100)),
           );
           if (sizes.every((u) => u <= 0x7fffffff)) {
-            assert.ok(wasm?.write(blob, DOWN), `taken: price decimals ${pd}, size digits ${sizeDigits}`);
+            assert.ok(
+              (wasm?.write(new JsonBytes(16), blob, DOWN) ?? null) !== null,
+              `taken: price decimals ${pd}, size digits ${sizeDigits}`,
+            );
             taken++;
           }
         }
@@ -112,7 +118,10 @@ describe("book JSON in WebAssembly", () => {
       side.map((l) => ({ price: Number(l.price), size: Number(l.size) }));
     const up = sortBestFirst({ bids: levels(raw.bids), asks: levels(raw.asks) });
     const blob = encodeBooks(up, mirrorBook(up));
-    assert.ok(wasm?.write(blob, DOWN), "the recorded book is the WebAssembly's");
+    assert.ok(
+      (wasm?.write(new JsonBytes(16), blob, DOWN) ?? null) !== null,
+      "the recorded book is the WebAssembly's",
+    );
     const out = both(blob);
     assert.deepEqual(out.wasm, out.script);
     assert.deepEqual(out.wasm, {
@@ -131,13 +140,15 @@ describe("book JSON in WebAssembly", () => {
       encodeBooks(book(9e12 + 0.01), book(2)), // a size of 15 digits
     ];
     for (const blob of left) {
-      assert.equal(wasm?.write(blob, DOWN), null);
+      const w = new JsonBytes(16);
+      assert.equal(wasm?.write(w, blob, DOWN), null);
+      assert.equal(w.pos, 0, "nothing written");
       const out = both(blob);
       assert.deepEqual(out.wasm, out.script);
     }
     // The largest it takes.
     const largest = encodeBooks(book(21_474_836.47), book(0.01));
-    assert.ok(wasm?.write(largest, DOWN));
+    assert.ok((wasm?.write(new JsonBytes(16), largest, DOWN) ?? null) !== null);
     assert.deepEqual(both(largest).wasm, both(largest).script);
   });
 
@@ -205,17 +216,22 @@ describe("a block's seconds with their books in one call", () => {
         4 * k,
       );
     });
+    /** One second as the page's loop writes it, and the seconds it was asked for (in `k` order). */
+    const handed: number[] = [];
+    const one = (w: JsonBytes) => (k: number, comma: boolean) => {
+      handed.push(k);
+      if (comma) w.byte(44);
+      w.ascii(heads[order[k]].slice(0, -1));
+      writeSnapshotTail(w, blobs[order[k]], true);
+    };
     /** The seconds as the page's loop writes them one by one. */
-    const expected = (from: number, comma: boolean) => {
+    const expected = (comma: boolean) => {
       const w = new JsonBytes(16);
-      order.slice(from).forEach((i, k) => {
-        if (k > 0 || comma) w.byte(44);
-        w.ascii(heads[i].slice(0, -1));
-        writeSnapshotTail(w, blobs[i], true);
-      });
+      order.forEach((_, k) => one(w)(k, k > 0 || comma));
+      handed.length = 0;
       return w.text();
     };
-    return { text, books: books.length > 0 ? books : null, spans, n, expected };
+    return { text, books: books.length > 0 ? books : null, spans, n, order, expected, one, handed };
   }
 
   test("writes what the page's loop writes, with a comma before the first when asked, from a string or bytes", () => {
@@ -227,22 +243,29 @@ describe("a block's seconds with their books in one call", () => {
       for (const text of [b.text, Buffer.from(b.text, "latin1")]) {
         const w = new JsonBytes(16);
         w.ascii("[");
-        assert.equal(writeSecondsWithBooks(w, text, b.books, b.spans, b.n, comma), b.n);
-        assert.equal(w.text(), `[${b.expected(0, comma)}`);
+        assert.equal(writeSecondsWithBooks(w, text, b.books, b.spans, b.n, comma, b.one(w)), true);
+        assert.equal(w.text(), `[${b.expected(comma)}`);
+        assert.deepEqual(b.handed, [], "every second was the WebAssembly's");
       }
     }
   });
 
-  test("leaves the seconds from a blob it does not take to the page's loop, saying how many it wrote", () => {
+  test("hands the JavaScript each second it does not take and goes on after it", () => {
     const rng = new Rng(6);
     const sized = (size: number) =>
       encodeBooks({ bids: [{ price: 0.5, size }], asks: [] }, { bids: [], asks: [] });
-    // A size of one decimal is the JavaScript's: the call that meets it writes none of its seconds.
-    const b = block(rng, 40, (i) => sized(i === 17 ? 1.5 : 2.25));
-    const w = new JsonBytes(16);
-    assert.equal(writeSecondsWithBooks(w, b.text, b.books, b.spans, b.n, false), 0);
-    assert.equal(w.pos, 0, "nothing of the block is written");
-    // Nor does it write seconds whose spans lie outside the text or the books it was given.
+    // Sizes of one decimal are the JavaScript's: the seconds of rows 17 and 30, wherever they fall.
+    const b = block(rng, 40, (i) => sized(i === 17 || i === 30 ? 1.5 : 2.25));
+    for (const comma of [false, true]) {
+      const w = new JsonBytes(16);
+      assert.equal(writeSecondsWithBooks(w, b.text, b.books, b.spans, b.n, comma, b.one(w)), true);
+      assert.deepEqual(
+        [...b.handed].sort((x, y) => x - y),
+        [17, 30].map((i) => b.order.indexOf(i)).sort((x, y) => x - y),
+      );
+      assert.equal(w.text(), b.expected(comma));
+    }
+    // So is a second whose span lies outside the text or the books it was given.
     const fine = block(rng, 3, () => sized(2.25));
     for (const [k, value] of [
       [1, fine.text.length + 1],
@@ -251,25 +274,11 @@ describe("a block's seconds with their books in one call", () => {
     ]) {
       const spans = Int32Array.from(fine.spans);
       spans[k] = value;
-      assert.equal(writeSecondsWithBooks(new JsonBytes(16), fine.text, fine.books, spans, 3, false), 0);
+      const w = new JsonBytes(16);
+      writeSecondsWithBooks(w, fine.text, fine.books, spans, 3, false, () => fine.handed.push(-1));
+      assert.deepEqual(fine.handed, [-1], `span ${k} set to ${value}`);
+      fine.handed.length = 0;
     }
-    // Seconds past the output's room are written in calls of their own: those before the blob are kept.
-    const big = () => {
-      const levels = (from: number) =>
-        Array.from({ length: 1500 }, (_, i) => ({ price: (from + i) / 10_000, size: (100 + i) / 100 }));
-      const up = sortBestFirst({ bids: levels(1), asks: levels(5001) });
-      return encodeBooks(up, mirrorBook(up));
-    };
-    const c = block(new Rng(9), 12, () => big());
-    const last = c.spans.slice(4 * 11, 4 * 12);
-    // The last second in the output gets a blob the JavaScript writes: the block's books grow by it.
-    const odd = sized(1.5);
-    const books = Buffer.concat([c.books as Uint8Array, odd]);
-    c.spans.set([last[0], last[1], books.length - odd.length, books.length], 4 * 11);
-    const v = new JsonBytes(16);
-    const written = writeSecondsWithBooks(v, c.text, books, c.spans, c.n, false);
-    assert.ok(written > 0 && written < 12, `${written} of 12 seconds written`);
-    assert.equal(v.text(), c.expected(0, false).slice(0, v.pos));
   });
 
   test("seconds whose books need more than its output holds are written in several calls", () => {
@@ -286,8 +295,9 @@ describe("a block's seconds with their books in one call", () => {
     };
     const b = block(rng, 12, () => big());
     const w = new JsonBytes(16);
-    assert.equal(writeSecondsWithBooks(w, b.text, b.books, b.spans, b.n, false), b.n);
-    assert.equal(w.text(), b.expected(0, false));
+    assert.equal(writeSecondsWithBooks(w, b.text, b.books, b.spans, b.n, false, b.one(w)), true);
+    assert.equal(w.text(), b.expected(false));
+    assert.deepEqual(b.handed, []);
   });
 });
 

@@ -152,24 +152,39 @@ export interface RenderedStep {
 /** Per second of a step with books: its head's start and end (without the brace) and its blob's. */
 let spans = new Int32Array(4 * 256);
 
+/** Row i of the block as the page writes it with its books: the head without its brace, then the tail. */
+function writeWithBooks(w: JsonBytes, step: RenderedStep, i: number): void {
+  const { block } = step;
+  const { bytes, bookStart } = step.books as NonNullable<RenderedStep["books"]>;
+  const d = block.n - 1 - i;
+  block.write(w, block.start(d), block.end(d) - 1);
+  const a = bookStart[i];
+  const b = bookStart[i + 1];
+  writeSnapshotTail(w, bytes !== null && b > a ? bytes.subarray(a, b) : null, true);
+}
+
 /**
- * Writes a step's seconds with their books in one call where it can (writeSecondsWithBooks); answers
- * how many of its seconds, in page order, it wrote.
+ * Writes a step's seconds with their books in one call (writeSecondsWithBooks), a second it does not
+ * take by writeWithBooks; false, with nothing written, where it cannot.
  */
-function writeStepWithBooks(w: JsonBytes, step: RenderedStep, newestFirst: boolean, comma: boolean): number {
+function writeStepWithBooks(w: JsonBytes, step: RenderedStep, newestFirst: boolean, comma: boolean): boolean {
   const { block, from, to } = step;
   const { bytes, bookStart } = step.books as NonNullable<RenderedStep["books"]>;
   const count = to - from;
+  const rowOf = (k: number) => (newestFirst ? to - 1 - k : from + k);
   if (spans.length < 4 * count) spans = new Int32Array(4 * count);
   for (let k = 0; k < count; k++) {
-    const i = newestFirst ? to - 1 - k : from + k;
+    const i = rowOf(k);
     const d = block.n - 1 - i;
     spans[4 * k] = block.start(d);
     spans[4 * k + 1] = block.end(d) - 1;
     spans[4 * k + 2] = bytes === null ? 0 : bookStart[i];
     spans[4 * k + 3] = bytes === null ? 0 : bookStart[i + 1];
   }
-  return writeSecondsWithBooks(w, block.source, bytes, spans, count, comma);
+  return writeSecondsWithBooks(w, block.source, bytes, spans, count, comma, (k, withComma) => {
+    if (withComma) w.byte(44);
+    writeWithBooks(w, step, rowOf(k));
+  });
 }
 
 /** Writes a page's snapshots (comma-separated, no brackets) from the steps, given in time order. */
@@ -186,24 +201,17 @@ export function writeRenderedPage(w: JsonBytes, steps: readonly RenderedStep[], 
       first = false;
       continue;
     }
-    // With books, the WebAssembly writes what it can of the step; this loop writes the rest.
-    const written = step.books === null ? 0 : writeStepWithBooks(w, step, newestFirst, !first);
-    if (written > 0) first = false;
-    for (let k = written; k < to - from; k++) {
+    if (step.books !== null && to > from && writeStepWithBooks(w, step, newestFirst, !first)) {
+      first = false;
+      continue;
+    }
+    for (let k = 0; k < to - from; k++) {
       const i = newestFirst ? to - 1 - k : from + k;
       const d = n - 1 - i;
       if (!first) w.byte(44);
       first = false;
-      if (step.books === null) {
-        block.write(w, block.start(d), block.end(d));
-        continue;
-      }
-      // The head without its closing brace, then the books and the brace as writeSnapshotJson would.
-      block.write(w, block.start(d), block.end(d) - 1);
-      const { bytes, bookStart } = step.books;
-      const a = bookStart[i];
-      const b = bookStart[i + 1];
-      writeSnapshotTail(w, bytes !== null && b > a ? bytes.subarray(a, b) : null, true);
+      if (step.books === null) block.write(w, block.start(d), block.end(d));
+      else writeWithBooks(w, step, i);
     }
   }
 }
