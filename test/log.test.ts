@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { test } from "node:test";
+import { pathToFileURL } from "node:url";
 import Fastify from "fastify";
-import { deferredLogger, type Logger, silentLogger, stderrLogger } from "../src/log.ts";
+import { deferredLogger, LineBatch, type Logger, serverLog, silentLogger, stderrLogger } from "../src/log.ts";
 
 function capture(): { lines: string[]; stream: Writable } {
   const lines: string[] = [];
@@ -61,4 +66,66 @@ test("a deferred logger writes through whichever logger is current at each line"
   current = { ...silentLogger, info: (_fields, message) => seen.push(message) };
   log.info({}, "after");
   assert.deepEqual(seen, ["after"]);
+});
+
+test("the server log's batch hands lines on in order, once 4 KiB have gathered or when asked", () => {
+  const written: string[] = [];
+  const batch = new LineBatch({ write: (text) => written.push(text) > 0 }, 100);
+  const line = (n: number) => `${JSON.stringify({ n, pad: "x".repeat(30) })}\n`;
+  batch.write(line(1));
+  batch.write(line(2));
+  assert.deepEqual(written, [], "under the batch's size, nothing is handed on");
+  batch.write(line(3));
+  assert.deepEqual(written, [line(1) + line(2) + line(3)]);
+  batch.write(line(4));
+  batch.handOn();
+  batch.handOn();
+  assert.deepEqual(written, [line(1) + line(2) + line(3), line(4)], "a flush hands on what gathered, once");
+  batch.write(line(5));
+  assert.equal(batch.take(), line(5));
+  assert.equal(batch.take(), "");
+});
+
+test("the server log writes every line, in order: flushed when asked, and at an exit that does not wait", () => {
+  const dir = mkdtempSync(join(tmpdir(), "updown-log-"));
+  try {
+    const file = join(dir, "server.log");
+    // 5,000 lines (about 400 KiB): many batches, some in sonic-boom's hands, some still gathering at exit.
+    const script = `
+      import { openSync } from "node:fs";
+      import { serverLog } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, "../src/log.ts")).href)};
+      const log = serverLog("info", openSync(${JSON.stringify(file)}, "w"));
+      for (let n = 0; n < 5000; n++) log.logger.info({ n }, "line");
+      log.logger.debug({ n: -1 }, "below the level");
+      process.exit(0);
+    `;
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    assert.equal(child.status, 0, child.stderr);
+    const lines = readFileSync(file, "utf8").split("\n");
+    assert.equal(lines.pop(), "", "the file ends with a whole line");
+    assert.deepEqual(
+      lines.map((l) => (JSON.parse(l) as { n: number }).n),
+      Array.from({ length: 5000 }, (_, n) => n),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the server log's flush writes what gathered, and the line is pino's", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "updown-log-"));
+  try {
+    const file = join(dir, "server.log");
+    const log = serverLog("info", openSync(file, "w"));
+    log.logger.info({ reqId: "r-1", url: "/v1/markets", statusCode: 200 }, "request completed");
+    await log.flush();
+    const [line, rest] = readFileSync(file, "utf8").split("\n");
+    assert.equal(rest, "");
+    assert.match(
+      line,
+      /^\{"level":30,"time":\d+,"pid":\d+,"hostname":"[^"]*","reqId":"r-1","url":"\/v1\/markets","statusCode":200,"msg":"request completed"\}$/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
