@@ -1,5 +1,5 @@
 import { writeSync } from "node:fs";
-import { type Logger as PinoLogger, pino } from "pino";
+import { type DestinationStream, type Logger as PinoLogger, pino } from "pino";
 
 /**
  * The one logger interface of the service: structured fields and a message, at four levels. It is
@@ -94,24 +94,20 @@ const LOG_FLUSH_MS = 1000;
 /** How many characters of lines gather before they go to the destination as one string. */
 const BATCH_CHARS = 4096;
 
-/** The part of sonic-boom (pino's asynchronous destination) the batch hands its lines to. */
-interface Destination {
-  write(text: string): boolean;
-}
-
 /**
  * The log's lines gathered into strings of 4 KiB or more before sonic-boom sees them. sonic-boom
  * measures the byte length of the string it appends a line to on every write (up to 16 KiB, flattened
- * each time): 2 to 5 µs a line, a tenth of a cached page's whole answer (issue 20, point 8). Handed
- * 4 KiB at a time, it measures once per batch. The lines stay in the order they were written.
+ * each time): a request line cost 9 to 10 µs through sonic-boom alone, about 4 through the batch
+ * (issue 20, point 8; docs/decisions.md). Handed 4 KiB at a time, it measures once per batch. The lines
+ * stay in the order they were written.
  */
 export class LineBatch {
   private lines: string[] = [];
   private chars = 0;
-  private readonly destination: Destination;
+  private readonly destination: DestinationStream;
   private readonly batchChars: number;
 
-  constructor(destination: Destination, batchChars = BATCH_CHARS) {
+  constructor(destination: DestinationStream, batchChars = BATCH_CHARS) {
     this.destination = destination;
     this.batchChars = batchChars;
   }
@@ -141,7 +137,7 @@ export class LineBatch {
 }
 
 /** Writes the whole text to the descriptor now, however many writes it takes; gives up on an error. */
-export function writeAllSync(fd: number, text: string): void {
+function writeAllSync(fd: number, text: string): void {
   let bytes = Buffer.from(text);
   let busy = 0;
   while (bytes.length > 0) {

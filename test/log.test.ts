@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -125,6 +125,32 @@ test("the server log's flush writes what gathered, and the line is pino's", asyn
       line,
       /^\{"level":30,"time":\d+,"pid":\d+,"hostname":"[^"]*","reqId":"r-1","url":"\/v1\/markets","statusCode":200,"msg":"request completed"\}$/,
     );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a quiet server's line is written within a second, without a flush", async (t) => {
+  t.mock.timers.enable({ apis: ["setInterval"] });
+  const dir = mkdtempSync(join(tmpdir(), "updown-log-"));
+  try {
+    const file = join(dir, "server.log");
+    const fd = openSync(file, "w");
+    const log = serverLog("info", fd);
+    log.logger.info({ n: 1 }, "a quiet line");
+    // The write happens on libuv's thread pool: wait turns of the event loop for it, not time.
+    const written = async () => {
+      for (let turn = 0; turn < 1000; turn++) {
+        const text = readFileSync(file, "utf8");
+        if (text !== "") return text;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      return "";
+    };
+    assert.equal(await written(), "", "held while the second has not passed");
+    t.mock.timers.tick(1000);
+    assert.match(await written(), /"n":1,"msg":"a quiet line"\}\n$/);
+    closeSync(fd);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
