@@ -20,7 +20,7 @@ import {
 } from "../wire/wire.ts";
 import { csvHeader, csvRow } from "../wire/snapshot-columns.ts";
 import type { MarketStore, StoredMarket } from "../store/ports/market-store.ts";
-import { PARQUET_BATCH_ROWS, ParquetBatch, parquetStream } from "./parquet.ts";
+import { giveBack, type ParquetBatch, parquetStream, takeBatch } from "./parquet.ts";
 import type { TradeStore } from "../store/ports/trade-store.ts";
 
 /**
@@ -221,30 +221,37 @@ async function* tradeLines(
   }
 }
 
-/** The rows of the export in Parquet record batches of a bounded size, across markets. */
+/**
+ * The rows of the export in Parquet record batches of a bounded size, across markets. It fills one
+ * batch again and again (parquetStream has taken a batch's rows before it asks for the next), and
+ * gives it back for the next export once this one has ended, read through or cut short.
+ */
 async function* parquetBatches(
   store: MarketStore,
   sel: ExportSelection,
   counts: ExportCounts,
 ): AsyncGenerator<ParquetBatch> {
-  const size = sel.books ? PARQUET_BATCH_ROWS.books : PARQUET_BATCH_ROWS.noBooks;
-  let batch = new ParquetBatch(sel.books, size);
-  for await (const m of marketsToExport(store, sel)) {
-    counts.markets++;
-    for await (const rows of snapshotPages(store, m, sel, size)) {
-      for (const r of rows) {
-        batch.add(m.slug, r);
-        if (batch.length === size) {
-          counts.snapshots += batch.length;
-          yield batch;
-          batch = new ParquetBatch(sel.books, size);
+  const batch = takeBatch(sel.books);
+  try {
+    for await (const m of marketsToExport(store, sel)) {
+      counts.markets++;
+      for await (const rows of snapshotPages(store, m, sel, batch.capacity)) {
+        for (const r of rows) {
+          batch.add(m.slug, r);
+          if (batch.length === batch.capacity) {
+            counts.snapshots += batch.length;
+            yield batch;
+            batch.clear();
+          }
         }
       }
     }
-  }
-  if (batch.length > 0) {
-    counts.snapshots += batch.length;
-    yield batch;
+    if (batch.length > 0) {
+      counts.snapshots += batch.length;
+      yield batch;
+    }
+  } finally {
+    giveBack(batch);
   }
 }
 

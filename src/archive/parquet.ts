@@ -37,10 +37,37 @@ export class ParquetBatch extends SnapshotColumns {
   }
 
   toRecordBatch(): parquet.RecordBatch {
-    const batch = this.toTable().recordBatch(0);
-    if (!batch) throw new Error("an empty Parquet batch");
-    return batch;
+    const table = this.toTable();
+    try {
+      const batch = table.recordBatch(0);
+      if (!batch) throw new Error("an empty Parquet batch");
+      return batch;
+    } finally {
+      table.free();
+    }
   }
+}
+
+/**
+ * One batch of each kind that an ended export gave back, for the next export to fill. A batch with
+ * books grows about 13 MB of columns; made afresh for every export, those arrays (external memory to
+ * V8) started a full garbage collection every third or fourth export, and the export with books ran
+ * about a fifth slower (stop 36, docs/decisions.md).
+ */
+const spare: { books: ParquetBatch | null; noBooks: ParquetBatch | null } = { books: null, noBooks: null };
+
+/** An empty batch for an export: the spare one of its kind, or a new one. Give it back when done. */
+export function takeBatch(books: boolean): ParquetBatch {
+  const kind = books ? "books" : "noBooks";
+  const batch = spare[kind] ?? new ParquetBatch(books, PARQUET_BATCH_ROWS[kind]);
+  spare[kind] = null;
+  batch.clear();
+  return batch;
+}
+
+/** Keeps an ended export's batch for the next export (one of each kind; others are left to the GC). */
+export function giveBack(batch: ParquetBatch): void {
+  spare[batch.books ? "books" : "noBooks"] ??= batch;
 }
 
 /** A small table (a run's trades or results) as one Parquet file, written with the same properties. */
@@ -53,7 +80,9 @@ export function parquetOfTable(table: arrow.Table): Uint8Array {
 
 /**
  * A Parquet file, streamed: `batches` gives the record batches (each one row group), and the file's
- * bytes come out as each is written; the footer follows the last.
+ * bytes come out as each is written; the footer follows the last. A batch's rows are copied into
+ * WebAssembly memory before the next batch is asked for, so `batches` may give the same batch again,
+ * refilled.
  */
 export async function* parquetStream(
   batches: AsyncIterable<ParquetBatch>,

@@ -42,6 +42,12 @@ export class SideColumns {
     this.ends[++this.rows] = this.length;
   }
 
+  /** Empties the columns, keeping their arrays for the next rows. */
+  clear(): void {
+    this.length = 0;
+    this.rows = 0;
+  }
+
   /** The offsets Arrow wants: rows + 1 of them, starting at 0. */
   get offsets(): Int32Array {
     return this.ends.subarray(0, this.rows + 1);

@@ -40,9 +40,11 @@ const encoder = new TextEncoder();
 /** The rows of one record batch (of at most `capacity` rows), column by column in typed arrays. */
 export class SnapshotColumns {
   readonly books: boolean;
+  /** Rows the batch holds at most. */
+  readonly capacity: number;
   length = 0;
   /** Rows of a market are consecutive: each slug once, with the row its run starts at. */
-  private readonly runs: { slug: string; from: number }[] = [];
+  private runs: { slug: string; from: number }[] = [];
   /** Times as int64 (two int32 words a row, little-endian), written without a BigInt a row. */
   private readonly times: Int32Array;
   private readonly coin: Float64Array;
@@ -53,10 +55,18 @@ export class SnapshotColumns {
 
   constructor(books: boolean, capacity: number) {
     this.books = books;
+    this.capacity = capacity;
     this.times = new Int32Array(2 * capacity);
     this.coin = new Float64Array(capacity);
     this.up = new Float64Array(capacity);
     this.down = new Float64Array(capacity);
+  }
+
+  /** Empties the batch for its next rows, keeping its arrays. */
+  clear(): void {
+    this.length = 0;
+    this.runs = [];
+    for (const side of this.sides) side.clear();
   }
 
   add(slug: string, r: SnapshotRow): void {
