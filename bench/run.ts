@@ -44,8 +44,8 @@
  * Then event storage (bench/event-storage.ts): stored bytes per market-channel event against the same
  * events as PMXT-shaped Parquet with ZSTD 9. BENCH_ONLY=event-storage runs only that part.
  * Then `import pmxt` (bench/pmxt-import.ts): rows per second of the import of a generated PMXT hour
- * file against DuckDB reading the same columns, as a ratio (target 0.3). BENCH_ONLY=pmxt-import runs
- * only that part.
+ * file against DuckDB reading the same columns, as a ratio (target 0.3), in a process of its own as
+ * `updown import pmxt` runs. BENCH_ONLY=pmxt-import runs only that part.
  *
  * Two scenarios run only when asked for, as they take longer than all of the above (README, Benchmarks):
  *   BENCH_ONLY=replicas  the same snapshot pages from one `updown serve` on SQLite and from two on one
@@ -96,7 +96,7 @@ import { measureRecording, type RecordingResult } from "./recording.ts";
 import { measureReplay, type ReplayBenchResult } from "./replay.ts";
 import { measureEventRecording } from "./event-recording.ts";
 import { eventStorageSection } from "./event-storage.ts";
-import { measurePmxtImport } from "./pmxt-import.ts";
+import { measurePmxtImportApart } from "./pmxt-import.ts";
 import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
@@ -711,7 +711,7 @@ async function main(): Promise<void> {
     }
 
     if (ONLY === "pmxt-import") {
-      writeResults({ ...previousResults(), pmxtImport: await measurePmxtImport(tmp) });
+      writeResults({ ...previousResults(), pmxtImport: await measurePmxtImportApart(tmp) });
       return;
     }
 
@@ -967,7 +967,7 @@ async function main(): Promise<void> {
     const sweep = ONLY === null ? await sweepSection(tmp) : null;
     const replay = ONLY === null ? reportReplay(await measureReplay({ tmp })) : null;
     const eventStorage = ONLY === null ? await eventStorageSection(tmp) : null;
-    const pmxtImport = ONLY === null ? await measurePmxtImport(tmp) : null;
+    const pmxtImport = ONLY === null ? await measurePmxtImportApart(tmp) : null;
     load.close();
     load = null;
     baseline.close();

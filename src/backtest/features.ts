@@ -1,5 +1,5 @@
 import type { Level, OrderBook } from "../domain/book.ts";
-import { decodeBooks } from "../wire/book-codec.ts";
+import { bestPrice, decodeBooks } from "../wire/book-codec.ts";
 import type { Coin, FeeSchedule, MarketType, Winner } from "../domain/market.ts";
 import type { SnapshotRow } from "../domain/snapshot.ts";
 import { MICROS_PER_SECOND, type Micros } from "../domain/time.ts";
@@ -141,11 +141,17 @@ export class SnapshotView {
   }
 
   bestBid(token: Token): number | null {
-    return this.book(token)?.bids[0]?.price ?? null;
+    return this.best(token, "bids");
   }
 
   bestAsk(token: Token): number | null {
-    return this.book(token)?.asks[0]?.price ?? null;
+    return this.best(token, "asks");
+  }
+
+  /** A side's best price: from the decoded books when something has decoded them, else from the blob. */
+  private best(token: Token, side: "bids" | "asks"): number | null {
+    if (this.decoded !== undefined) return this.decoded?.[token][side][0]?.price ?? null;
+    return this.snapshot.books === null ? null : bestPrice(this.snapshot.books, token, side);
   }
 
   /** The midpoint of the best bid and ask; the displayed price when a side is empty or not recorded. */

@@ -11,7 +11,7 @@ import {
   type OrderBook,
   sortBestFirst,
 } from "../../src/domain/book.ts";
-import { BookEncodingError, decodeBooks, encodeBooks } from "../../src/wire/book-codec.ts";
+import { BookEncodingError, bestPrice, decodeBooks, encodeBooks } from "../../src/wire/book-codec.ts";
 import { renderBooksJson } from "../../src/wire/book-json.ts";
 import { JsonBytes } from "../../src/wire/json-bytes.ts";
 import { parseMarketType, winnerOf } from "../../src/domain/market.ts";
@@ -245,7 +245,7 @@ describe("order books", () => {
     assert.equal(displayedPrice(book(null, null), null), null);
   });
 
-  test("the compact codec round-trips exactly and renders the same bytes as JSON.stringify", () => {
+  test("the compact codec round-trips exactly, gives each side's best price alone, and renders the same bytes as JSON.stringify", () => {
     const rng = new Rng(11);
     for (let i = 0; i < 300; i++) {
       const tick = rng.next() < 0.5 ? 100 : 1000;
@@ -257,7 +257,15 @@ describe("order books", () => {
       const up = sortBestFirst({ bids: side(), asks: side() });
       const down = rng.next() < 0.5 ? mirrorBook(up) : sortBestFirst({ bids: side(), asks: side() });
       const blob = encodeBooks(up, down);
-      assert.deepEqual(decodeBooks(blob), { up, down });
+      const decoded = decodeBooks(blob);
+      assert.deepEqual(decoded, { up, down });
+      for (const token of ["up", "down"] as const)
+        for (const side of ["bids", "asks"] as const)
+          assert.equal(
+            bestPrice(blob, token, side),
+            decoded[token][side][0]?.price ?? null,
+            `${token} ${side}`,
+          );
       const rendered = renderBooksJson(blob);
       assert.equal(rendered.up, JSON.stringify(up));
       assert.equal(rendered.down, JSON.stringify(down));
