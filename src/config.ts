@@ -1,9 +1,15 @@
 import type { Coin, MarketType } from "./domain/market.ts";
 import { readOptions } from "./config/read.ts";
-import { OPTIONS, SERVICE_OPTION_NAMES, type ServiceOptionName, type Values } from "./config/options.ts";
+import {
+  OPTIONS,
+  type RunPriority,
+  SERVICE_OPTION_NAMES,
+  type ServiceOptionName,
+  type Values,
+} from "./config/options.ts";
 
 export { ConfigError } from "./config/error.ts";
-export { DEFAULT_DEMO_COUNTS } from "./config/options.ts";
+export { DEFAULT_DEMO_COUNTS, type RunPriority } from "./config/options.ts";
 
 /**
  * What the service is told, built from the options of src/config/options.ts (their defaults, the
@@ -60,7 +66,13 @@ export interface Config {
   /** Polymarket's Gamma REST API, CLOB market WebSocket and real-time data socket. */
   polymarket: { gammaUrl: string; clobWsUrl: string; rtdsUrl: string };
   /** Backtest runs (DESIGN 3.7): how many this process executes at once, and how long it holds each unrenewed. */
-  backtest: { workers: number; leaseMs: number; runsPerKey: number; runsPerAccount: number };
+  backtest: {
+    workers: number;
+    priority: RunPriority;
+    leaseMs: number;
+    runsPerKey: number;
+    runsPerAccount: number;
+  };
   /** An OpenAI-compatible endpoint generating strategies; null: the built-in generator only. */
   llm: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
   /** Binance's public market-data addresses, and the request weight per minute each venue allows. */
@@ -114,6 +126,7 @@ export function toConfig(given: Partial<ServiceValues>): Config {
     drainMs: v.drainSeconds * 1000,
     backtest: {
       workers: v.backtestWorkers,
+      priority: v.backtestPriority,
       leaseMs: v.backtestLeaseS * 1000,
       runsPerKey: v.backtestRunsPerKey,
       runsPerAccount: v.backtestRunsPerAccount,

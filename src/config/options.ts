@@ -67,6 +67,10 @@ export const DEFAULT_DEMO_COUNTS: Record<MarketType, number> = {
 /** Above this a copy batch buys no speed and holds one long transaction at the destination. */
 export const MAX_COPY_BATCH = 50_000;
 
+/** How a backtest worker thread is scheduled beside the rest of the machine (BACKTEST_PRIORITY). */
+export const RUN_PRIORITIES = ["low", "normal"] as const;
+export type RunPriority = (typeof RUN_PRIORITIES)[number];
+
 /** What `--kinds` accepts for each kind of backfill; a Record, so that a new kind cannot be left out. */
 const KIND_SPELLINGS: Record<BackfillKind, string[]> = {
   candles: ["candles"],
@@ -376,6 +380,13 @@ const SERVICE_OPTIONS = {
     type: integer(1, 64),
     default: 2,
     doc: "backtest runs this process executes at once, each on a worker thread with its own database connection",
+  }),
+  backtestPriority: option<RunPriority>({
+    env: "BACKTEST_PRIORITY",
+    flags: ["--backtest-priority"],
+    type: choice(RUN_PRIORITIES),
+    default: "low",
+    doc: "the scheduling priority of the backtest worker threads: low (nice 19) lets requests, and anything else the machine runs, go first, and a run takes the CPU they leave; normal competes on equal terms (a replica that only runs backtests)",
   }),
   backtestRunsPerKey: option({
     env: "BACKTEST_RUNS_PER_KEY",

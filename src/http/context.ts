@@ -89,6 +89,7 @@ function backtestsOf(store: Store, config: Config, clock: Clock, quota: QuotaSer
       store,
       clock,
       workers: config.backtest.workers,
+      priority: config.backtest.priority,
       leaseMs: config.backtest.leaseMs,
     }),
   });

@@ -16,7 +16,8 @@ export interface ServeProcess {
 /** Starts `updown serve --no-seed` on a free port and resolves once it says where it serves. */
 export function startServeProcess(env: NodeJS.ProcessEnv): Promise<ServeProcess> {
   const child = spawn(process.execPath, [BIN, "serve", "--no-seed"], {
-    env: { ...process.env, ...env, PORT: "0" },
+    // Runs scheduled as requests are, unless the test says otherwise (TEST_CONFIG in app.ts says why).
+    env: { ...process.env, BACKTEST_PRIORITY: "normal", ...env, PORT: "0" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

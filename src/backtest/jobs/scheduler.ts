@@ -2,11 +2,12 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import { type Clock, type Micros, systemClock } from "../../domain/time.ts";
+import type { RunPriority } from "../../config.ts";
 import type { Logger } from "../../log.ts";
 import type { Store } from "../../store/ports/store.ts";
 import { FairQueue, type RunOwner } from "./fair-queue.ts";
 import { executeRun } from "./replay.ts";
-import type { WorkerJob, WorkerMessage } from "./worker.ts";
+import type { WorkerData, WorkerJob, WorkerMessage } from "./worker.ts";
 
 /**
  * Runs as jobs (DESIGN 3.7): each process has a scheduler that executes the runs it was handed on a
@@ -23,6 +24,8 @@ export interface SchedulerOptions {
   clock?: Clock;
   /** Runs executed at once by this process. */
   workers: number;
+  /** How the worker threads are scheduled (BACKTEST_PRIORITY). Default: low, requests first. */
+  priority?: RunPriority;
   /** How long a run stays this process's without a renewal. */
   leaseMs: number;
   /** Starts of a run before a lost lease fails it rather than running it again. */
@@ -55,18 +58,19 @@ class InlineSlot implements Slot {
 class WorkerSlot implements Slot {
   private readonly url: string;
   private readonly clock: Clock;
+  private readonly priority: RunPriority;
   private worker: Worker | null = null;
   private pending: { runId: string; done: () => void; fail: (err: Error) => void } | null = null;
 
-  constructor(url: string, clock: Clock) {
+  constructor(url: string, clock: Clock, priority: RunPriority) {
     this.url = url;
     this.clock = clock;
+    this.priority = priority;
   }
 
   private start(): Worker {
-    const worker = new Worker(new URL("./worker.ts", import.meta.url), {
-      workerData: { databaseUrl: this.url },
-    });
+    const data: WorkerData = { databaseUrl: this.url, priority: this.priority };
+    const worker = new Worker(new URL("./worker.ts", import.meta.url), { workerData: data });
     worker.on("message", (m: WorkerMessage) => {
       if (m.type === "ready") return;
       const p = this.pending;
@@ -118,11 +122,11 @@ export class RunScheduler {
   constructor(options: SchedulerOptions) {
     const clock = options.clock ?? systemClock;
     const { log, ...rest } = options;
-    this.options = { maxAttempts: 2, ...rest, clock };
+    this.options = { maxAttempts: 2, priority: "low", ...rest, clock };
     this.log = log ?? null;
     const url = options.store.url;
     this.slots = Array.from({ length: Math.max(1, options.workers) }, () =>
-      url === null ? new InlineSlot(options.store, clock) : new WorkerSlot(url, clock),
+      url === null ? new InlineSlot(options.store, clock) : new WorkerSlot(url, clock, this.options.priority),
     );
     this.idle = [...this.slots];
   }

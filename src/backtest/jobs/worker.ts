@@ -1,5 +1,6 @@
 import { constants, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
+import type { RunPriority } from "../../config.ts";
 import { systemClock } from "../../domain/time.ts";
 import { openStore } from "../../store/open.ts";
 import { executeRun } from "./replay.ts";
@@ -9,6 +10,11 @@ import { executeRun } from "./replay.ts";
  * URL it is given, and one run at a time. Messages in: `{runId, runner}`; out: `{type: "ready"}`,
  * then `{type: "done", runId}` after each run (its outcome is in the store) or `{type: "crashed", ...}`.
  */
+
+export interface WorkerData {
+  databaseUrl: string;
+  priority: RunPriority;
+}
 
 export interface WorkerJob {
   runId: string;
@@ -23,11 +29,14 @@ export type WorkerMessage =
   | { type: "crashed"; runId: string | null; message: string };
 
 /**
- * Requests come before runs: the thread lowers its own scheduling priority, so that on a busy machine
- * a run takes what CPU the request thread leaves. (On Linux the nice value is per thread, and this
- * call sets the calling thread's; where that is refused, the thread keeps the process's priority.)
+ * Requests come before runs (priority low, the default): the thread lowers its own scheduling
+ * priority, so that on a busy machine a run takes what CPU the request thread leaves. That is all
+ * other work, not only requests: beside a busy neighbour a run waits until it is done, hence
+ * `normal`. (On Linux the nice value is per thread, and this call sets the calling thread's; where
+ * that is refused, the thread keeps the process's priority.)
  */
-function yieldToRequests(): void {
+function yieldToRequests(priority: RunPriority): void {
+  if (priority === "normal") return;
   try {
     setPriority(constants.priority.PRIORITY_LOW);
   } catch {
@@ -37,9 +46,9 @@ function yieldToRequests(): void {
 
 const port = parentPort;
 if (port === null) throw new Error("jobs/worker.ts runs as a worker thread");
-const { databaseUrl } = workerData as { databaseUrl: string };
+const { databaseUrl, priority } = workerData as WorkerData;
 
-yieldToRequests();
+yieldToRequests(priority);
 try {
   const store = await openStore(databaseUrl);
   const post = (message: WorkerMessage) => port.postMessage(message);

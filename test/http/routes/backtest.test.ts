@@ -5,9 +5,15 @@ import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { loadPlans } from "../../../src/access/plans.ts";
 import { seedDemo } from "../../../src/demo/seed.ts";
-import { DEFAULT_CONFIG } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
-import { ANCHOR, insertHandMarket, makeTestApp, openSeededStore, type TestApp } from "../../helpers/app.ts";
+import {
+  ANCHOR,
+  insertHandMarket,
+  makeTestApp,
+  openSeededStore,
+  TEST_CONFIG,
+  type TestApp,
+} from "../../helpers/app.ts";
 
 // The backtest endpoints of DESIGN 3.7 through the app: bodies, the quota, idempotency, runs as jobs,
 // the execution price. Every answer here is also held against openapi.json (makeTestApp).
@@ -505,7 +511,7 @@ describe("a fair queue across accounts, and runs in flight limited per account",
     t = await makeTestApp({
       seed: false,
       store: await openSixtyMarkets(),
-      config: { backtest: { ...DEFAULT_CONFIG.backtest, workers: 1, runsPerAccount: 20 } },
+      config: { backtest: { ...TEST_CONFIG.backtest, workers: 1, runsPerAccount: 20 } },
     });
     post = poster(t);
   });
@@ -564,7 +570,7 @@ describe("a retried run at the replica that does not hold it (two apps over one 
   before(async () => {
     // Sixty resolved markets, so that the run lasts while the retry arrives.
     a = await makeTestApp({ seed: false, store: await openSixtyMarkets() });
-    b = await buildApp({ store: a.store, clock: a.clock, plans: loadPlans() });
+    b = await buildApp({ store: a.store, clock: a.clock, plans: loadPlans(), config: TEST_CONFIG });
     await b.ready();
   });
   after(async () => {
