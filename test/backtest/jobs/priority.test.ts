@@ -1,17 +1,21 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
-import { BIN, type ServeProcess, startServeProcess } from "../../helpers/serve.ts";
+import { KeyService } from "../../../src/access/keys.ts";
+import { loadPlans } from "../../../src/access/plans.ts";
+import { seedDemo } from "../../../src/demo/seed.ts";
+import { systemClock } from "../../../src/domain/time.ts";
+import { SqliteStore } from "../../../src/store/dialects/sqlite/sqlite-store.ts";
+import { ANCHOR } from "../../helpers/app.ts";
+import { type ServeProcess, startServeProcess } from "../../helpers/serve.ts";
 
 // BACKTEST_PRIORITY: a real `updown serve` runs a backtest, and the nice value of its threads is read
 // from /proc once the run has finished (the worker thread stays for the next run).
 
-const run = promisify(execFile);
+const NO_MARKETS = { "5m": 0, "15m": 0, "1h": 0, "4h": 0, "24h": 0 };
 
 /** The nice value of each thread of a process (field 19 of /proc/<pid>/task/<tid>/stat). */
 function niceOfThreads(pid: number): number[] {
@@ -25,14 +29,17 @@ function niceOfThreads(pid: number): number[] {
 
 describe("BACKTEST_PRIORITY", { timeout: 300_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "updown-priority-"));
-  const env = { DATABASE_URL: `sqlite:${join(dir, "db.sqlite")}`, LOG_LEVEL: "warn", BACKTEST_WORKERS: "1" };
+  const path = join(dir, "db.sqlite");
+  const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: "warn", BACKTEST_WORKERS: "1" };
   let key: string;
 
   before(async () => {
-    const updown = async (...args: string[]) =>
-      (await run(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } })).stdout.trim();
-    await updown("seed", "--counts", "5m=2,15m=0,1h=0,4h=0,24h=0", "--coins", "btc");
-    key = await updown("keys", "create", "--plan", "enterprise");
+    // Seeded here rather than by `updown seed` and `updown keys`: two processes fewer.
+    const store = new SqliteStore(path);
+    await store.migrate();
+    await seedDemo(store, { seed: 1, anchor: ANCHOR, counts: { ...NO_MARKETS, "5m": 2 }, coins: ["btc"] });
+    key = (await new KeyService(store.keys, systemClock, loadPlans()).create({ plan: "enterprise" })).key;
+    await store.close();
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
