@@ -19,17 +19,17 @@ export class SideColumns {
   ends = new Int32Array(1024);
   rows = 0;
 
-  push(price: number, size: number): void {
-    if (this.length === this.prices.length) {
-      const prices = new Float64Array(this.length * 2);
-      const sizes = new Float64Array(this.length * 2);
-      prices.set(this.prices);
-      sizes.set(this.sizes);
-      this.prices = prices;
-      this.sizes = sizes;
-    }
-    this.prices[this.length] = price;
-    this.sizes[this.length++] = size;
+  /** Makes room for `n` more levels, so that they can be written straight into the arrays. */
+  reserve(n: number): void {
+    if (this.length + n <= this.prices.length) return;
+    let capacity = this.prices.length * 2;
+    while (capacity < this.length + n) capacity *= 2;
+    const prices = new Float64Array(capacity);
+    const sizes = new Float64Array(capacity);
+    prices.set(this.prices.subarray(0, this.length));
+    sizes.set(this.sizes.subarray(0, this.length));
+    this.prices = prices;
+    this.sizes = sizes;
   }
 
   /** Closes the current snapshot's list. */
@@ -64,13 +64,19 @@ function sideInto(
   flipOne: number,
 ) {
   const n = r.varint();
+  // Room for the side's levels once, then written straight in: a check a level cost about a sixth of this.
+  out.reserve(n);
+  const { prices, sizes } = out;
+  let k = out.length;
   let prev = 0;
   for (let i = 0; i < n; i++) {
     const step = r.varint();
     const tick = i === 0 ? step : descending ? prev - step : prev + step;
     prev = tick;
-    out.push((flipOne > 0 ? flipOne - tick : tick) / ps, r.varint() / ss);
+    prices[k] = (flipOne > 0 ? flipOne - tick : tick) / ps;
+    sizes[k++] = r.varint() / ss;
   }
+  out.length = k;
   out.endRow();
 }
 
