@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Rng } from "../../src/demo/demo.ts";
-import { mirrorBook, type OrderBook, sortBestFirst } from "../../src/domain/book.ts";
+import { mirrorBook, sortBestFirst } from "../../src/domain/book.ts";
 import { appendBookColumns, SideColumns } from "../../src/wire/book-columns.ts";
 import { decodeBooks, encodeBooks } from "../../src/wire/book-codec.ts";
 
@@ -23,7 +23,8 @@ function levelsOf(columns: SideColumns, row: number): { price: number; size: num
   return out;
 }
 
-function randomBooks(rng: Rng, maxLevels: number): { up: OrderBook; down: OrderBook } {
+/** A random book's blob: Up sides of up to `maxLevels` levels, the Down book its mirror or its own. */
+function randomBlob(rng: Rng, maxLevels: number): Uint8Array {
   const tick = rng.next() < 0.5 ? 100 : 1000;
   const level = () => ({
     price: Math.max(1, Math.floor(rng.next() * (tick - 1))) / tick,
@@ -32,7 +33,7 @@ function randomBooks(rng: Rng, maxLevels: number): { up: OrderBook; down: OrderB
   const side = () => Array.from({ length: Math.floor(rng.next() * maxLevels) }, level);
   const up = sortBestFirst({ bids: side(), asks: side() });
   const down = rng.next() < 0.5 ? mirrorBook(up) : sortBestFirst({ bids: side(), asks: side() });
-  return { up, down };
+  return encodeBooks(up, down);
 }
 
 describe("appendBookColumns", () => {
@@ -45,8 +46,7 @@ describe("appendBookColumns", () => {
     const rows: (Uint8Array | null)[] = [
       encodeBooks(sortBestFirst({ bids: deep, asks: [] }), sortBestFirst({ bids: [], asks: deep })),
     ];
-    for (let i = 0; i < 400; i++)
-      rows.push(rng.next() < 0.1 ? null : encodeBooks(...Object.values(randomBooks(rng, 40))));
+    for (let i = 0; i < 400; i++) rows.push(rng.next() < 0.1 ? null : randomBlob(rng, 40));
     for (const blob of rows) appendBookColumns(blob, sides);
 
     rows.forEach((blob, row) => {
@@ -61,8 +61,8 @@ describe("appendBookColumns", () => {
   test("cleared columns are filled again from the start", () => {
     const rng = new Rng(9);
     const sides = [new SideColumns(), new SideColumns(), new SideColumns(), new SideColumns()];
-    const first = encodeBooks(...Object.values(randomBooks(rng, 30)));
-    const second = encodeBooks(...Object.values(randomBooks(rng, 30)));
+    const first = randomBlob(rng, 30);
+    const second = randomBlob(rng, 30);
     appendBookColumns(first, sides);
     for (const columns of sides) columns.clear();
     appendBookColumns(second, sides);
