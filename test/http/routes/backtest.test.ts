@@ -11,12 +11,17 @@ import {
   insertHandMarket,
   makeTestApp,
   openSeededStore,
+  openSeededTestStore,
   TEST_CONFIG,
   type TestApp,
 } from "../../helpers/app.ts";
+import { ClaimGate } from "../../helpers/claim-gate.ts";
 
 // The backtest endpoints of DESIGN 3.7 through the app: bodies, the quota, idempotency, runs as jobs,
 // the execution price. Every answer here is also held against openapi.json (makeTestApp).
+
+/** Holds runs queued while a test needs a `wait: 0` answer of a run not yet started. */
+const gate = new ClaimGate();
 
 /** 2026-08-01T00:00:00Z: the month after the test clock's. */
 const AUGUST = 1_785_542_400;
@@ -285,7 +290,7 @@ describe("runs", () => {
   let t: TestApp;
   let post: ReturnType<typeof poster>;
   before(async () => {
-    t = await makeTestApp();
+    t = await makeTestApp({ store: gate.wrap(await openSeededTestStore()), seed: false });
     post = poster(t);
   });
   after(() => t.close());
@@ -426,7 +431,10 @@ describe("runs", () => {
   });
 
   test("wait 0: 202 with the run and its Location, then the run by id", async () => {
-    const res = await post("/v1/backtest-ai/run", { definition: CHEAP_UP, ...MARKETS, wait: 0 });
+    // Held queued until the answer is in (ClaimGate): a run that ended first would rightly answer 200.
+    const res = await gate.closedDuring(() =>
+      post("/v1/backtest-ai/run", { definition: CHEAP_UP, ...MARKETS, wait: 0 }),
+    );
     assert.equal(res.statusCode, 202);
     const id = res.json().run.id;
     assert.equal(res.headers.location, `/v1/backtest-ai/runs/${id}`);
