@@ -24,8 +24,8 @@ export interface SchedulerOptions {
   clock?: Clock;
   /** Runs executed at once by this process. */
   workers: number;
-  /** How the worker threads are scheduled (BACKTEST_PRIORITY). Default: low, requests first. */
-  priority?: RunPriority;
+  /** How the worker threads are scheduled (BACKTEST_PRIORITY; its default is the option's). */
+  priority: RunPriority;
   /** How long a run stays this process's without a renewal. */
   leaseMs: number;
   /** Starts of a run before a lost lease fails it rather than running it again. */
@@ -122,7 +122,7 @@ export class RunScheduler {
   constructor(options: SchedulerOptions) {
     const clock = options.clock ?? systemClock;
     const { log, ...rest } = options;
-    this.options = { maxAttempts: 2, priority: "low", ...rest, clock };
+    this.options = { maxAttempts: 2, ...rest, clock };
     this.log = log ?? null;
     const url = options.store.url;
     this.slots = Array.from({ length: Math.max(1, options.workers) }, () =>
