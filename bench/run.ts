@@ -46,6 +46,8 @@
  * Then `import pmxt` (bench/pmxt-import.ts): rows per second of the import of a generated PMXT hour
  * file against DuckDB reading the same columns, as a ratio (target 0.3), in a process of its own as
  * `updown import pmxt` runs. BENCH_ONLY=pmxt-import runs only that part.
+ * Then a keyless flood (bench/keyless-flood.ts): the p99 of GET /v1/account from `updown serve` under a
+ * flood of keyless requests against idle (target <= 2). BENCH_ONLY=keyless-flood runs only that part.
  *
  * Two scenarios run only when asked for, as they take longer than all of the above (README, Benchmarks):
  *   BENCH_ONLY=replicas  the same snapshot pages from one `updown serve` on SQLite and from two on one
@@ -101,6 +103,7 @@ import { measureReplicas } from "./replicas.ts";
 import { measureSoak, SOAK_BACKENDS, type SoakBackend } from "./soak.ts";
 import { type BacktestBenchResult, measureBacktest } from "./backtest.ts";
 import { measureSweep, type SweepBenchResult } from "./sweep.ts";
+import { measureKeylessFlood } from "./keyless-flood.ts";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 
@@ -607,6 +610,10 @@ function sweepSection(tmp: string): Promise<SweepBenchResult> {
   return measureSweep({ tmp, log: (line) => console.log(line) });
 }
 
+function keylessFloodSection(tmp: string): ReturnType<typeof measureKeylessFlood> {
+  return measureKeylessFlood({ tmp, seconds: SECONDS, log: (line) => console.log(line) });
+}
+
 /**
  * Writes the cold lists for wrk (files in `tmp`, one path a line): every (market, offset) with a full
  * page, shuffled, once without books and once with; returns how many pages each list has. The server's
@@ -722,6 +729,11 @@ async function main(): Promise<void> {
 
     if (ONLY === "sweep") {
       writeResults({ ...previousResults(), sweep: await sweepSection(tmp) });
+      return;
+    }
+
+    if (ONLY === "keyless-flood") {
+      writeResults({ ...previousResults(), keylessFlood: await keylessFloodSection(tmp) });
       return;
     }
 
@@ -968,6 +980,7 @@ async function main(): Promise<void> {
     const replay = ONLY === null ? reportReplay(await measureReplay({ tmp })) : null;
     const eventStorage = ONLY === null ? await eventStorageSection(tmp) : null;
     const pmxtImport = ONLY === null ? await measurePmxtImportApart(tmp) : null;
+    const keylessFlood = ONLY === null ? await keylessFloodSection(tmp) : null;
     load.close();
     load = null;
     baseline.close();
@@ -1115,6 +1128,7 @@ async function main(): Promise<void> {
       replay,
       eventStorage,
       pmxtImport,
+      keylessFlood,
       ...Object.fromEntries(OWN_SECTIONS.filter((k) => k in previous).map((k) => [k, previous[k]])),
     });
   } finally {

@@ -42,7 +42,6 @@ const LONGEST_FIRST = [
   "test/e2e/workbench.test.ts",
   "test/http/web-page.test.ts",
   "test/cli/files.test.ts",
-  "test/http/keyless-limit.test.ts",
   "test/e2e/replicas.test.ts",
   "test/http/routes/backtest.test.ts",
   "test/mcp/mcp.test.ts",

@@ -1,12 +1,12 @@
 import { Agent, request } from "node:http";
 
 /**
- * A keyless flood, run as its own process (so that the test's measurements share no event loop with
- * it): `connections` keep-alive connections to `url`, asking for `paths` in turn at `rate` requests a
+ * A keyless flood for bench/keyless-flood.ts, run as its own process (so that the bench's timings
+ * share no event loop with it): `connections` keep-alive connections to `url`, asking for `paths` in turn at `rate` requests a
  * second in all while it is turned on (stdin: "on", "off"), until SIGTERM; then it prints how many
  * answers of each status it got, as JSON.
  *
- * Usage: node test/helpers/keyless-flood.ts URL CONNECTIONS RATE PATH[,PATH...]
+ * Usage: node bench/keyless-flood-client.ts URL CONNECTIONS RATE PATH[,PATH...]
  */
 
 const [url, connectionsArg, rateArg, pathsArg] = process.argv.slice(2);
