@@ -32,6 +32,8 @@ import type { StoredMarket } from "../src/store/ports/market-store.ts";
 import { SqliteStore } from "../src/store/dialects/sqlite/sqlite-store.ts";
 import { fork } from "node:child_process";
 import { once } from "node:events";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { HeavyRunsReport } from "./heavy-runs-client.ts";
@@ -228,6 +230,22 @@ function keepRunsInFlight(origin: string, key: string, body: object): RunKeeper 
   };
 }
 
+/** A CPU profile of this process's main thread (the server's event loop), written where `stop` is told. */
+async function startProfile(): Promise<{ stop(path: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return {
+    async stop(path) {
+      const { profile } = await session.post("Profiler.stop");
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 /** Runs kept in flight at once by the heavy part, and the markets each replays. */
 const HEAVY_RUNS = 20;
 const HEAVY_MARKETS = 40;
@@ -273,7 +291,7 @@ function keepHeavyRunsInFlight(origin: string, key: string, n: number, body: obj
 
 async function heavyRuns(
   store: SqliteStore,
-  o: { load: Load; seconds: number; warmupSeconds: number; connections: number },
+  o: { load: Load; seconds: number; warmupSeconds: number; connections: number; profileDir?: string | null },
 ): Promise<HeavyRunsResult> {
   // Limits that let one key keep twenty runs in flight (the defaults are two a key, six an account),
   // and no cap on /v1/account for the load's requests.
@@ -308,7 +326,9 @@ async function heavyRuns(
     await keeper.started;
     // Every client's first run posted before measuring, so that twenty are in flight throughout.
     await new Promise((r) => setTimeout(r, 2000));
+    const profiler = o.profileDir ? await startProfile() : null;
     const inFlight = await o.load.run(job(o.seconds));
+    if (profiler && o.profileDir) await profiler.stop(join(o.profileDir, "heavy-runs.cpuprofile"));
     const { completed, runMs, first } = await keeper.stop();
     const p99Ratio = inFlight.p99Ms / idle.p99Ms;
     return {
@@ -381,6 +401,8 @@ export async function measureBacktest(options: {
   seconds: number;
   warmupSeconds: number;
   connections: number;
+  /** Where to write a CPU profile of the server's main thread while the heavy runs are in flight. */
+  profileDir?: string | null;
   log: (line: string) => void;
 }): Promise<BacktestBenchResult> {
   const { log } = options;

@@ -19,7 +19,8 @@
  *                         own process and event loop (for comparison); the page scenarios use wrk either way
  *   BENCH_ONLY            run only the scenarios whose names contain this text (e.g. "cold, books"), or
  *                         "pages" for the five page scenarios and nothing else
- *   BENCH_CPU_PROF        a directory: write a CPU profile of the server per scenario there
+ *   BENCH_CPU_PROF        a directory: write a CPU profile of the server per scenario there, and one of
+ *                         its main thread while the backtest part's heavy runs are in flight
  *                         ("1" means bench/results/profiles); summarize with bench/profile-summary.ts
  *
  * Then the cost of authentication and rate limiting (bench/metering.ts): a small endpoint metered with
@@ -602,6 +603,7 @@ function backtestSection(tmp: string, load: LoadGenerator): Promise<BacktestBenc
     seconds: SECONDS,
     warmupSeconds: WARMUP_SECONDS,
     connections: CONNECTIONS,
+    profileDir: PROFILE_DIR,
     log: (line) => console.log(line),
   });
 }
