@@ -6,7 +6,6 @@ import type { Coin, MarketType } from "../domain/market.ts";
 import type { Plans } from "../domain/plan.ts";
 import type { Clock } from "../domain/time.ts";
 import type { Store } from "../store/ports/store.ts";
-import { seedDemo } from "../demo/seed.ts";
 
 /** What a first start found missing and made. */
 export interface FirstStart {
@@ -49,6 +48,8 @@ export async function prepareFirstStart(store: Store, options: FirstStartOptions
   if (interrupted || (mark === null && (await store.markets.countMarkets()) === 0)) {
     const anchor = mark?.anchor ?? Math.floor(options.clock.nowMicros() / 1e6);
     await store.markets.beginDemoSeed(anchor);
+    // Imported here: the demo's generator is loaded by the start that seeds, not by every start.
+    const { seedDemo } = await import("../demo/seed.ts");
     made.seeded = await seedDemo(store, {
       seed: 1,
       anchor,

@@ -8,10 +8,10 @@ import { commandHelp, mainHelp } from "./help.ts";
 import { isSystemError, oneLine } from "./messages.ts";
 
 /**
- * Every command by name, in the order `updown --help` lists them. A command's module (and what it
- * imports: the server, the archive, the backtest engine...) is loaded only when that command runs, so
- * that a process loads only what its command needs (a usage error, `keys` or `migrate` never load the
- * server).
+ * Every command by name, in the order `updown --help` lists them. A command's module is loaded only
+ * when that command runs, and it imports the heavy part of its work (the server, the archive, the
+ * backtest engine, the MCP SDK) only where it runs it: `updown --help`, which loads every command's
+ * module for its summary, and a usage error load none of that (test/cli/main.test.ts).
  */
 const COMMANDS: readonly (readonly [name: string, load: () => Promise<Command>])[] = [
   ["serve", async () => (await import("./commands/serve.ts")).serveCommand],

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { KEYS_HEADER, runUpdown } from "../helpers/cli.ts";
-import { FIXTURES } from "../helpers/paths.ts";
+import { BIN, FIXTURES } from "../helpers/paths.ts";
 
 const FIXTURE = join(FIXTURES, "real-btc-5m-2026-07-24");
 let dir: string;
@@ -152,5 +153,66 @@ describe("updown import upstream", () => {
     const bad = updown(["import", "upstream", "--markets", markets, "--feed", `twap0=${twap}`]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /TWAP lookback/);
+  });
+});
+
+describe("what a command's help loads", () => {
+  // The server, the engine, the archive's readers, the MCP SDK and the drivers cost about a second of
+  // CPU to load; the help of every command, and a usage error, need none of them (src/cli/main.ts).
+  const HEAVY = [
+    "fastify",
+    "typebox",
+    "apache-arrow",
+    "parquet-wasm",
+    "pg",
+    "ioredis",
+    "@modelcontextprotocol/sdk",
+    "zod",
+  ];
+  const LOADER = join(import.meta.dirname, "..", "helpers", "loaded-modules.mjs");
+
+  /** The packages of node_modules the `updown` process resolved. */
+  function packagesLoaded(args: string[]): { code: number | null; packages: Set<string> } {
+    const res = spawnSync(process.execPath, ["--import", LOADER, BIN, ...args], { encoding: "utf8" });
+    const [, listed = ""] = res.stderr.split("-- modules loaded --\n");
+    const packages = new Set(
+      listed
+        .split("\n")
+        .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1])
+        .filter((p): p is string => p !== undefined),
+    );
+    return { code: res.status, packages };
+  }
+
+  for (const args of [
+    ["--help"],
+    ["nope"],
+    ["serve", "--help"],
+    ["backtest", "--help"],
+    ["import", "--help"],
+    ["export", "--help"],
+    ["mcp", "--help"],
+    ["serve", "--port", "x"],
+  ]) {
+    test(`updown ${args.join(" ")} loads none of ${HEAVY.join(", ")}`, () => {
+      const { code, packages } = packagesLoaded(args);
+      assert.equal(code, args.includes("--help") && args[0] !== "nope" ? 0 : 2);
+      assert.deepEqual(
+        HEAVY.filter((p) => packages.has(p)),
+        [],
+      );
+    });
+  }
+
+  test("the check sees them when a command's work loads them", () => {
+    // An export loads the archive's writers, then node-pg to open a database that is not there.
+    const { packages } = packagesLoaded([
+      "export",
+      "--out",
+      "-",
+      "--database-url",
+      "postgres://127.0.0.1:1/none",
+    ]);
+    assert.ok(packages.has("apache-arrow") && packages.has("pg"), [...packages].join(", "));
   });
 });

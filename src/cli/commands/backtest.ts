@@ -11,28 +11,15 @@ import {
 } from "../../../client/src/format.ts";
 import { writeFile } from "node:fs/promises";
 import { extname } from "node:path";
-import { parquetOfTable } from "../../archive/parquet.ts";
-import {
-  arrowTableOf,
-  csvHeaderOf,
-  csvRowOf,
-  type ExportFormat,
-  TRADE_COLUMNS,
-  tradeLine,
-} from "../../backtest/exports.ts";
-import { NO_RESEARCH, type Research } from "../../backtest/research.ts";
-import { combinations, type Figures, readSweep, type SweepAxis } from "../../backtest/sweep.ts";
-import { DefinitionError, type StrategyDefinition } from "../../backtest/definition.ts";
-import { GenerationError, type StrategyGenerator } from "../../backtest/generate/generator.ts";
-import { OfflineGenerator } from "../../backtest/generate/offline.ts";
-import { OpenAiCompatibleGenerator } from "../../backtest/generate/openai.ts";
-import { presetDefinition } from "../../backtest/generate/presets.ts";
-import { describeDefinition } from "../../backtest/describe.ts";
-import { normalizeDefinition } from "../../backtest/input.ts";
-import { replayMarkets, selectMarkets } from "../../backtest/jobs/replay.ts";
+// The engine, its definitions (typebox), the generators and Parquet are imported where they are used,
+// not here: `updown --help` and `updown backtest --help` load this module, not the engine.
+import type { ExportFormat } from "../../backtest/exports.ts";
+import type { Research } from "../../backtest/research.ts";
+import type { Figures, SweepAxis } from "../../backtest/sweep.ts";
+import type { StrategyDefinition } from "../../backtest/definition.ts";
+import type { StrategyGenerator } from "../../backtest/generate/generator.ts";
 import type { MarketResult } from "../../backtest/engine.ts";
 import type { Aggregate } from "../../backtest/metrics.ts";
-import { applyOverrides } from "../../backtest/request.ts";
 import type { Values } from "../../config/options.ts";
 import { defineCommand, requireFile, UsageError, withStore } from "../command.ts";
 import { readOptions } from "../../config/read.ts";
@@ -75,7 +62,11 @@ function exportFormatOf(file: string): ExportFormat {
  * --sweep's texts as the API's axes: `field=v1,v2` (the option splits at commas, so values without a
  * field belong to the axis before them) or `field=from:to:step`.
  */
-export function sweepAxes(items: readonly string[]): SweepAxis[] {
+export async function sweepAxes(items: readonly string[]): Promise<SweepAxis[]> {
+  const [{ readSweep }, { DefinitionError }] = await Promise.all([
+    import("../../backtest/sweep.ts"),
+    import("../../backtest/definition.ts"),
+  ]);
   const body: { field: string; values?: number[]; from?: number; to?: number; step?: number }[] = [];
   const num = (text: string, item: string) => {
     const n = text.trim() === "" ? Number.NaN : Number(text);
@@ -110,6 +101,8 @@ export function sweepAxes(items: readonly string[]): SweepAxis[] {
 }
 
 async function writeExport(file: string, format: ExportFormat, results: readonly MarketResult[]) {
+  const [{ parquetOfTable }, { arrowTableOf, csvHeaderOf, csvRowOf, TRADE_COLUMNS, tradeLine }] =
+    await Promise.all([import("../../archive/parquet.ts"), import("../../backtest/exports.ts")]);
   const rows = results.flatMap((r) => r.trades.map((trade) => ({ slug: r.slug, trade })));
   const bytes =
     format === "parquet"
@@ -124,8 +117,10 @@ type SourceValues = Values<
   "definitionFile" | "preset" | "prompt" | "llmBaseUrl" | "llmApiKey" | "llmModel" | "llmTimeoutMs"
 >;
 
-function generatorOf(v: SourceValues): StrategyGenerator {
-  if (v.llmBaseUrl === null) return new OfflineGenerator();
+async function generatorOf(v: SourceValues): Promise<StrategyGenerator> {
+  if (v.llmBaseUrl === null)
+    return new (await import("../../backtest/generate/offline.ts")).OfflineGenerator();
+  const { OpenAiCompatibleGenerator } = await import("../../backtest/generate/openai.ts");
   return new OpenAiCompatibleGenerator({
     baseUrl: v.llmBaseUrl,
     apiKey: v.llmApiKey,
@@ -138,10 +133,17 @@ async function definitionOf(v: SourceValues): Promise<StrategyDefinition> {
   const given = [v.definitionFile, v.preset, v.prompt].filter((x) => x !== null);
   if (given.length !== 1)
     throw new UsageError("backtest needs one of --definition FILE, --preset NAME or --prompt TEXT");
+  const [{ presetDefinition }, { GenerationError }, { normalizeDefinition }, { DefinitionError }] =
+    await Promise.all([
+      import("../../backtest/generate/presets.ts"),
+      import("../../backtest/generate/generator.ts"),
+      import("../../backtest/input.ts"),
+      import("../../backtest/definition.ts"),
+    ]);
   if (v.preset !== null) return presetDefinition(v.preset) as StrategyDefinition;
   if (v.prompt !== null) {
     try {
-      return (await generatorOf(v).generate(v.prompt)).definition;
+      return (await (await generatorOf(v)).generate(v.prompt)).definition;
     } catch (err) {
       if (err instanceof GenerationError) throw new UsageError(err.message);
       throw err;
@@ -208,8 +210,8 @@ function researchText(r: Research): string {
   return `${out.join("\n\n")}\n`;
 }
 
-/** The summary: the definition that ran in words, a line per market, then the aggregate. */
-function table(definition: StrategyDefinition, results: MarketResult[], a: Aggregate): string {
+/** The summary: the definition that ran in words (`described`), a line per market, then the aggregate. */
+function table(described: string, results: MarketResult[], a: Aggregate): string {
   const rows = [["market", "winner", "trades", "pnl", "roi", "fees"]];
   for (const r of results) {
     rows.push([r.slug, r.winner, count(r.trades.length), usdc(r.pnl), percent(r.roi), usdc(r.fees_usdc)]);
@@ -224,7 +226,7 @@ function table(definition: StrategyDefinition, results: MarketResult[], a: Aggre
     `max drawdown ${usdc(a.max_drawdown)}, sharpe ${ratio(a.sharpe)}, sortino ${ratio(a.sortino)}, fees ${usdc(a.fees_paid)}, avg slippage ${bps(a.avg_slippage_bps)}`,
     `time in market ${seconds(a.time_in_market_s)} (${percentOf(a.time_in_market_pct)})`,
   ];
-  return `${describeDefinition(definition)}\n\n${lines.join("\n")}\n\n${summary.join("\n")}\n`;
+  return `${described}\n\n${lines.join("\n")}\n\n${summary.join("\n")}\n`;
 }
 
 export const backtestCommand = defineCommand({
@@ -267,10 +269,25 @@ export const backtestCommand = defineCommand({
       ...(v.latencyMs === null ? {} : { latency_ms: v.latencyMs }),
       ...(v.maxLossPercent === null ? {} : { max_loss_percent: v.maxLossPercent }),
     };
-    const sweep = v.sweep === null ? null : sweepAxes(v.sweep);
+    const sweep = v.sweep === null ? null : await sweepAxes(v.sweep);
     if (v.walkForward !== null && sweep === null)
       throw new UsageError("--walk-forward needs --sweep: it chooses among the sweep's combinations");
     const exportFormat = v.backtestExport === null ? null : exportFormatOf(v.backtestExport);
+    const [
+      { applyOverrides },
+      { combinations },
+      { DefinitionError },
+      { NO_RESEARCH },
+      { replayMarkets, selectMarkets },
+      { describeDefinition },
+    ] = await Promise.all([
+      import("../../backtest/request.ts"),
+      import("../../backtest/sweep.ts"),
+      import("../../backtest/definition.ts"),
+      import("../../backtest/research.ts"),
+      import("../../backtest/jobs/replay.ts"),
+      import("../../backtest/describe.ts"),
+    ]);
     const definition = applyOverrides(await definitionOf(v), overrides, null);
     if (sweep !== null) {
       try {
@@ -315,7 +332,7 @@ export const backtestCommand = defineCommand({
       process.stdout.write(
         v.json
           ? `${JSON.stringify({ definition, definition_text: describeDefinition(definition), aggregate, results, unresolved: selected.unresolved, ...research })}\n`
-          : `${table(definition, results, aggregate)}\n${researchText(research)}`,
+          : `${table(describeDefinition(definition), results, aggregate)}\n${researchText(research)}`,
       );
     });
   },

@@ -1,5 +1,4 @@
 import { toConfig } from "../../config.ts";
-import { collect } from "../../record/collect.ts";
 import { defineCommand, openDatabase } from "../command.ts";
 
 export const collectCommand = defineCommand({
@@ -42,6 +41,8 @@ kill, the next start continues and records the time it was down as a gap. See do
   ],
   run: async (values) => {
     const { store } = await openDatabase(values.databaseUrl);
+    // Imported here: `updown --help` loads this module, not the collector and its logger.
+    const { collect } = await import("../../record/collect.ts");
     await collect(store, toConfig(values), {
       coins: values.coins,
       marketTypes: values.types,

@@ -1,4 +1,3 @@
-import { exportArchive, openOutput } from "../../archive/archive.ts";
 import { defineCommand, requireFolderFor, UsageError, withStore } from "../command.ts";
 import { Progress } from "../progress.ts";
 
@@ -34,6 +33,8 @@ overlap it, their snapshots and trades within it), or one or more --slug.`,
     const to = values.exportTo ?? undefined;
     if (from !== undefined && to !== undefined && from > to)
       throw new UsageError("--from must not be after --to");
+    // Imported here, not above: `updown --help` loads this module, not the archive's writers.
+    const { exportArchive, openOutput } = await import("../../archive/archive.ts");
     await withStore(values.databaseUrl, async (store) => {
       const progress = new Progress("Exporting");
       const { out, done } = openOutput(path);

@@ -1,4 +1,3 @@
-import { importArchive, openInput } from "../../archive/archive.ts";
 import { basename } from "node:path";
 import { importVisionFile, visionFileOf, visionPaths } from "../../archive/binance-vision.ts";
 import { fetchGammaRecords, formatFetchLines } from "../../archive/gamma-import.ts";
@@ -8,7 +7,6 @@ import {
   parseCoinFeedArgument,
   readBinanceKlines,
 } from "../../archive/coin-prices.ts";
-import { formatPmxtReport, importPmxt } from "../../archive/pmxt-import.ts";
 import { hourInputs, inputsOf, type PmxtInput } from "../../archive/pmxt-sources.ts";
 import { settlementName } from "../../domain/settlement.ts";
 import { MICROS_PER_SECOND } from "../../domain/time.ts";
@@ -127,6 +125,8 @@ export const importCommand = defineCommand({
     }
     if (kind === "archive" && file) {
       requireFile(file, "archive");
+      // Imported here, as the PMXT importer below: `updown --help` loads neither.
+      const { importArchive, openInput } = await import("../../archive/archive.ts");
       await withStore(values.databaseUrl, async (store) => {
         const progress = new Progress("Importing archive");
         const r = await importArchive(
@@ -194,6 +194,7 @@ async function importPmxtFiles(values: PmxtValues, args: string[]): Promise<void
   const { inputs, missing, prices } = await pmxtSources(values, args);
   await withStore(values.databaseUrl, async (store) => {
     const progress = new Progress("Importing PMXT");
+    const { formatPmxtReport, importPmxt } = await import("../../archive/pmxt-import.ts");
     const report = await importPmxt({
       store,
       coins: values.coins,

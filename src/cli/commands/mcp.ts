@@ -1,6 +1,4 @@
 import { UpdownClient, UpdownError } from "../../../client/src/index.ts";
-import { buildMcpServer, TOOLS } from "../../mcp/mcp-server.ts";
-import { serveOverStdio } from "../../mcp/stdio.ts";
 import { defineCommand, UsageError } from "../command.ts";
 import { displayUrl, oneLine } from "../messages.ts";
 
@@ -22,11 +20,11 @@ function say(line: string): void {
 }
 
 /** Refuses a missing or refused key at once; a service not reachable yet is only worth a warning. */
-async function checkKey(url: string, apiKey: string): Promise<void> {
+async function checkKey(url: string, apiKey: string, tools: number): Promise<void> {
   const probe = new UpdownClient({ baseUrl: url, apiKey, maxRetries: 0, timeoutMs: 10_000 });
   try {
     const account = await probe.account();
-    say(`serving ${TOOLS.length} tools over stdio for a ${account.plan} key at ${displayUrl(url)}`);
+    say(`serving ${tools} tools over stdio for a ${account.plan} key at ${displayUrl(url)}`);
   } catch (err) {
     if (err instanceof UpdownError && err.code === "UNAUTHORIZED") {
       throw new UsageError(`UPDOWN_API_KEY was refused by ${displayUrl(url)}: ${err.message}`);
@@ -44,7 +42,12 @@ export const mcpCommand = defineCommand({
     if (apiKey === null) {
       throw new UsageError("UPDOWN_API_KEY is required: the API key the tools read with (X-API-Key)");
     }
-    await checkKey(serviceUrl, apiKey);
+    // Imported here, not above: `updown --help` loads this module, not the MCP SDK.
+    const [{ buildMcpServer, TOOLS }, { serveOverStdio }] = await Promise.all([
+      import("../../mcp/mcp-server.ts"),
+      import("../../mcp/stdio.ts"),
+    ]);
+    await checkKey(serviceUrl, apiKey, TOOLS.length);
     // Retries for what passes (a 503, a dropped connection); a long Retry-After (a day's limit) goes
     // back to the agent as the tool's error instead of holding the call.
     const client = new UpdownClient({ baseUrl: serviceUrl, apiKey, maxRetries: 2, retryMaxMs: 10_000 });

@@ -1,11 +1,8 @@
-import { openLimiter } from "../../access/limiter/open.ts";
 import { loadPlans } from "../../access/plans.ts";
 import { type Config, toConfig } from "../../config.ts";
 import type { Plans } from "../../domain/plan.ts";
 import { type Clock, shiftedClock } from "../../domain/time.ts";
-import { buildContext } from "../../http/context.ts";
-import { deferredLogger, type Logger, stderrLogger } from "../../log.ts";
-import { serve } from "../../server.ts";
+import type { Logger } from "../../log.ts";
 import type { Store } from "../../store/ports/store.ts";
 import { defineCommand, openDatabase } from "../command.ts";
 import { type FirstStart, firstStartBanner, prepareFirstStart } from "../first-start.ts";
@@ -35,6 +32,13 @@ async function firstStart(store: Store, config: Config, plans: Plans, clock: Clo
  * into the app's context once, handed to the runner.
  */
 async function serveCommandRun(config: Config): Promise<void> {
+  // Imported here, not above: `updown --help` and a usage error load this module, not the server.
+  const [{ deferredLogger, stderrLogger }, { openLimiter }, { buildContext }, { serve }] = await Promise.all([
+    import("../../log.ts"),
+    import("../../access/limiter/open.ts"),
+    import("../../http/context.ts"),
+    import("../../server.ts"),
+  ]);
   const plans = loadPlans(config.plansFile);
   const clock = shiftedClock(config.clockOffsetMs);
   const { store } = await openDatabase(config.databaseUrl, config.storeTimeouts);

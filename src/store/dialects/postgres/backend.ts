@@ -1,5 +1,5 @@
 import type { Backend } from "../../ports/backend.ts";
-import { isClientTimeout } from "./pg-util.ts";
+import { isClientTimeout } from "./client-timeout.ts";
 
 /** Connection-level failures: the database is unreachable or restarting, not wrong about the request. */
 const UNAVAILABLE_CODES = new Set([

@@ -1,4 +1,5 @@
 import pg, { type CustomTypesConfig, type Pool, type PoolClient } from "pg";
+import { isClientTimeout } from "./client-timeout.ts";
 
 /**
  * Advisory lock keys, in the two-int4 form: the first number says what is locked (so that our locks
@@ -30,11 +31,6 @@ export const STORE_TYPES: CustomTypesConfig = {
       ? parseInt8
       : pg.types.getTypeParser(oid, format)) as CustomTypesConfig["getTypeParser"],
 };
-
-/** The error node-pg gives when the server has not answered a query within the pool's `query_timeout`. */
-export function isClientTimeout(err: unknown): boolean {
-  return err instanceof Error && err.message === "Query read timeout";
-}
 
 /** Pool or a client in a transaction: both run a query the same way. */
 export type Queryable = Pool | PoolClient;
