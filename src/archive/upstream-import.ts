@@ -16,6 +16,7 @@ import {
 import { pricePoints, settlementName, settlementOf, settleWinner } from "../domain/settlement.ts";
 import { formatSlug, parseSlug, polymarketSlug, polymarketSlugSeries } from "../domain/slug.ts";
 import { isoSeconds, type Micros } from "../domain/time.ts";
+import { errorMessage } from "../log.ts";
 import type { MarketStore } from "../store/ports/market-store.ts";
 import {
   amountOf,
@@ -224,10 +225,6 @@ async function* readLines(path: string): AsyncGenerator<{ text: string; no: numb
     lines.close();
     input.destroy();
   }
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Runs `parse` on one line, turning any failure into an ImportError naming the file and line. */
