@@ -18,9 +18,9 @@ import {
   tradeToWire,
   WireFormatError,
 } from "../wire/wire.ts";
-import { csvHeader, csvRow } from "../wire/snapshot-columns.ts";
+import { csvHeader, csvRow } from "../wire/snapshot-csv.ts";
 import type { MarketStore, StoredMarket } from "../store/ports/market-store.ts";
-import { giveBack, type ParquetBatch, parquetStream, takeBatch } from "./parquet.ts";
+import type { ParquetBatch } from "./parquet.ts";
 import type { TradeStore } from "../store/ports/trade-store.ts";
 
 /**
@@ -156,8 +156,21 @@ export function exportChunks(
   trades: TradeStore | null = null,
 ): AsyncGenerator<string | Uint8Array> {
   return sel.format === "parquet"
-    ? parquetStream(parquetBatches(store, sel, counts), sel.books)
+    ? parquetChunks(store, sel, counts)
     : textChunks(store, sel, counts, trades);
+}
+
+/**
+ * The Parquet export's bytes. Arrow and parquet-wasm are imported by the first Parquet export: at
+ * start they cost every process a quarter of a second of CPU that most never use.
+ */
+async function* parquetChunks(
+  store: MarketStore,
+  sel: ExportSelection,
+  counts: ExportCounts,
+): AsyncGenerator<Uint8Array> {
+  const parquet = await import("./parquet.ts");
+  yield* parquet.parquetStream(parquetBatches(parquet, store, sel, counts), sel.books);
 }
 
 async function* textChunks(
@@ -227,6 +240,7 @@ async function* tradeLines(
  * gives it back for the next export once this one has ended, read through or cut short.
  */
 async function* parquetBatches(
+  { takeBatch, giveBack }: typeof import("./parquet.ts"),
   store: MarketStore,
   sel: ExportSelection,
   counts: ExportCounts,

@@ -1,5 +1,3 @@
-import * as arrow from "apache-arrow";
-import { parseIsoMicros } from "../domain/time.ts";
 import type { MarketResult, TradeResult } from "./engine.ts";
 
 /**
@@ -19,10 +17,10 @@ export const EXPORT_MEDIA_TYPES: Record<ExportFormat, string> = {
   parquet: "application/vnd.apache.parquet",
 };
 
-type Kind = "text" | "time" | "number";
-type Value = string | number | null;
+export type Kind = "text" | "time" | "number";
+export type Value = string | number | null;
 
-interface Column<T> {
+export interface Column<T> {
   name: string;
   kind: Kind;
   of: (row: T) => Value;
@@ -112,42 +110,4 @@ export function tradeLine(row: TradeRow): string {
 /** A market's result as an NDJSON line: the API's result (BacktestMarketResult), trades included. */
 export function resultLine(result: MarketResult): string {
   return `${JSON.stringify(result)}\n`;
-}
-
-const TIME = new arrow.TimestampMicrosecond("UTC");
-
-/** The validity bitmap of a column (bit set: a value), and how many are null. */
-function validity(values: readonly Value[]): { bitmap: Uint8Array; nulls: number } {
-  const bitmap = new Uint8Array(Math.ceil(values.length / 8));
-  let nulls = 0;
-  values.forEach((v, i) => {
-    if (v === null) nulls++;
-    else bitmap[i >> 3] |= 1 << (i & 7);
-  });
-  return { bitmap, nulls };
-}
-
-function vectorOf(kind: Kind, values: Value[]): arrow.Vector {
-  if (kind === "text") return arrow.vectorFromArray(values as (string | null)[], new arrow.Utf8());
-  const { bitmap, nulls } = validity(values);
-  const length = values.length;
-  if (kind === "number") {
-    const data = Float64Array.from(values, (v) => (v === null ? 0 : (v as number)));
-    return arrow.makeVector(
-      arrow.makeData({ type: new arrow.Float64(), length, nullCount: nulls, nullBitmap: bitmap, data }),
-    );
-  }
-  const data = BigInt64Array.from(values, (v) => BigInt(v === null ? 0 : (parseIsoMicros(v as string) ?? 0)));
-  return arrow.makeVector(arrow.makeData({ type: TIME, length, nullCount: nulls, nullBitmap: bitmap, data }));
-}
-
-/** The rows as an Arrow table: text as UTF-8, times as UTC microsecond timestamps, numbers as doubles. */
-export function arrowTableOf<T>(columns: readonly Column<T>[], rows: readonly T[]): arrow.Table {
-  const vectors: Record<string, arrow.Vector> = {};
-  for (const c of columns)
-    vectors[c.name] = vectorOf(
-      c.kind,
-      rows.map((r) => c.of(r)),
-    );
-  return new arrow.Table(vectors);
 }

@@ -1,12 +1,10 @@
 import * as arrow from "apache-arrow";
 import type { SnapshotRow } from "../domain/snapshot.ts";
-import { isoMicros } from "../domain/time.ts";
-import { decodeBooks } from "./book-codec.ts";
 import { bookData, SideColumns, appendBookColumns } from "./book-columns.ts";
 
 /**
- * Snapshots as columns: the CSV export's row and the Parquet export's typed columns (DESIGN 3.8), one
- * row a snapshot, in the order of the JSON's fields.
+ * Snapshots as the Parquet export's typed columns (DESIGN 3.8; the CSV export's rows are
+ * snapshot-csv.ts), one row a snapshot, in the order of the JSON's fields.
  *
  *   slug            string
  *   time            timestamp[µs, UTC]
@@ -16,23 +14,6 @@ import { bookData, SideColumns, appendBookColumns } from "./book-columns.ts";
  *                                      (with books only; best first; empty lists where a second has
  *                                      no recorded books, as the JSON has)
  */
-
-/** The CSV export's header line. */
-export function csvHeader(books: boolean): string {
-  return `slug,time,coin_price,price_up,price_down${books ? ",orderbook_up,orderbook_down" : ""}\n`;
-}
-
-function csvQuote(text: string): string {
-  return `"${text.replaceAll('"', '""')}"`;
-}
-
-/** One snapshot as a CSV line: books as JSON text columns. */
-export function csvRow(slug: string, r: SnapshotRow, books: boolean): string {
-  const base = `${slug},${isoMicros(r.time)},${r.coinPrice},${r.priceUp},${r.priceDown}`;
-  if (!books) return `${base}\n`;
-  const b = r.books ? decodeBooks(r.books) : { up: { bids: [], asks: [] }, down: { bids: [], asks: [] } };
-  return `${base},${csvQuote(JSON.stringify(b.up))},${csvQuote(JSON.stringify(b.down))}\n`;
-}
 
 const TIME = new arrow.TimestampMicrosecond("UTC");
 const encoder = new TextEncoder();

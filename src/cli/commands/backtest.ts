@@ -101,8 +101,12 @@ export async function sweepAxes(items: readonly string[]): Promise<SweepAxis[]> 
 }
 
 async function writeExport(file: string, format: ExportFormat, results: readonly MarketResult[]) {
-  const [{ parquetOfTable }, { arrowTableOf, csvHeaderOf, csvRowOf, TRADE_COLUMNS, tradeLine }] =
-    await Promise.all([import("../../archive/parquet.ts"), import("../../backtest/exports.ts")]);
+  const [{ parquetOfTable }, { arrowTableOf }, { csvHeaderOf, csvRowOf, TRADE_COLUMNS, tradeLine }] =
+    await Promise.all([
+      import("../../archive/parquet.ts"),
+      import("../../backtest/export-columns.ts"),
+      import("../../backtest/exports.ts"),
+    ]);
   const rows = results.flatMap((r) => r.trades.map((trade) => ({ slug: r.slug, trade })));
   const bytes =
     format === "parquet"

@@ -1,10 +1,9 @@
 import { pipeline, Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { parquetOfTable } from "../../archive/parquet.ts";
 import type { MarketResult } from "../../backtest/engine.ts";
 import {
-  arrowTableOf,
+  type Column,
   csvHeaderOf,
   csvRowOf,
   EXPORT_FORMATS,
@@ -200,6 +199,18 @@ function sendFile(
   return reply.send(pipeline(body as Readable, compressStream(encoding), () => {}));
 }
 
+/**
+ * The rows as a Parquet file. Arrow and parquet-wasm are imported by the first one the server
+ * writes: at start they cost every process a quarter of a second of CPU that most never use.
+ */
+async function parquetOf<T>(columns: readonly Column<T>[], rows: readonly T[]): Promise<Uint8Array> {
+  const [{ arrowTableOf }, { parquetOfTable }] = await Promise.all([
+    import("../../backtest/export-columns.ts"),
+    import("../../archive/parquet.ts"),
+  ]);
+  return parquetOfTable(arrowTableOf(columns, rows));
+}
+
 export function exportRoutes(app: Api, ctx: AppContext): void {
   app.get("/backtest-ai/runs/:id/trades", { schema: tradesFileSchema }, async (req, reply) => {
     requireBacktestAi(ctx, req);
@@ -208,8 +219,13 @@ export function exportRoutes(app: Api, ctx: AppContext): void {
     const pages = ctx.backtests.runResults(run);
     const name = `run-${run.id}-trades`;
     if (format === "parquet") {
-      const table = arrowTableOf(TRADE_COLUMNS, await rowsOf(pages, tradeRows));
-      return sendFile(req, reply, format, name, parquetOfTable(table));
+      return sendFile(
+        req,
+        reply,
+        format,
+        name,
+        await parquetOf(TRADE_COLUMNS, await rowsOf(pages, tradeRows)),
+      );
     }
     const text =
       format === "csv"
@@ -226,8 +242,7 @@ export function exportRoutes(app: Api, ctx: AppContext): void {
     const name = `run-${run.id}-results`;
     const same = (page: MarketResult[]) => page;
     if (format === "parquet") {
-      const table = arrowTableOf(RESULT_COLUMNS, await rowsOf(pages, same));
-      return sendFile(req, reply, format, name, parquetOfTable(table));
+      return sendFile(req, reply, format, name, await parquetOf(RESULT_COLUMNS, await rowsOf(pages, same)));
     }
     const text =
       format === "csv"
