@@ -39,14 +39,11 @@ export function canonicalSlug(slug: string): string | null {
   return parts ? formatSlug(parts.coin, parts.marketType, parts.startTime) : null;
 }
 
-const etParts = new Intl.DateTimeFormat("en-US", {
-  timeZone: "America/New_York",
-  year: "numeric",
-  month: "long",
-  day: "numeric",
-  hour: "numeric",
-  hour12: true,
-});
+/**
+ * Made on first use: building it loads ICU's time zone data, about 30 ms of CPU, and most processes
+ * that import this module (every test file, most commands) never name a market in Eastern time.
+ */
+let etParts: Intl.DateTimeFormat | null = null;
 
 function easternParts(sec: number): {
   month: string;
@@ -56,6 +53,14 @@ function easternParts(sec: number): {
   dayPeriod: string;
 } {
   const out: Record<string, string> = {};
+  etParts ??= new Intl.DateTimeFormat("en-US", {
+    timeZone: "America/New_York",
+    year: "numeric",
+    month: "long",
+    day: "numeric",
+    hour: "numeric",
+    hour12: true,
+  });
   for (const p of etParts.formatToParts(new Date(sec * 1000))) out[p.type] = p.value;
   return {
     month: out.month.toLowerCase(),
