@@ -204,6 +204,18 @@ describe("what a command's help loads", () => {
     });
   }
 
+  test("the server's app loads neither Arrow nor parquet-wasm until it writes a Parquet file", () => {
+    const app = join(import.meta.dirname, "..", "..", "src", "http", "app.ts");
+    const res = spawnSync(
+      process.execPath,
+      ["--import", LOADER, "--input-type=module", "-e", `await import(${JSON.stringify(app)})`],
+      { encoding: "utf8" },
+    );
+    assert.equal(res.status, 0, res.stderr);
+    assert.ok(res.stderr.includes("/node_modules/fastify/"), "the hook saw the app's own packages");
+    assert.ok(!/\/node_modules\/(apache-arrow|parquet-wasm)\//.test(res.stderr));
+  });
+
   test("the check sees them when a command's work loads them", () => {
     // A Parquet export loads Arrow as it writes; a PostgreSQL URL loads node-pg as it opens.
     const parquet = packagesLoaded([

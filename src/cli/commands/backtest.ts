@@ -101,20 +101,23 @@ export async function sweepAxes(items: readonly string[]): Promise<SweepAxis[]> 
 }
 
 async function writeExport(file: string, format: ExportFormat, results: readonly MarketResult[]) {
-  const [{ parquetOfTable }, { arrowTableOf }, { csvHeaderOf, csvRowOf, TRADE_COLUMNS, tradeLine }] =
-    await Promise.all([
+  const { csvHeaderOf, csvRowOf, TRADE_COLUMNS, tradeLine } = await import("../../backtest/exports.ts");
+  const rows = results.flatMap((r) => r.trades.map((trade) => ({ slug: r.slug, trade })));
+  if (format === "parquet") {
+    // Arrow and parquet-wasm only for a Parquet file, as the server loads them.
+    const [{ parquetOfTable }, { arrowTableOf }] = await Promise.all([
       import("../../archive/parquet.ts"),
       import("../../backtest/export-columns.ts"),
-      import("../../backtest/exports.ts"),
     ]);
-  const rows = results.flatMap((r) => r.trades.map((trade) => ({ slug: r.slug, trade })));
-  const bytes =
-    format === "parquet"
-      ? parquetOfTable(arrowTableOf(TRADE_COLUMNS, rows))
-      : format === "csv"
-        ? csvHeaderOf(TRADE_COLUMNS) + rows.map((r) => csvRowOf(TRADE_COLUMNS, r)).join("")
-        : rows.map(tradeLine).join("");
-  await writeFile(file, bytes);
+    await writeFile(file, parquetOfTable(arrowTableOf(TRADE_COLUMNS, rows)));
+    return;
+  }
+  await writeFile(
+    file,
+    format === "csv"
+      ? csvHeaderOf(TRADE_COLUMNS) + rows.map((r) => csvRowOf(TRADE_COLUMNS, r)).join("")
+      : rows.map(tradeLine).join(""),
+  );
 }
 
 type SourceValues = Values<

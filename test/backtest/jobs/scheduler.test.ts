@@ -31,6 +31,11 @@ function gatedClaims(store: Store): { store: Store; open: () => void } {
   };
 }
 
+/** A scheduler of one worker thread over `store`, on `clock`. */
+function oneWorker(store: Store, clock: ManualClock): RunScheduler {
+  return new RunScheduler({ store, clock, workers: 1, priority: "normal", leaseMs: 60_000 });
+}
+
 describe("RunScheduler.waitFor", () => {
   let sqlite: SqliteStore;
   before(async () => {
@@ -42,13 +47,7 @@ describe("RunScheduler.waitFor", () => {
   test("ends when the scheduler's clock passes the deadline, the run still queued", async () => {
     const clock = new ManualClock(1_784_852_434_000_000);
     const gate = gatedClaims(sqlite);
-    const scheduler = new RunScheduler({
-      store: gate.store,
-      clock,
-      workers: 1,
-      priority: "normal",
-      leaseMs: 60_000,
-    });
+    const scheduler = oneWorker(gate.store, clock);
     try {
       scheduler.submit("run-1", { account: "a", keyId: "k" });
       let ended = false;
@@ -70,13 +69,7 @@ describe("RunScheduler.waitFor", () => {
   test("on a clock that stands still, ends when the run ends", async () => {
     const clock = new ManualClock(1_784_852_434_000_000);
     const gate = gatedClaims(sqlite);
-    const scheduler = new RunScheduler({
-      store: gate.store,
-      clock,
-      workers: 1,
-      priority: "normal",
-      leaseMs: 60_000,
-    });
+    const scheduler = oneWorker(gate.store, clock);
     try {
       scheduler.submit("run-2", { account: "a", keyId: "k" });
       const waited = scheduler.waitFor("run-2", 60_000);
