@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DuckDBInstance } from "@duckdb/node-api";
 import { after, before, describe, test } from "node:test";
 import type { StrategyDefinition } from "../../../src/backtest/definition.ts";
 import { describeDefinition } from "../../../src/backtest/describe.ts";
@@ -201,6 +202,28 @@ describe("updown backtest", { timeout: 120_000 }, () => {
       text.stdout,
       /^walk-forward: chose exit\.take_profit_pct=\d+, entry\.0\.value=[\d.]+ on 3 markets/m,
     );
+  });
+
+  test("--export FILE.parquet: every trade, read back by DuckDB with the CSV's values", async () => {
+    const file = join(dir, "cheap-up.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ side: "UP", entry: [{ feature: "price_up", op: "<", value: 0.6 }] }),
+    );
+    const args = ["backtest", "--definition", file, "--coin", "btc", "--type", "5m"];
+    const parquet = join(dir, "trades.parquet");
+    const res = updown(...args, "--export", parquet, "--json");
+    assert.equal(res.code, 0, res.stderr);
+    const trades = (
+      JSON.parse(res.stdout) as { results: { slug: string; trades: { pnl: number }[] }[] }
+    ).results.flatMap((r) => r.trades.map((t) => [r.slug, t.pnl]));
+    assert.ok(trades.length > 0);
+    assert.equal(readFileSync(parquet).subarray(0, 4).toString("latin1"), "PAR1");
+    const db = await DuckDBInstance.create(":memory:");
+    const c = await db.connect();
+    const read = await c.runAndReadAll(`SELECT slug, pnl FROM read_parquet('${parquet}')`);
+    c.closeSync();
+    assert.deepEqual(read.getRows(), trades);
   });
 
   test("a mistyped --sweep, --walk-forward or --export: one line, exit 2, nothing replayed", () => {
