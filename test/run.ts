@@ -1,6 +1,6 @@
 /**
- * `npm test`: node's test runner over every test file, one more at a time than the machine has cores
- * (`TEST_CONCURRENCY` sets another number), the longest first.
+ * `npm test`: node's test runner over every test file, six at a time (`TEST_CONCURRENCY` sets another
+ * number), the longest first.
  *
  * `node --test` sorts the files it finds by path, so the longest files started minutes into the run,
  * which could not end before they did. Started first, the long files run beside the many short ones,
@@ -9,20 +9,19 @@
  * cores the run is bound by the CPU, so that is where to look to make it shorter.
  */
 import { globSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
 import { ROOT, SEEDED_IMAGES_VARIABLE, USAGE_VARIABLE } from "./helpers/paths.ts";
 
 /**
- * Files at once: one more than the cores, so that a file waiting on a process, a socket or a database
- * leaves its core to another. More only makes each file slower: the suite is bound by the CPU, and six
- * at once on two cores spent about a fifth more of it (contention for caches and the scheduler; a
- * file's CPU alone against in the suite: fuzz 22.6 s against 28.8, copy 19.5 against 24.0). From a
- * fresh clone on this 2-core machine, one run after another on 2026-12-02: six at once 6 min 38 s
- * (741 s of CPU) and 7 min 44 s (869 s), four 6 min 43 s (757 s), three 6 min 5 s (681 s) and
- * 6 min 26 s (720 s).
+ * Files at once (`TEST_CONCURRENCY` sets another number). Six, measured both ways on two cores on
+ * 2026-12-02 (docs/decisions.md): fewer files at once spend less CPU, which shortened the plain suite
+ * (three at once 6 min 5 s and 6 min 26 s from a fresh clone, six 6 min 38 s and 7 min 44 s), but
+ * inside `.ci/run`, where many files wait on PostgreSQL, Redis, a browser or Python, three at once
+ * kept the test processes on 1.4 of the two cores and took 11 min 27 s, where six have taken 8 min 21 s
+ * to 9 min 36 s.
  */
 const CONCURRENCY = concurrency(process.env.TEST_CONCURRENCY);
 
@@ -80,7 +79,7 @@ function refuse(why: string): never {
 }
 
 function concurrency(asked: string | undefined): number {
-  if (asked === undefined || asked === "") return availableParallelism() + 1;
+  if (asked === undefined || asked === "") return 6;
   const n = Number(asked);
   if (!Number.isInteger(n) || n < 1)
     refuse(`TEST_CONCURRENCY=${asked}: a whole number of files at once, 1 or more`);
