@@ -430,11 +430,12 @@ export async function startPolymarketUpstream(): Promise<PolymarketUpstream> {
 
 /**
  * Resolves once `condition` holds, checking every few milliseconds (after `poll`, when given, which
- * can fetch what the condition looks at); fails after `ms`.
+ * can fetch what the condition looks at); fails after `ms`, saying `what` (a function is asked when it
+ * fails, so that it can tell what a process had printed by then).
  */
 export async function until(
   condition: () => boolean,
-  what: string,
+  what: string | (() => string),
   ms = 5000,
   poll?: () => Promise<void>,
 ): Promise<void> {
@@ -442,7 +443,9 @@ export async function until(
   for (;;) {
     await poll?.();
     if (condition()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${typeof what === "string" ? what : what()}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, poll ? 50 : 2));
   }
 }

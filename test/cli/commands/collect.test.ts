@@ -120,19 +120,16 @@ function snapshotsPerMarket(): Map<string, { times: number[]; count: number }> {
 
 const total = () => [...snapshotsPerMarket().values()].reduce((n, m) => n + m.times.length, 0);
 
-/** Fails after 20 s, saying what the collector had printed by then (`output`), not when the wait began. */
-async function waitFor(condition: () => boolean, what: string, output?: () => string): Promise<void> {
-  try {
-    await until(condition, what, 20_000);
-  } catch (err) {
-    if (output === undefined) throw err;
-    throw new Error(`${(err as Error).message} (output: ${output()})`, { cause: err });
-  }
+async function waitFor(condition: () => boolean, what: string | (() => string)): Promise<void> {
+  await until(condition, what, 20_000);
 }
 
 test("killed with SIGKILL mid-market and restarted: no duplicates, and the gap is reported", async () => {
   const first = startCollector();
-  await waitFor(() => total() >= 3, "three snapshots", first.output);
+  await waitFor(
+    () => total() >= 3,
+    () => `three snapshots (output: ${first.output()})`,
+  );
   first.child.kill("SIGKILL");
   await new Promise((resolve) => first.child.once("exit", resolve));
   const killedAt = systemClock.nowMicros();
@@ -144,7 +141,10 @@ test("killed with SIGKILL mid-market and restarted: no duplicates, and the gap i
   await waitFor(() => lastPriceSecond >= killedSecond + 2, "the feed's price two seconds after the kill");
 
   const second = startCollector();
-  await waitFor(() => total() >= before + 3, "snapshots after the restart", second.output);
+  await waitFor(
+    () => total() >= before + 3,
+    () => `snapshots after the restart (output: ${second.output()})`,
+  );
   // Every frame sent until now has been received and written two ticks later, whatever the stop does.
   const sentBeforeStop = upstream.clob.sent?.length ?? 0;
   const snapshotsThen = total();
@@ -300,7 +300,7 @@ test("SIGTERM while a Gamma look-up hangs: exit 0 at DRAIN_SECONDS, not at Gamma
   try {
     const asked = () => upstream.gamma.requests.some((r) => r.includes(ended.slug));
     const run = startCollector(["--types", "15m", "--venues", "none"], { DRAIN_SECONDS: "1" }, db);
-    await waitFor(asked, `the resolution poll of ${ended.slug}`, run.output);
+    await waitFor(asked, () => `the resolution poll of ${ended.slug} (output: ${run.output()})`);
     const signalled = Date.now();
     run.child.kill("SIGTERM");
     const code = await new Promise((resolve) => run.child.once("exit", resolve));
