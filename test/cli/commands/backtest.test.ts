@@ -204,7 +204,7 @@ describe("updown backtest", { timeout: 120_000 }, () => {
     );
   });
 
-  test("--export FILE.parquet: every trade, read back by DuckDB with the CSV's values", async () => {
+  test("--export FILE.parquet: every trade, read back by DuckDB with the --json answer's slug and pnl", async () => {
     const file = join(dir, "cheap-up.json");
     writeFileSync(
       file,
