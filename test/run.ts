@@ -107,12 +107,12 @@ const rank = (f: string) => {
 const files = found.sort((a, b) => rank(a) - rank(b)).map((f) => join(ROOT, f));
 
 // Node reports the files in the order they were given, each once it has ended: the first is the longest.
-if (patterns.length === 0) {
-  process.stderr.write(
-    `npm test: ${files.length} files, ${CONCURRENCY} at a time, the longest first; node reports them in ` +
-      `that order, so nothing shows until ${relative(ROOT, files[0])} has ended (minutes)\n`,
-  );
-}
+process.stderr.write(
+  `npm test: ${files.length} file${files.length === 1 ? "" : "s"}, ${CONCURRENCY} at a time, the longest first` +
+    (patterns.length === 0
+      ? `; node reports them in that order, so nothing shows until ${relative(ROOT, files[0])} has ended (minutes)\n`
+      : "\n"),
+);
 
 // makeTestApp's demo data, seeded by the first process that needs it, read by the others.
 const images = mkdtempSync(join(tmpdir(), "updown-test-run-"));
