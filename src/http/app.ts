@@ -53,7 +53,7 @@ import { RouteTable } from "./route-table.ts";
 import { compileOncePerSchema } from "./serializers.ts";
 import { COMPONENT_SCHEMAS } from "./schemas.ts";
 import { strictInput } from "./strict-input.ts";
-import { coinSchema } from "../wire/wire.ts";
+import { coinSchema } from "../wire/wire-schemas.ts";
 import { seriesComponents, seriesRoutes } from "./routes/series.ts";
 import { tradeComponents, tradeRoutes } from "./routes/trades.ts";
 import { eventComponents, eventRoutes } from "./routes/events.ts";

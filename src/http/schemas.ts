@@ -1,6 +1,6 @@
 import { type TObject, type TProperties, type TSchema, Type } from "typebox";
 import { EXCHANGE_WIRE_SCHEMAS } from "../wire/exchange-wire.ts";
-import { Nullable, WIRE_SCHEMAS } from "../wire/wire.ts";
+import { Nullable, WIRE_SCHEMAS } from "../wire/wire-schemas.ts";
 import { ERROR_STATUS } from "./errors.ts";
 
 /**

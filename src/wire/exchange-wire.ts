@@ -11,7 +11,7 @@ import {
   type TradeRow,
 } from "../domain/exchange.ts";
 import type { Micros } from "../domain/time.ts";
-import { Nullable } from "./wire.ts";
+import { Nullable } from "./wire-schemas.ts";
 
 /**
  * The JSON shapes of the exchange endpoints (docs/api.md, "Spot and futures"). Binance's times are
