@@ -30,14 +30,23 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 // Components are referenced as "#/components/schemas/Name" in the document.
 ajv.addSchema({ $id: "doc", components: document.components });
 
-const validators = new Map<object, ReturnType<Ajv2020["compile"]>>();
+/**
+ * Validators by the text of their schema. The document's 306 response schemas are 42 distinct ones
+ * (every operation's error answers are the same envelope), and compiling was most of the checker's
+ * cost: 4.6 s of the fuzz test's 17.5 s of CPU when each schema object had a validator of its own.
+ */
+const validators = new Map<string, ReturnType<Ajv2020["compile"]>>();
+const validatorsBySchema = new WeakMap<object, ReturnType<Ajv2020["compile"]>>();
 function validatorOf(schema: object) {
-  let v = validators.get(schema);
+  let v = validatorsBySchema.get(schema);
+  if (v) return v;
+  const text = JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/');
+  v = validators.get(text);
   if (!v) {
-    const rewritten = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
-    v = ajv.compile(rewritten);
-    validators.set(schema, v);
+    v = ajv.compile(JSON.parse(text) as object);
+    validators.set(text, v);
   }
+  validatorsBySchema.set(schema, v);
   return v;
 }
 
