@@ -171,11 +171,8 @@ describe("what a command's help loads", () => {
   ];
   const LOADER = join(import.meta.dirname, "..", "helpers", "loaded-modules.mjs");
 
-  /** The packages of node_modules a Node process resolved, run with `nodeArgs` (`updown`'s by default). */
-  function packagesLoaded(
-    args: string[],
-    nodeArgs: string[] = [BIN, ...args],
-  ): { code: number | null; packages: Set<string> } {
+  /** The packages of node_modules a Node process resolved, run with `nodeArgs`. */
+  function packagesLoaded(nodeArgs: string[]): { code: number | null; packages: Set<string> } {
     const res = spawnSync(process.execPath, ["--import", LOADER, ...nodeArgs], { encoding: "utf8" });
     const [, listed = ""] = res.stderr.split("-- modules loaded --\n");
     const packages = new Set(
@@ -198,7 +195,7 @@ describe("what a command's help loads", () => {
     ["serve", "--port", "x"],
   ]) {
     test(`updown ${args.join(" ")} loads none of ${HEAVY.join(", ")}`, () => {
-      const { code, packages } = packagesLoaded(args);
+      const { code, packages } = packagesLoaded([BIN, ...args]);
       assert.equal(code, args.includes("--help") && args[0] !== "nope" ? 0 : 2);
       assert.deepEqual(
         HEAVY.filter((p) => packages.has(p)),
@@ -209,18 +206,37 @@ describe("what a command's help loads", () => {
 
   test("the server's app loads neither Arrow nor parquet-wasm until it writes a Parquet file", () => {
     const app = join(import.meta.dirname, "..", "..", "src", "http", "app.ts");
-    const { code, packages } = packagesLoaded(
-      [],
-      ["--input-type=module", "-e", `await import(${JSON.stringify(app)})`],
-    );
+    const { code, packages } = packagesLoaded([
+      "--input-type=module",
+      "-e",
+      `await import(${JSON.stringify(app)})`,
+    ]);
     assert.equal(code, 0);
     assert.ok(packages.has("fastify"), "the hook saw the app's own packages");
     assert.ok(!packages.has("apache-arrow") && !packages.has("parquet-wasm"), [...packages].join(", "));
   });
 
+  test("a command that only opens a store loads neither the server nor TypeBox", () => {
+    // The stores render snapshots through src/wire/wire.ts, whose schemas sit apart (wire-schemas.ts)
+    // so that opening a store does not load TypeBox: half of `keys create`'s CPU when it did.
+    const { code, packages } = packagesLoaded([
+      BIN,
+      "keys",
+      "list",
+      "--database-url",
+      `sqlite:${join(dir, "store-only.db")}`,
+    ]);
+    assert.equal(code, 0);
+    assert.deepEqual(
+      HEAVY.filter((p) => packages.has(p)),
+      [],
+    );
+  });
+
   test("the check sees them when a command's work loads them", () => {
     // A Parquet export loads Arrow as it writes; a PostgreSQL URL loads node-pg as it opens.
     const parquet = packagesLoaded([
+      BIN,
       "export",
       "--out",
       "-",
@@ -231,7 +247,7 @@ describe("what a command's help loads", () => {
     ]);
     assert.equal(parquet.code, 0);
     assert.ok(parquet.packages.has("apache-arrow"), [...parquet.packages].join(", "));
-    const postgres = packagesLoaded(["keys", "list", "--database-url", "postgres://127.0.0.1:1/none"]);
+    const postgres = packagesLoaded([BIN, "keys", "list", "--database-url", "postgres://127.0.0.1:1/none"]);
     assert.ok(postgres.packages.has("pg"), [...postgres.packages].join(", "));
   });
 });
