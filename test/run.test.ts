@@ -47,6 +47,16 @@ test("short files share a process, TEST_FILES_PER_PROCESS to one; a file that se
   assert.match(alone.stdout, /all 5 files in 5 processes/);
 });
 
+test("a test failing in a shared process fails the run, and the report names its own file and line", () => {
+  const res = npmTest(["test/fixtures/runner/plain-a.ts", "test/fixtures/runner/fails.ts"], {
+    TEST_FILES_PER_PROCESS: "",
+  });
+  assert.equal(res.status, 1, res.stderr);
+  assert.match(res.stderr, /^npm test: 2 files in 1 process,/);
+  assert.match(res.stdout, /^test at test\/fixtures\/runner\/fails\.ts:4:1$/m);
+  assert.match(res.stdout, /ℹ pass 1\nℹ fail 1/);
+});
+
 test("a TEST_CONCURRENCY or TEST_FILES_PER_PROCESS that is not a whole number of 1 or more: one line, exit 2, nothing run", () => {
   for (const [name, what] of [
     ["TEST_CONCURRENCY", "files at once"],

@@ -6,7 +6,7 @@
  * `node --test` sorts the files it finds by path, so the longest files started minutes into the run,
  * which could not end before they did. Started first, the long files run beside the many short ones,
  * which fill the gaps. `npm test -- <files or globs>` runs only those, in the same order. At the end,
- * a table of the files that took the most CPU (test/helpers/file-usage.mjs measures each): on two
+ * a table of the processes that took the most CPU (test/helpers/file-usage.mjs measures each): on two
  * cores the run is bound by the CPU, so that is where to look to make it shorter.
  */
 import { globSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -34,7 +34,7 @@ const CONCURRENCY = wholeNumber("TEST_CONCURRENCY", 6, "files at once");
  * up the engine. For a short file that was most of its cost: the fifteen route files of
  * test/http/routes (all but export-memory) took 45 s of CPU in fifteen processes and 13 s in one,
  * the same 138 tests passing (2026-12-02). On two cores the run is bound by the CPU, so that is time.
- * A file that sets something for the whole process keeps one of its own (sharedProcessRefusal), as do
+ * A file that sets something for the whole process keeps one of its own (canShareProcess), as do
  * the long files, which gain nothing.
  */
 const FILES_PER_PROCESS = wholeNumber("TEST_FILES_PER_PROCESS", 16, "files per process");
@@ -107,20 +107,18 @@ function wholeNumber(name: string, fallback: number, what: string): number {
 }
 
 /**
- * Why the test file whose text is `source` needs a process of its own, or null when it can share one.
- * In one process, files are modules of one entry, whose tests node runs one after another, with the
- * hooks each file declares at its top level run before the first test and after the last.
+ * Whether the test file whose text is `source` can share a process. In one process, files are modules
+ * of one entry, whose tests node runs one after another, with the hooks each file declares at its top
+ * level run before the first test and after the last.
  */
-function sharedProcessRefusal(source: string): string | null {
+function canShareProcess(source: string): boolean {
   // Such a hook at the top level wraps every test of the process, other files' included.
-  if (/^(?:beforeEach|afterEach)\(/m.test(source)) return "a beforeEach or afterEach at the top level";
+  const aroundEachTest = /^(?:beforeEach|afterEach)\(/m;
   // While a module awaits, the files before it start their tests: a hook the awaiting file declares
   // after that would come too late for the process's first test.
-  if (/^(?:for await\b|await\b|(?:export\s+)?(?:const|let|var)\s[^=;]*=\s*await\b)/m.test(source))
-    return "an await at the top level";
-  if (/process\.env(?:\.\w+|\[[^\]]+\])\s*=(?!=)|delete process\.env/.test(source))
-    return "it sets the process's environment";
-  return null;
+  const topLevelAwait = /^(?:for await\b|await\b|(?:export\s+)?(?:const|let|var)\s[^=;]*=\s*await\b)/m;
+  const setsEnvironment = /process\.env(?:\.\w+|\[[^\]]+\])\s*=(?!=)|delete process\.env/;
+  return ![aroundEachTest, topLevelAwait, setsEnvironment].some((rule) => rule.test(source));
 }
 
 const patterns = process.argv.slice(2);
@@ -150,7 +148,7 @@ const files = found.sort((a, b) => rank(a) - rank(b));
  */
 const long = files.filter((f) => LONGEST_FIRST.includes(f));
 const short = files.filter((f) => !LONGEST_FIRST.includes(f));
-const canShare = short.filter((f) => sharedProcessRefusal(readFileSync(join(ROOT, f), "utf8")) === null);
+const canShare = short.filter((f) => canShareProcess(readFileSync(join(ROOT, f), "utf8")));
 const processes: string[][] = [
   ...long.map((f) => [f]),
   ...Array.from({ length: Math.ceil(canShare.length / FILES_PER_PROCESS) }, (_, i) =>
