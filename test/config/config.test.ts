@@ -2,15 +2,19 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, test } from "node:test";
+import { before, describe, test } from "node:test";
+import type { Command } from "../../src/cli/command.ts";
 import { loadCommands } from "../../src/cli/main.ts";
 import { ConfigError, DEFAULT_CONFIG, loadConfig } from "../../src/config.ts";
 import { type Option, type OptionName, OPTIONS, ruleOf, shownDefault } from "../../src/config/options.ts";
 import { readOptions } from "../../src/config/read.ts";
 import { ROOT, BIN } from "../helpers/paths.ts";
 
-/** Every command, as `updown --help` lists them. */
-const COMMANDS = await loadCommands();
+/** Every command, as `updown --help` lists them (loaded before the first test, not at the top level, so that the file can share a process: test/run.ts). */
+let COMMANDS: Command[] = [];
+before(async () => {
+  COMMANDS = await loadCommands();
+});
 
 describe("configuration from the environment (docs/configuration.md)", () => {
   test("an empty environment gives the documented defaults", () => {
