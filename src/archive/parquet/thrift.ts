@@ -1,8 +1,9 @@
 /**
- * Thrift's compact protocol, read into plain values: what Parquet's footer and page headers are
- * written in (https://github.com/apache/thrift/blob/master/doc/specs/thrift-compact-protocol.md).
+ * Thrift's compact protocol, read into plain values and written from them: what Parquet's footer and
+ * page headers are written in (https://github.com/apache/thrift/blob/master/doc/specs/thrift-compact-protocol.md).
  * A struct is read whole into a map of field id to value; the caller picks the fields it knows.
- * Integers beyond 2^53 lose precision (no Parquet field read here can hold one: offsets, sizes, counts).
+ * Integers beyond 2^53 lose precision (no Parquet field read or written here can hold one: offsets,
+ * sizes, counts, microseconds).
  */
 
 export type ThriftValue = number | boolean | Buffer | ThriftValue[] | ThriftStruct;
@@ -143,4 +144,93 @@ export function list(s: ThriftStruct, id: number): ThriftValue[] {
 export function text(s: ThriftStruct, id: number): string | undefined {
   const v = s.get(id);
   return Buffer.isBuffer(v) ? v.toString("utf8") : undefined;
+}
+
+/** A struct's fields, in increasing id order, for ThriftWriter: each a type and its value. */
+export type ThriftFields = readonly (readonly [id: number, value: ThriftOut])[];
+
+/** A value to write, tagged with its Thrift type (numbers alone do not say whether i32 or i64). */
+export type ThriftOut =
+  | { readonly i16: number }
+  | { readonly i32: number }
+  | { readonly i64: number }
+  | { readonly bool: boolean }
+  | { readonly binary: string | Uint8Array }
+  | { readonly struct: ThriftFields }
+  | { readonly list: readonly ThriftOut[] };
+
+const encoder = new TextEncoder();
+
+function typeOf(v: ThriftOut): number {
+  if ("i16" in v) return I16;
+  if ("i32" in v) return I32;
+  if ("i64" in v) return I64;
+  if ("bool" in v) return v.bool ? TRUE : FALSE;
+  if ("binary" in v) return BINARY;
+  if ("struct" in v) return STRUCT;
+  return LIST;
+}
+
+/** Writes structs in the compact protocol, as ThriftReader reads them. */
+export class ThriftWriter {
+  private readonly out: number[] = [];
+
+  /** The bytes of `fields` as one struct. */
+  static struct(fields: ThriftFields): Uint8Array {
+    const w = new ThriftWriter();
+    w.writeStruct(fields);
+    return Uint8Array.from(w.out);
+  }
+
+  private varint(n: number): void {
+    // Arithmetic, not bitwise: values reach 2^53 (zigzagged, 2^54).
+    while (n >= 0x80) {
+      this.out.push((n % 0x80) | 0x80);
+      n = Math.floor(n / 0x80);
+    }
+    this.out.push(n);
+  }
+
+  private zigzag(n: number): void {
+    this.varint(n >= 0 ? 2 * n : -2 * n - 1);
+  }
+
+  private writeStruct(fields: ThriftFields): void {
+    let last = 0;
+    for (const [id, value] of fields) {
+      const type = typeOf(value);
+      if (id > last && id - last <= 15) this.out.push(((id - last) << 4) | type);
+      else {
+        this.out.push(type);
+        this.zigzag(id);
+      }
+      last = id;
+      // A boolean field is all in its header's type.
+      if (type !== TRUE && type !== FALSE) this.value(value);
+    }
+    this.out.push(STOP);
+  }
+
+  private value(v: ThriftOut): void {
+    if ("i16" in v) this.zigzag(v.i16);
+    else if ("i32" in v) this.zigzag(v.i32);
+    else if ("i64" in v) this.zigzag(v.i64);
+    else if ("bool" in v) this.out.push(v.bool ? TRUE : FALSE);
+    else if ("binary" in v) {
+      const bytes = typeof v.binary === "string" ? encoder.encode(v.binary) : v.binary;
+      this.varint(bytes.length);
+      for (const b of bytes) this.out.push(b);
+    } else if ("struct" in v) this.writeStruct(v.struct);
+    else {
+      const type = v.list.length > 0 ? typeOf(v.list[0]) : STRUCT;
+      // In a list a boolean is a byte of its own, whose type is TRUE.
+      const elementType = type === FALSE ? TRUE : type;
+      if (v.list.length < 15) this.out.push((v.list.length << 4) | elementType);
+      else {
+        this.out.push(0xf0 | elementType);
+        this.varint(v.list.length);
+      }
+      for (const item of v.list) this.value(item);
+    }
+  }
 }
