@@ -19,8 +19,8 @@ import {
   WireFormatError,
 } from "../wire/wire.ts";
 import { csvHeader, csvRow } from "../wire/snapshot-csv.ts";
+import type { SnapshotColumns } from "../wire/snapshot-columns.ts";
 import type { MarketStore, StoredMarket } from "../store/ports/market-store.ts";
-import type { ParquetBatch } from "./parquet.ts";
 import type { TradeStore } from "../store/ports/trade-store.ts";
 
 /**
@@ -244,7 +244,7 @@ async function* parquetBatches(
   store: MarketStore,
   sel: ExportSelection,
   counts: ExportCounts,
-): AsyncGenerator<ParquetBatch> {
+): AsyncGenerator<SnapshotColumns> {
   const batch = takeBatch(sel.books);
   try {
     for await (const m of marketsToExport(store, sel)) {

@@ -18,6 +18,22 @@ import { bookData, SideColumns, appendBookColumns } from "./book-columns.ts";
 const TIME = new arrow.TimestampMicrosecond("UTC");
 const encoder = new TextEncoder();
 
+/** The double columns after `time`, by name, in order (the writers of the file take them from here). */
+export const PRICE_COLUMNS = ["coin_price", "price_up", "price_down"] as const;
+
+/** A batch's rows, column by column, as SnapshotColumns holds them. */
+export interface SnapshotColumnsView {
+  readonly length: number;
+  /** Each market's slug with the row its run of rows starts at (a market's rows are consecutive). */
+  readonly runs: readonly { readonly slug: string; readonly from: number }[];
+  /** Microseconds as int64: two int32 words a row, little-endian. */
+  readonly times: Int32Array;
+  /** The double columns, in PRICE_COLUMNS' order. */
+  readonly prices: readonly Float64Array[];
+  /** up bids, up asks, down bids, down asks; none without books. */
+  readonly sides: readonly SideColumns[];
+}
+
 /** The rows of one record batch (of at most `capacity` rows), column by column in typed arrays. */
 export class SnapshotColumns {
   readonly books: boolean;
@@ -62,6 +78,18 @@ export class SnapshotColumns {
     if (this.books) appendBookColumns(r.books, this.sides);
   }
 
+  /** The rows as they are held, for a writer of its own format (src/archive/parquet/snapshot-writer.ts). */
+  view(): SnapshotColumnsView {
+    const n = this.length;
+    return {
+      length: n,
+      runs: this.runs,
+      times: this.times.subarray(0, 2 * n),
+      prices: [this.coin, this.up, this.down].map((column) => column.subarray(0, n)),
+      sides: this.books ? this.sides : [],
+    };
+  }
+
   /** The slug column as Arrow's UTF-8 data: each run's bytes repeated, with their offsets. */
   private slugData() {
     const offsets = new Int32Array(this.length + 1);
@@ -97,10 +125,9 @@ export class SnapshotColumns {
     const columns: Record<string, arrow.Vector> = {
       slug: arrow.makeVector(this.slugData()),
       time: arrow.makeVector(arrow.makeData({ type: TIME, length: n, data: times })),
-      coin_price: arrow.makeVector(this.coin.subarray(0, n)),
-      price_up: arrow.makeVector(this.up.subarray(0, n)),
-      price_down: arrow.makeVector(this.down.subarray(0, n)),
     };
+    const { prices } = this.view();
+    PRICE_COLUMNS.forEach((name, k) => (columns[name] = arrow.makeVector(prices[k])));
     if (this.books) {
       columns.orderbook_up = arrow.makeVector(bookData(this.sides[0], this.sides[1], n));
       columns.orderbook_down = arrow.makeVector(bookData(this.sides[2], this.sides[3], n));

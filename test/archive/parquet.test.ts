@@ -1,16 +1,19 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import * as arrow from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { exportChunks, type ExportSelection } from "../../src/archive/archive.ts";
 import {
   giveBack,
   PARQUET_BATCH_ROWS,
-  ParquetBatch,
+  parquetOfTable,
   parquetStream,
   takeBatch,
 } from "../../src/archive/parquet.ts";
 import type { OrderBook } from "../../src/domain/book.ts";
+import { list, struct, ThriftReader, type ThriftStruct } from "../../src/archive/parquet/thrift.ts";
 import { encodeBooks } from "../../src/wire/book-codec.ts";
+import { SnapshotColumns } from "../../src/wire/snapshot-columns.ts";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
 
 let app: TestApp;
@@ -27,45 +30,90 @@ function side(best: number, step: number, row: number): OrderBook["bids"] {
   }));
 }
 
-const ROWS = 3 * PARQUET_BATCH_ROWS.books;
 const BOOKS = Array.from({ length: 64 }, (_, row) => {
   const up = { bids: side(0.49, -0.01, row), asks: side(0.51, 0.01, row) };
   const down = { bids: side(0.48, -0.01, row + 1), asks: side(0.52, 0.01, row + 1) };
-  return encodeBooks(up, down);
+  // Every fifth a book of another shape: one side empty, the others of fewer levels.
+  return row % 5 === 4
+    ? encodeBooks({ bids: [], asks: up.asks.slice(0, 3) }, { bids: down.bids.slice(0, 1), asks: [] })
+    : encodeBooks(up, down);
 });
 
-async function* batches(): AsyncGenerator<ParquetBatch> {
-  const size = PARQUET_BATCH_ROWS.books;
-  for (let from = 0; from < ROWS; from += size) {
-    const batch = new ParquetBatch(true, size);
-    for (let i = from; i < from + size; i++) {
-      batch.add("btc-updown-1h-1784851200", {
+/**
+ * Batches of `size` rows as an export fills them: three markets (one starting inside a batch), a
+ * second without books now and then, a time that needs both words of its int64.
+ */
+async function* batches(books: boolean, rows: number, size: number): AsyncGenerator<SnapshotColumns> {
+  for (let from = 0; from < rows; from += size) {
+    const batch = new SnapshotColumns(books, size);
+    for (let i = from; i < Math.min(rows, from + size); i++) {
+      batch.add(`btc-updown-1h-${1_784_851_200 + 3600 * Math.floor((3 * i) / rows)}`, {
         time: 1_784_851_200_000_000 + i * 1_000_000,
-        coinPrice: 100_000 + i,
-        priceUp: 0.5,
-        priceDown: 0.5,
-        books: BOOKS[i % BOOKS.length],
+        coinPrice: 100_000 + i / 100,
+        priceUp: 0.5 + (i % 7) / 100,
+        priceDown: 0.5 - (i % 7) / 100,
+        books: i % 11 === 3 ? null : BOOKS[i % BOOKS.length],
       });
     }
     yield batch;
   }
 }
 
-async function exportBytes(): Promise<number> {
-  let bytes = 0;
-  for await (const chunk of parquetStream(batches(), true)) bytes += chunk.byteLength;
-  return bytes;
+async function bytesOfStream(chunks: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const out: Buffer[] = [];
+  for await (const chunk of chunks) out.push(Buffer.from(chunk));
+  return Buffer.concat(out);
 }
 
-test("a streamed Parquet export gives its batches' WebAssembly memory back as it goes", async () => {
-  // WebAssembly memory never shrinks: an Arrow table left for the garbage collector to free grew it
-  // by every batch of every export (45 MB an export of two hours with books, stop 36).
-  const first = await exportBytes();
-  await exportBytes();
-  const level = parquet.wasmMemory().buffer.byteLength;
-  for (let i = 0; i < 8; i++) assert.equal(await exportBytes(), first);
-  const grown = parquet.wasmMemory().buffer.byteLength - level;
-  assert.ok(grown <= 4 << 20, `WebAssembly memory grew ${grown} B over 8 exports of ${ROWS} rows with books`);
+/** A Parquet file as parquet-wasm reads it, into an Arrow table. */
+function readBack(file: Uint8Array): arrow.Table {
+  return arrow.tableFromIPC(parquet.readParquet(file).intoIPCStream());
+}
+
+/** A field as text: its name, type and nullability, its children's too. */
+function fieldText(f: arrow.Field): string {
+  const children = (f.type.children ?? []).map(fieldText).join(", ");
+  return `${f.name}: ${String(f.type)}${f.nullable ? "?" : ""}${children ? ` {${children}}` : ""}`;
+}
+
+for (const books of [true, false]) {
+  test(`the export's file reads back as parquet-wasm's own file of the same rows (${books ? "with" : "without"} books)`, async () => {
+    const size = 700;
+    const rows = 3 * size - 100;
+    const ours = await bytesOfStream(parquetStream(batches(books, rows, size), books));
+    const tables: arrow.Table[] = [];
+    for await (const batch of batches(books, rows, size)) tables.push(batch.toArrow());
+    const theirs = parquetOfTable(tables.reduce((a, b) => a.concat(b)));
+    const [mine, reference] = [readBack(ours), readBack(theirs)];
+    assert.deepEqual(mine.schema.fields.map(fieldText), reference.schema.fields.map(fieldText));
+    assert.equal(mine.numRows, rows);
+    assert.deepEqual(
+      mine.toArray().map((r) => JSON.stringify(r)),
+      reference.toArray().map((r) => JSON.stringify(r)),
+    );
+    // One row group a batch, as the stream gives them, each with its times' bounds (readers skip by them).
+    const footer = new ThriftReader(ours, ours.length - 8 - ours.readUInt32LE(ours.length - 8)).readStruct();
+    const bounds = list(footer, 4).map((group) => {
+      const time = list(group as ThriftStruct, 1)[1] as ThriftStruct;
+      const stats = struct(struct(time, 3)!, 12)!;
+      return [stats.get(6), stats.get(5)].map((b) => Number((b as Buffer).readBigInt64LE()));
+    });
+    const at = (i: number) => 1_784_851_200_000_000 + i * 1_000_000;
+    assert.deepEqual(bounds, [
+      [at(0), at(size - 1)],
+      [at(size), at(2 * size - 1)],
+      [at(2 * size), at(rows - 1)],
+    ]);
+  });
+}
+
+test("an export of no rows is a file of the schema and no row group", async () => {
+  const empty = readBack(await bytesOfStream(parquetStream(batches(true, 0, 10), true)));
+  assert.equal(empty.numRows, 0);
+  assert.deepEqual(
+    empty.schema.fields.map((f) => f.name),
+    ["slug", "time", "coin_price", "price_up", "price_down", "orderbook_up", "orderbook_down"],
+  );
 });
 
 test("an ended export's batch is the next export's, emptied", () => {
