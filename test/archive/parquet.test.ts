@@ -40,14 +40,19 @@ const BOOKS = Array.from({ length: 64 }, (_, row) => {
 });
 
 /**
- * Batches of `size` rows as an export fills them: three markets (one starting inside a batch), a
- * second without books now and then, a time that needs both words of its int64.
+ * Batches of `size` rows as an export fills them: `markets` markets of as many rows each (one starting
+ * inside a batch), a second without books now and then, a time that needs both words of its int64.
  */
-async function* batches(books: boolean, rows: number, size: number): AsyncGenerator<SnapshotColumns> {
+async function* batches(
+  books: boolean,
+  rows: number,
+  size: number,
+  markets = 3,
+): AsyncGenerator<SnapshotColumns> {
   for (let from = 0; from < rows; from += size) {
     const batch = new SnapshotColumns(books, size);
     for (let i = from; i < Math.min(rows, from + size); i++) {
-      batch.add(`btc-updown-1h-${1_784_851_200 + 3600 * Math.floor((3 * i) / rows)}`, {
+      batch.add(`btc-updown-1h-${1_784_851_200 + 3600 * Math.floor((markets * i) / rows)}`, {
         time: 1_784_851_200_000_000 + i * 1_000_000,
         coinPrice: 100_000 + i / 100,
         priceUp: 0.5 + (i % 7) / 100,
@@ -76,21 +81,31 @@ function fieldText(f: arrow.Field): string {
   return `${f.name}: ${String(f.type)}${f.nullable ? "?" : ""}${children ? ` {${children}}` : ""}`;
 }
 
+/** The export's file of those batches, and parquet-wasm's file of the same rows, both read back. */
+async function bothReadBack(books: boolean, rows: number, size: number, markets?: number) {
+  const ours = await bytesOfStream(parquetStream(batches(books, rows, size, markets), books));
+  const tables: arrow.Table[] = [];
+  for await (const batch of batches(books, rows, size, markets)) tables.push(batch.toArrow());
+  const theirs = parquetOfTable(tables.reduce((a, b) => a.concat(b)));
+  const [mine, reference] = [readBack(ours), readBack(theirs)];
+  assert.deepEqual(mine.schema.fields.map(fieldText), reference.schema.fields.map(fieldText));
+  assert.equal(mine.numRows, rows);
+  assert.deepEqual(
+    mine.toArray().map((r) => JSON.stringify(r)),
+    reference.toArray().map((r) => JSON.stringify(r)),
+  );
+  return ours;
+}
+
+test("a batch of 300 markets (a slug dictionary of over 256) reads back as parquet-wasm's file", async () => {
+  await bothReadBack(false, 600, 600, 300);
+});
+
 for (const books of [true, false]) {
   test(`the export's file reads back as parquet-wasm's own file of the same rows (${books ? "with" : "without"} books)`, async () => {
     const size = 700;
     const rows = 3 * size - 100;
-    const ours = await bytesOfStream(parquetStream(batches(books, rows, size), books));
-    const tables: arrow.Table[] = [];
-    for await (const batch of batches(books, rows, size)) tables.push(batch.toArrow());
-    const theirs = parquetOfTable(tables.reduce((a, b) => a.concat(b)));
-    const [mine, reference] = [readBack(ours), readBack(theirs)];
-    assert.deepEqual(mine.schema.fields.map(fieldText), reference.schema.fields.map(fieldText));
-    assert.equal(mine.numRows, rows);
-    assert.deepEqual(
-      mine.toArray().map((r) => JSON.stringify(r)),
-      reference.toArray().map((r) => JSON.stringify(r)),
-    );
+    const ours = await bothReadBack(books, rows, size);
     // One row group a batch, as the stream gives them, each with its times' bounds (readers skip by them).
     const footer = new ThriftReader(ours, ours.length - 8 - ours.readUInt32LE(ours.length - 8)).readStruct();
     const bounds = list(footer, 4).map((group) => {

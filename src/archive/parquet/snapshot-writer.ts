@@ -120,13 +120,14 @@ class RleRuns {
   private flush(): void {
     if (this.count === 0) return;
     // A run's header is its count shifted left by one (the low bit 0 says "repeated"), then the value
-    // in as many bytes as its bit width takes (one here: widths are at most 8).
+    // in as many bytes as its bit width takes, little-endian (a dictionary of over 256 slugs takes two).
     let header = this.count * 2;
     while (header >= 0x80) {
       this.out.push((header % 0x80) | 0x80);
       header = Math.floor(header / 0x80);
     }
-    this.out.push(header, this.value);
+    this.out.push(header);
+    for (let b = 0; b < this.bitWidth; b += 8) this.out.push((this.value >> b) & 0xff);
     this.count = 0;
   }
 
