@@ -108,6 +108,9 @@ for (const books of [true, false]) {
     const ours = await bothReadBack(books, rows, size);
     // One row group a batch, as the stream gives them, each with its times' bounds (readers skip by them).
     const footer = new ThriftReader(ours, ours.length - 8 - ours.readUInt32LE(ours.length - 8)).readStruct();
+    // A sort order for each column chunk of a row group (readers pair them by position).
+    assert.equal(list(footer, 7).length, list(list(footer, 4)[0] as ThriftStruct, 1).length);
+    assert.equal(list(footer, 7).length, books ? 13 : 5);
     const bounds = list(footer, 4).map((group) => {
       const time = list(group as ThriftStruct, 1)[1] as ThriftStruct;
       const stats = struct(struct(time, 3)!, 12)!;

@@ -1,14 +1,14 @@
 import { constants, zstdCompressSync } from "node:zlib";
 import type { SideColumns } from "../../wire/book-columns.ts";
 import { PRICE_COLUMNS, type SnapshotColumnsView } from "../../wire/snapshot-columns.ts";
-import { type ThriftFields, type ThriftOut, ThriftWriter } from "./thrift.ts";
+import { pushVarint, type ThriftFields, type ThriftOut, ThriftWriter } from "./thrift.ts";
 
 /**
  * The snapshot export's Parquet file, written here from the columns as they are held (typed arrays)
  * rather than through Arrow and parquet-wasm: the schema is fixed, so its pages are a few loops and
  * Node's own zstd. For 3,600 snapshots with books that path took about 17 ms (Arrow's IPC copy, its
  * import into WebAssembly memory, the nested columns' levels and zstd in WebAssembly), this one about
- * 5 (docs/decisions.md). The file is the one parquet-wasm wrote, column for column: the same Parquet
+ * 6.5, 4.2 of it Node's zstd (docs/decisions.md). The file is the one parquet-wasm wrote, column for column: the same Parquet
  * schema, logical types and `ARROW:schema`, data pages v1 with PLAIN values, RLE levels, the slug
  * dictionary-encoded, ZSTD at level 1, one row group a batch, statistics on `time` alone.
  *
@@ -64,35 +64,57 @@ function bookSchema(name: string): ThriftOut[] {
   return [element(name, Repetition.OPTIONAL, { children: 2 }), ...levels("bids"), ...levels("asks")];
 }
 
-function schema(books: boolean): ThriftOut[] {
+/** The file's columns, each as its schema elements (a leaf, or a group and what is under it). */
+function columnSchemas(books: boolean): ThriftOut[][] {
   return [
-    // The root: a group of the columns, with no repetition of its own.
-    struct([
-      [4, binary("arrow_schema")],
-      [5, i32(2 + PRICE_COLUMNS.length + (books ? 2 : 0))],
-    ]),
-    element("slug", Repetition.OPTIONAL, {
-      type: Type.BYTE_ARRAY,
-      converted: Converted.UTF8,
-      logical: struct([[1, EMPTY]]),
-    }),
-    element("time", Repetition.OPTIONAL, {
-      type: Type.INT64,
-      converted: Converted.TIMESTAMP_MICROS,
-      // TimestampType: adjusted to UTC, in MICROS.
-      logical: struct([
-        [
-          8,
-          struct([
-            [1, { bool: true }],
-            [2, struct([[2, EMPTY]])],
-          ]),
-        ],
-      ]),
-    }),
-    ...PRICE_COLUMNS.map((name) => element(name, Repetition.REQUIRED, { type: Type.DOUBLE })),
-    ...(books ? [...bookSchema("orderbook_up"), ...bookSchema("orderbook_down")] : []),
+    [
+      element("slug", Repetition.OPTIONAL, {
+        type: Type.BYTE_ARRAY,
+        converted: Converted.UTF8,
+        logical: struct([[1, EMPTY]]),
+      }),
+    ],
+    [
+      element("time", Repetition.OPTIONAL, {
+        type: Type.INT64,
+        converted: Converted.TIMESTAMP_MICROS,
+        // TimestampType: adjusted to UTC, in MICROS.
+        logical: struct([
+          [
+            8,
+            struct([
+              [1, { bool: true }],
+              [2, struct([[2, EMPTY]])],
+            ]),
+          ],
+        ]),
+      }),
+    ],
+    ...PRICE_COLUMNS.map((name) => [element(name, Repetition.REQUIRED, { type: Type.DOUBLE })]),
+    ...(books ? [bookSchema("orderbook_up"), bookSchema("orderbook_down")] : []),
   ];
+}
+
+/** The footer's schema: the root, a group of the columns with no repetition of its own, then theirs. */
+function schema(books: boolean): ThriftOut[] {
+  const columns = columnSchemas(books);
+  const root = struct([
+    [4, binary("arrow_schema")],
+    [5, i32(columns.length)],
+  ]);
+  return [root, ...columns.flat()];
+}
+
+/** How many leaves (elements with a type: the column chunks of a row group) a schema has. */
+function leafCount(elements: readonly ThriftOut[]): number {
+  return elements.filter((e) => "struct" in e && e.struct.some(([id]) => id === 1)).length;
+}
+
+/** `n` as 4 bytes, little-endian: the lengths of Parquet's levels, byte arrays and footer. */
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n);
+  return b;
 }
 
 /** Levels (or dictionary indices) in the RLE/bit-packed hybrid, as runs only: each a count and a value. */
@@ -121,24 +143,21 @@ class RleRuns {
     if (this.count === 0) return;
     // A run's header is its count shifted left by one (the low bit 0 says "repeated"), then the value
     // in as many bytes as its bit width takes, little-endian (a dictionary of over 256 slugs takes two).
-    let header = this.count * 2;
-    while (header >= 0x80) {
-      this.out.push((header % 0x80) | 0x80);
-      header = Math.floor(header / 0x80);
-    }
-    this.out.push(header);
+    pushVarint(this.out, this.count * 2);
     for (let b = 0; b < this.bitWidth; b += 8) this.out.push((this.value >> b) & 0xff);
     this.count = 0;
   }
 
-  /** The runs' bytes; with `prefixed`, after their length as 4 bytes (levels in a data page v1). */
-  bytes(prefixed: boolean): Buffer {
+  /** The runs as levels in a data page v1: after their length in 4 bytes. */
+  levels(): Buffer {
     this.flush();
-    const body = Buffer.from(this.out);
-    if (!prefixed) return Buffer.concat([Buffer.of(this.bitWidth), body]);
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(body.length);
-    return Buffer.concat([length, body]);
+    return Buffer.concat([u32(this.out.length), Buffer.from(this.out)]);
+  }
+
+  /** The runs as a page's dictionary indices: after their bit width in a byte. */
+  indices(): Buffer {
+    this.flush();
+    return Buffer.concat([Buffer.of(this.bitWidth), Buffer.from(this.out)]);
   }
 }
 
@@ -176,6 +195,21 @@ function page(
   };
 }
 
+/** A data page v1 of `values` entries (levels included), its values in `encoding`, levels in RLE. */
+function dataPage(values: number, encoding: number, parts: Buffer[]) {
+  return page(PageType.DATA_PAGE, Buffer.concat(parts), [
+    [
+      5,
+      struct([
+        [1, i32(values)],
+        [2, i32(encoding)],
+        [3, i32(Encoding.RLE)],
+        [4, i32(Encoding.RLE)],
+      ]),
+    ],
+  ]);
+}
+
 /** A data page v1 of `values` entries (levels included) with PLAIN values, as one column chunk. */
 function plainChunk(
   path: readonly string[],
@@ -184,17 +218,7 @@ function plainChunk(
   parts: Buffer[],
   statistics: ThriftFields | null = null,
 ): Chunk {
-  const p = page(PageType.DATA_PAGE, Buffer.concat(parts), [
-    [
-      5,
-      struct([
-        [1, i32(values)],
-        [2, i32(Encoding.PLAIN)],
-        [3, i32(Encoding.RLE)],
-        [4, i32(Encoding.RLE)],
-      ]),
-    ],
-  ]);
+  const p = dataPage(values, Encoding.PLAIN, parts);
   return {
     bytes: p.bytes,
     path,
@@ -215,7 +239,7 @@ const bytesOf = (a: Float64Array | Int32Array): Buffer => Buffer.from(a.buffer, 
 function allPresent(n: number): Buffer {
   const def = new RleRuns(1);
   def.add(1, n);
-  return def.bytes(true);
+  return def.levels();
 }
 
 /** The slug column: a dictionary of the batch's markets, and each row's index in runs. */
@@ -224,9 +248,7 @@ function slugChunk(v: SnapshotColumnsView): Chunk {
   const dictionary = Buffer.concat(
     slugs.flatMap((slug) => {
       const bytes = Buffer.from(slug, "utf8");
-      const length = Buffer.alloc(4);
-      length.writeUInt32LE(bytes.length);
-      return [length, bytes];
+      return [u32(bytes.length), bytes];
     }),
   );
   const dict = page(PageType.DICTIONARY_PAGE, dictionary, [
@@ -242,17 +264,7 @@ function slugChunk(v: SnapshotColumnsView): Chunk {
   v.runs.forEach((run, k) =>
     indices.add(slugs.indexOf(run.slug), (v.runs[k + 1]?.from ?? v.length) - run.from),
   );
-  const data = page(PageType.DATA_PAGE, Buffer.concat([allPresent(v.length), indices.bytes(false)]), [
-    [
-      5,
-      struct([
-        [1, i32(v.length)],
-        [2, i32(Encoding.RLE_DICTIONARY)],
-        [3, i32(Encoding.RLE)],
-        [4, i32(Encoding.RLE)],
-      ]),
-    ],
-  ]);
+  const data = dataPage(v.length, Encoding.RLE_DICTIONARY, [allPresent(v.length), indices.indices()]);
   return {
     bytes: [...dict.bytes, ...data.bytes],
     path: ["slug"],
@@ -307,7 +319,7 @@ function sideChunks(side: SideColumns, rows: number, path: readonly string[]): C
     def.add(n > 0 ? 2 : 1, Math.max(n, 1));
     values += Math.max(n, 1);
   }
-  const levels = [rep.bytes(true), def.bytes(true)];
+  const levels = [rep.levels(), def.levels()];
   return [
     plainChunk([...path, "list", "element", "price"], Type.DOUBLE, values, [
       ...levels,
@@ -397,11 +409,10 @@ export class SnapshotParquetWriter {
   }
 
   end(): Buffer {
-    // slug, time, the prices, and a book's eight leaves (two sides, price and size) a book.
-    const columns = 2 + PRICE_COLUMNS.length + (this.books ? 8 : 0);
+    const elements = schema(this.books);
     const footer = ThriftWriter.struct([
       [1, i32(1)],
-      [2, list(schema(this.books))],
+      [2, list(elements)],
       [3, i64(this.rows)],
       [4, list(this.rowGroups)],
       [
@@ -415,10 +426,8 @@ export class SnapshotParquetWriter {
       ],
       [6, binary("updown-history")],
       // TypeDefinedOrder for every column: min and max compare as the type does.
-      [7, list(Array.from({ length: columns }, () => struct([[1, EMPTY]])))],
+      [7, list(Array.from({ length: leafCount(elements) }, () => struct([[1, EMPTY]])))],
     ]);
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(footer.length);
-    return Buffer.concat([footer, length, MAGIC]);
+    return Buffer.concat([footer, u32(footer.length), MAGIC]);
   }
 }

@@ -171,6 +171,19 @@ function typeOf(v: ThriftOut): number {
   return LIST;
 }
 
+/**
+ * Appends `n` (0 to 2^54) as an unsigned varint (ULEB128): Thrift's integers, and the run headers of
+ * Parquet's RLE/bit-packed hybrid, are written so.
+ */
+export function pushVarint(out: number[], n: number): void {
+  // Arithmetic, not bitwise: values reach 2^53 (zigzagged, 2^54).
+  while (n >= 0x80) {
+    out.push((n % 0x80) | 0x80);
+    n = Math.floor(n / 0x80);
+  }
+  out.push(n);
+}
+
 /** Writes structs in the compact protocol, as ThriftReader reads them. */
 export class ThriftWriter {
   private readonly out: number[] = [];
@@ -183,12 +196,7 @@ export class ThriftWriter {
   }
 
   private varint(n: number): void {
-    // Arithmetic, not bitwise: values reach 2^53 (zigzagged, 2^54).
-    while (n >= 0x80) {
-      this.out.push((n % 0x80) | 0x80);
-      n = Math.floor(n / 0x80);
-    }
-    this.out.push(n);
+    pushVarint(this.out, n);
   }
 
   private zigzag(n: number): void {
